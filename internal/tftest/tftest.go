@@ -1,0 +1,73 @@
+// Package tftest finds the real terraform binary for tests that run it.
+//
+// Tests never fake Terraform's output: a test that needs terraform fails (it does
+// not skip) when no usable binary is found, so a missing `make tools` is loud.
+package tftest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// EnvBinary names an explicit terraform binary for tests.
+const EnvBinary = "SHARDGATE_TERRAFORM"
+
+var (
+	once     sync.Once
+	found    string
+	findErr  string
+	versionR = regexp.MustCompile(`Terraform v(\d+)\.(\d+)\.(\d+)`)
+)
+
+// RepoRoot returns the repository root (the directory holding go.mod).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Binary returns the path of a terraform >= 1.5: $SHARDGATE_TERRAFORM, else
+// <repo>/bin/terraform (installed by `make tools`), else terraform on PATH.
+func Binary(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { found, findErr = locate() })
+	if findErr != "" {
+		t.Fatalf("terraform for tests: %s (run 'make tools')", findErr)
+	}
+	return found
+}
+
+func locate() (string, string) {
+	candidates := []string{}
+	if p := os.Getenv(EnvBinary); p != "" {
+		candidates = append(candidates, p)
+	}
+	candidates = append(candidates, filepath.Join(RepoRoot(), "bin", "terraform"))
+	if p, err := exec.LookPath("terraform"); err == nil {
+		candidates = append(candidates, p)
+	}
+	reason := "no terraform binary found"
+	for _, c := range candidates {
+		out, err := exec.Command(c, "version").Output()
+		if err != nil {
+			continue
+		}
+		m := versionR.FindSubmatch(out)
+		if m == nil {
+			reason = c + ": cannot read its version"
+			continue
+		}
+		major, _ := strconv.Atoi(string(m[1]))
+		minor, _ := strconv.Atoi(string(m[2]))
+		if major == 1 && minor >= 5 || major > 1 {
+			return c, ""
+		}
+		reason = c + ": version " + string(m[0]) + " is below 1.5"
+	}
+	return "", reason
+}
