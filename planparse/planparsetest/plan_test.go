@@ -12,9 +12,9 @@ import (
 
 func TestGeneratePlan(t *testing.T) {
 	tests := []struct {
-		name                      string
-		instances                 int
-		scaled, removed           float64
+		name                       string
+		instances                  int
+		scaled, removed            float64
 		wantNoop, wantRep, wantDel int
 	}{
 		{name: "empty", instances: 0},
