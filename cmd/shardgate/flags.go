@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// stringList is a repeatable string flag (--label a --label b).
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting and prints
+// its flags GNU-style (--name), the way the commands are documented.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\nflags:\n", synopsis)
+		fs.VisitAll(func(f *flag.Flag) {
+			arg, usage := flag.UnquoteUsage(f)
+			line := "  --" + f.Name
+			if arg != "" {
+				line += " " + arg
+			}
+			fmt.Fprintf(stderr, "%s\n      %s", line, usage)
+			if f.DefValue != "" && f.DefValue != "[]" && f.DefValue != "false" {
+				fmt.Fprintf(stderr, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(stderr)
+		})
+	}
+	return fs
+}
+
+// parseFlags parses args and turns the outcome into an exit code: -1 to go on,
+// exitOK after --help, exitUsage with a one-line reason on bad flags.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "shardgate %s: %v (run 'shardgate %s --help')\n", fs.Name(), err, fs.Name())
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "shardgate %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage
+	}
+	return -1
+}
+
+// usageError prints a one-line reason for bad usage or input and returns exitUsage.
+func usageError(stderr io.Writer, cmd string, format string, a ...any) int {
+	msg := fmt.Sprintf(format, a...)
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	fmt.Fprintf(stderr, "shardgate %s: %s\n", cmd, msg)
+	return exitUsage
+}

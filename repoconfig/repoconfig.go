@@ -1,0 +1,228 @@
+// Package repoconfig loads a repository's .shardgate.yaml.
+//
+// The file is strict YAML with a version field. It is decoded into raw structs,
+// validated with every problem reported at once, and converted into an immutable
+// Config with defaults filled in. A bad file is data for the caller (a failed check
+// with the message), never a crash.
+package repoconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/shardgate/shardgate/policy"
+)
+
+// FileName is the repository configuration file, read from the base branch.
+const FileName = ".shardgate.yaml"
+
+// MaxSize bounds the configuration file; anything larger is refused.
+const MaxSize = 1 << 20
+
+// DefaultWorkspace is the Terraform workspace of a project that names none.
+const DefaultWorkspace = "default"
+
+// Project is one Terraform root directory and workspace.
+type Project struct {
+	Name      string
+	Dir       string // slash-separated, relative to the repository root, "." for the root
+	Workspace string
+	VarFiles  []string // relative to Dir
+}
+
+// Config is a validated repository configuration.
+type Config struct {
+	Projects []Project
+	// Policy holds thresholds and duplicate-tolerant streams.
+	Policy policy.Config
+	// PolicyDirs are extra Rego policy directories, relative to the repository root.
+	PolicyDirs []string
+	// Explicit is false when no file was found and defaults are in use.
+	Explicit bool
+}
+
+// Default is the configuration of a repository without .shardgate.yaml: every
+// changed directory holding .tf files is a project (decided by the caller).
+func Default() *Config {
+	return &Config{Policy: policy.DefaultConfig()}
+}
+
+// ProjectByName returns the project with that name.
+func (c *Config) ProjectByName(name string) (Project, bool) {
+	for _, p := range c.Projects {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Project{}, false
+}
+
+// Error lists every problem found in a configuration file.
+type Error struct {
+	Source   string
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s", e.Source, strings.Join(e.Problems, "; "))
+}
+
+type rawConfig struct {
+	Version  *int         `yaml:"version"`
+	Projects []rawProject `yaml:"projects"`
+	Streams  rawStreams   `yaml:"streams"`
+	Policy   rawPolicy    `yaml:"policy"`
+}
+
+type rawProject struct {
+	Name      string   `yaml:"name"`
+	Dir       string   `yaml:"dir"`
+	Workspace string   `yaml:"workspace"`
+	VarFiles  []string `yaml:"var_files"`
+}
+
+type rawStreams struct {
+	DuplicateTolerant []string `yaml:"duplicate_tolerant"`
+}
+
+type rawPolicy struct {
+	MaxShardDelta  *int     `yaml:"max_shard_delta"`
+	MaxScaleFactor *float64 `yaml:"max_scale_factor"`
+	PolicyDirs     []string `yaml:"policy_dirs"`
+}
+
+// Parse decodes and validates a configuration file. source names it in errors.
+// Every problem is reported at once in an *Error.
+func Parse(source string, data []byte) (*Config, error) {
+	if len(data) > MaxSize {
+		return nil, &Error{Source: source, Problems: []string{fmt.Sprintf("file is larger than %d bytes", MaxSize)}}
+	}
+	var raw rawConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Source: source, Problems: []string{"file is empty: it needs at least 'version: 1'"}}
+		}
+		return nil, &Error{Source: source, Problems: yamlProblems(err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &Error{Source: source, Problems: []string{"more than one YAML document: keep one"}}
+	}
+	if problems := raw.validate(); len(problems) > 0 {
+		return nil, &Error{Source: source, Problems: problems}
+	}
+	return raw.toConfig(), nil
+}
+
+func yamlProblems(err error) []string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return te.Errors
+	}
+	return []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
+func (r *rawConfig) validate() []string {
+	var problems []string
+	switch {
+	case r.Version == nil:
+		problems = append(problems, "version is missing: add 'version: 1'")
+	case *r.Version != 1:
+		problems = append(problems, fmt.Sprintf("version %d is not supported: use 'version: 1'", *r.Version))
+	}
+	names := map[string]bool{}
+	dirs := map[string]bool{}
+	for i, p := range r.Projects {
+		where := fmt.Sprintf("projects[%d]", i)
+		if p.Name == "" {
+			problems = append(problems, where+".name is missing")
+		} else if names[p.Name] {
+			problems = append(problems, fmt.Sprintf("%s.name %q is used twice", where, p.Name))
+		}
+		names[p.Name] = true
+		if msg := checkRelPath(p.Dir); msg != "" {
+			problems = append(problems, fmt.Sprintf("%s.dir %s", where, msg))
+		}
+		key := path.Clean(p.Dir) + "|" + workspaceOr(p.Workspace)
+		if p.Dir != "" && dirs[key] {
+			problems = append(problems, fmt.Sprintf("%s: dir %q and workspace %q are already a project", where, p.Dir, workspaceOr(p.Workspace)))
+		}
+		dirs[key] = true
+		for j, vf := range p.VarFiles {
+			if msg := checkRelPath(vf); msg != "" {
+				problems = append(problems, fmt.Sprintf("%s.var_files[%d] %s", where, j, msg))
+			}
+		}
+	}
+	for i, s := range r.Streams.DuplicateTolerant {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "{}") {
+			problems = append(problems, fmt.Sprintf("streams.duplicate_tolerant[%d] %q is not a stream prefix", i, s))
+		}
+	}
+	if d := r.Policy.MaxShardDelta; d != nil && *d < 1 {
+		problems = append(problems, fmt.Sprintf("policy.max_shard_delta must be at least 1, got %d", *d))
+	}
+	if f := r.Policy.MaxScaleFactor; f != nil && *f < 1 {
+		problems = append(problems, fmt.Sprintf("policy.max_scale_factor must be at least 1.0, got %g", *f))
+	}
+	for i, d := range r.Policy.PolicyDirs {
+		if msg := checkRelPath(d); msg != "" {
+			problems = append(problems, fmt.Sprintf("policy.policy_dirs[%d] %s", i, msg))
+		}
+	}
+	return problems
+}
+
+// checkRelPath accepts a slash-separated path that stays inside the repository.
+func checkRelPath(p string) string {
+	switch {
+	case p == "":
+		return "is missing"
+	case strings.HasPrefix(p, "/") || strings.Contains(p, "\\"):
+		return fmt.Sprintf("%q must be a relative, slash-separated path", p)
+	case path.Clean(p) == ".." || strings.HasPrefix(path.Clean(p), "../"):
+		return fmt.Sprintf("%q leaves the repository", p)
+	}
+	return ""
+}
+
+func workspaceOr(ws string) string {
+	if ws == "" {
+		return DefaultWorkspace
+	}
+	return ws
+}
+
+func (r *rawConfig) toConfig() *Config {
+	c := &Config{Policy: policy.DefaultConfig(), Explicit: true}
+	for _, p := range r.Projects {
+		c.Projects = append(c.Projects, Project{
+			Name:      p.Name,
+			Dir:       path.Clean(p.Dir),
+			Workspace: workspaceOr(p.Workspace),
+			VarFiles:  append([]string(nil), p.VarFiles...),
+		})
+	}
+	if r.Policy.MaxShardDelta != nil {
+		c.Policy.MaxShardDelta = *r.Policy.MaxShardDelta
+	}
+	if r.Policy.MaxScaleFactor != nil {
+		c.Policy.MaxScaleFactor = *r.Policy.MaxScaleFactor
+	}
+	tolerant := append([]string(nil), r.Streams.DuplicateTolerant...)
+	sort.Strings(tolerant)
+	c.Policy.DuplicateTolerantStreams = tolerant
+	for _, d := range r.Policy.PolicyDirs {
+		c.PolicyDirs = append(c.PolicyDirs, path.Clean(d))
+	}
+	return c
+}
