@@ -1,0 +1,185 @@
+package coord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const maxResponseBytes = 8 << 20
+
+// response is one attempt's outcome.
+type response struct {
+	status     int
+	body       []byte
+	retryAfter time.Duration
+}
+
+// do runs one logical call: the same X-Request-Id on every attempt, retries with
+// backoff for what the coordinator calls safe to repeat (IsRetryable), and for
+// transport errors only when the call is an idempotent GET.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	id, ok := RequestIDFrom(ctx)
+	if !ok {
+		id = c.newID()
+	}
+	var payload []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode %s %s request: %w", method, path, err)
+		}
+		payload = b
+	}
+	idempotent := method == http.MethodGet
+	reauthed := false
+	for attempt := 1; ; attempt++ {
+		resp, err := c.attempt(ctx, method, path, payload, id)
+		var retryAfter time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil || !idempotent {
+				return err
+			}
+		case resp.status >= 200 && resp.status < 300:
+			if out == nil || len(resp.body) == 0 {
+				return nil
+			}
+			if err := json.Unmarshal(resp.body, out); err != nil {
+				return fmt.Errorf("decode coordinator %s %s response: %w", method, path, err)
+			}
+			return nil
+		default:
+			apiErr := newAPIError(method, path, id, resp)
+			if resp.status == http.StatusUnauthorized && !reauthed && c.auth.invalidate() {
+				// A cached bearer token can be revoked by a secret rotation; log in once more.
+				reauthed = true
+				attempt--
+				continue
+			}
+			if !IsRetryable(apiErr) {
+				return apiErr
+			}
+			err = apiErr
+			retryAfter = resp.retryAfter
+		}
+		if attempt >= c.maxAttempts {
+			return fmt.Errorf("call coordinator after %d attempts: %w", attempt, err)
+		}
+		delay := c.backoff(attempt, retryAfter)
+		c.log.WithFields(map[string]any{
+			"method": method, "path": path, "request_id": id, "attempt": attempt, "delay": delay.String(),
+		}).Info("coordinator call failed, retrying: " + err.Error())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait to retry %s %s: %w (last error: %v)", method, path, ctx.Err(), err)
+		case <-c.sleep(delay):
+		}
+	}
+}
+
+// attempt sends one request and reads the whole response.
+func (c *Client) attempt(ctx context.Context, method, path string, payload []byte, id string) (*response, error) {
+	actx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("build %s %s request: %w", method, path, err)
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-Request-Id", id)
+	req.Header.Set("User-Agent", c.userAgent)
+	if err := c.auth.apply(actx, c, req, id); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	hr, err := c.hc.Do(req)
+	if err != nil {
+		// url.Error names the URL, which never carries credentials (New refuses them).
+		return nil, fmt.Errorf("call coordinator %s %s: %w", method, path, err)
+	}
+	defer hr.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read coordinator %s %s response: %w", method, path, err)
+	}
+	c.log.WithFields(map[string]any{
+		"method": method, "path": path, "status": hr.StatusCode, "request_id": id,
+		"duration_ms": time.Since(start).Milliseconds(),
+	}).Debug("coordinator call")
+	return &response{status: hr.StatusCode, body: b, retryAfter: parseRetryAfter(hr.Header.Get("Retry-After"))}, nil
+}
+
+func newAPIError(method, path, id string, r *response) *APIError {
+	e := &APIError{HTTPStatus: r.status, Status: statusName(r.status), RequestID: id, Method: method, Path: path}
+	var eb ErrorBody
+	if json.Unmarshal(r.body, &eb) == nil && eb.ErrorCode != "" {
+		e.ErrorCode, e.Message = eb.ErrorCode, eb.Message
+		if eb.Status != "" {
+			e.Status = eb.Status
+		}
+		return e
+	}
+	switch r.status {
+	case http.StatusUnauthorized:
+		e.ErrorCode = CodeUnauthorized
+	case http.StatusForbidden:
+		e.ErrorCode = CodeForbidden
+	default:
+		e.ErrorCode = codeUnexpectedResponse
+	}
+	return e
+}
+
+// backoff is exponential with jitter, and never shorter than Retry-After.
+func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	d := c.baseDelay << (attempt - 1)
+	if d > c.maxDelay || d <= 0 {
+		d = c.maxDelay
+	}
+	if half := int64(d / 2); half > 0 {
+		d = time.Duration(half + rand.Int64N(half+1))
+	}
+	if retryAfter > d {
+		d = retryAfter
+	}
+	return d
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date.
+func parseRetryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+var errNoToken = errors.New("coordinator login returned no access token")
