@@ -1,0 +1,26 @@
+# METADATA
+# title: Active migration
+# description: >-
+#   Warns when live coordinator state shows an active migration on a stream the plan
+#   changes: the coordinator rejects a scale while any group of the stream migrates,
+#   so the apply waits for the migration to finish.
+# custom:
+#   waivable: false
+package shardgate.rules.active_migration
+
+import data.shardgate.lib
+
+warn contains v if {
+	some prefix in lib.changed_streams
+	some g in input.live[prefix].groups
+	id := object.get(g, "active_migration_id", "")
+	id != ""
+	msg := sprintf(
+		"group %s/%s has active migration %s (%s): the apply waits for it to finish before changing the stream",
+		[prefix, g.consumer_group, id, state_text(object.get(g, "migration_state", ""))],
+	)
+	v := lib.stream_finding(prefix, g.consumer_group, msg)
+}
+
+state_text(state) := state if state != ""
+else := "state unknown"

@@ -1,0 +1,41 @@
+# Fixtures shared by the Rego unit tests; never loaded by the engine.
+package shardgate.fixtures_test
+
+base_change := {
+	"address": "module.orders.terraform_data.stream_group",
+	"kind": "stream_group_module",
+	"stream_prefix": "orders",
+	"consumer_group": "billing",
+	"coordinator_url": "http://coordinator:8080",
+	"action": "noop",
+	"shards_before": 4,
+	"shards_after": 4,
+	"unknown": [],
+	"action_reason": "",
+	"terraform_actions": ["no-op"],
+}
+
+# change is base_change with some fields replaced.
+change(fields) := object.union(base_change, fields)
+
+# scale is a scale of orders/billing from before to after shards.
+scale(before, after) := change({
+	"action": "scale",
+	"shards_before": before,
+	"shards_after": after,
+	"action_reason": "replace_because_cannot_update",
+	"terraform_actions": ["delete", "create"],
+})
+
+# live_group is a stable coordinator group with one live member.
+live_group(group, shards) := {
+	"consumer_group": group,
+	"shard_count": shards,
+	"state": "STABLE",
+	"active_migration_id": "",
+	"migration_state": "",
+	"live_members": 1,
+	"metadata_version": 7,
+}
+
+default_config := {"max_shard_delta": 4, "max_scale_factor": 2, "duplicate_tolerant_streams": {}}

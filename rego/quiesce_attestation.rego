@@ -1,0 +1,40 @@
+# METADATA
+# title: Producer-quiesce attestation
+# description: >-
+#   Denies a scale of a stream prefix without a fresh producer-quiesce attestation for
+#   that prefix, unless the configuration lists the prefix as duplicate tolerant. A
+#   scale moves partition keys to other shards; producers that are not paused, with
+#   in-flight retries, can then write duplicates.
+# custom:
+#   waivable: true
+#   exception_label: policy-exception/quiesce_attestation
+package shardgate.rules.quiesce_attestation
+
+# scaled are the stream prefixes the plan scales. A scale is stream-level, so one
+# finding per prefix, however many groups of it the plan touches.
+scaled contains c.stream_prefix if {
+	some c in input.changes
+	c.action == "scale"
+}
+
+# attested holds the scaled prefixes a fresh attestation covers; the engine reports
+# the attestations behind them as used.
+attested contains prefix if {
+	some prefix in scaled
+	input.attested_streams[prefix]
+	not tolerant(prefix)
+}
+
+tolerant(prefix) if input.config.duplicate_tolerant_streams[prefix]
+
+deny contains v if {
+	some prefix in scaled
+	not input.attested_streams[prefix]
+	not tolerant(prefix)
+	addrs := [c.address | some c in input.changes; c.action == "scale"; c.stream_prefix == prefix]
+	msg := sprintf(
+		"scaling stream %s (%s) routes partition keys to other shards: pause its producers and drain their in-flight retries first, then attest with `/shardgate attest quiesce %s` (or list the stream in duplicate_tolerant_streams if its consumers tolerate duplicates)",
+		[prefix, data.shardgate.lib.addresses(addrs), prefix],
+	)
+	v := data.shardgate.lib.stream_finding(prefix, "", msg)
+}

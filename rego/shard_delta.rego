@@ -1,0 +1,53 @@
+# METADATA
+# title: Shard delta
+# description: >-
+#   Denies a scale that adds or removes more than max_shard_delta shards (default 4) or
+#   changes the shard count by more than max_scale_factor (default 2) in either
+#   direction. The count a scale starts from is the live coordinator count when known.
+# custom:
+#   waivable: true
+#   exception_label: policy-exception/shard_delta
+package shardgate.rules.shard_delta
+
+import data.shardgate.lib
+
+max_delta := object.get(input, ["config", "max_shard_delta"], 4)
+
+max_factor := object.get(input, ["config", "max_scale_factor"], 2)
+
+deny contains v if {
+	some c in input.changes
+	c.action == "scale"
+	before := lib.current_shards(c)
+	after := c.shards_after
+	is_number(after)
+	exceeds(before, after)
+	msg := sprintf(
+		"%s scales stream %s from %d to %d shards (%+d shards, %s), over the limits of %v shards and a factor of %v per change",
+		[c.address, c.stream_prefix, before, after, after - before, factor_text(before, after), max_delta, max_factor],
+	)
+	v := lib.finding(c, msg)
+}
+
+exceeds(before, after) if abs(after - before) > max_delta
+
+# A stream at 0 shards (retired through the API) has no finite factor.
+exceeds(before, after) if {
+	before != after
+	min([before, after]) == 0
+}
+
+exceeds(before, after) if {
+	min([before, after]) > 0
+	max([before, after]) / min([before, after]) > max_factor
+}
+
+# factor_text rounds the factor to two decimals; a division that comes out whole
+# prints without decimals.
+factor_text(before, after) := "from 0 shards" if {
+	before == 0
+} else := "to 0 shards" if {
+	after == 0
+} else := sprintf("a factor of %v up", [round((after * 100) / before) / 100]) if {
+	after >= before
+} else := sprintf("a factor of %v down", [round((before * 100) / after) / 100])

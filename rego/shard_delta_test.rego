@@ -1,0 +1,124 @@
+package shardgate.rules.shard_delta_test
+
+import data.shardgate.fixtures_test as f
+import data.shardgate.rules.shard_delta
+
+deny_for(changes, live) := found if {
+	found := shard_delta.deny with input as {"changes": changes, "live": live, "config": f.default_config}
+}
+
+only_msg(found) := msg if {
+	count(found) == 1
+	some v in found
+	msg := v.msg
+}
+
+test_at_the_limits_allowed if {
+	count(deny_for([f.scale(4, 8)], {})) == 0 # +4, factor 2
+	count(deny_for([f.scale(8, 4)], {})) == 0
+	count(deny_for([f.scale(10, 14)], {})) == 0
+}
+
+test_delta_over_limit_denied if {
+	only_msg(deny_for([f.scale(10, 15)], {})) == "module.orders.terraform_data.stream_group scales stream orders from 10 to 15 shards (+5 shards, a factor of 1.5 up), over the limits of 4 shards and a factor of 2 per change"
+}
+
+test_factor_over_limit_up_denied if {
+	only_msg(deny_for([f.scale(1, 3)], {})) == "module.orders.terraform_data.stream_group scales stream orders from 1 to 3 shards (+2 shards, a factor of 3 up), over the limits of 4 shards and a factor of 2 per change"
+}
+
+test_factor_over_limit_down_denied if {
+	msg := only_msg(deny_for([f.scale(8, 3)], {}))
+	contains(msg, "from 8 to 3 shards (-5 shards, a factor of 2.67 down)")
+}
+
+test_factor_alone_down_denied if {
+	# 5 -> 2 removes only 3 shards but by a factor of 2.5.
+	contains(only_msg(deny_for([f.scale(5, 2)], {})), "a factor of 2.5 down")
+}
+
+test_finding_fields if {
+	found := deny_for([f.scale(2, 9)], {})
+	found == {{
+		"msg": only_msg(found),
+		"stream_prefix": "orders",
+		"consumer_group": "billing",
+		"address": "module.orders.terraform_data.stream_group",
+	}}
+}
+
+test_live_count_of_same_group_overrides_plan if {
+	# The plan says 4 -> 8, but the coordinator is at 2: that is a factor of 4.
+	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 2), f.live_group("audit", 4)]}}
+	contains(only_msg(deny_for([f.scale(4, 8)], live)), "from 2 to 8 shards (+6 shards, a factor of 4 up)")
+}
+
+test_live_count_can_allow if {
+	# The plan's before is stale (1), the coordinator is already at 3.
+	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 3)]}}
+	count(deny_for([f.scale(1, 4)], live)) == 0
+}
+
+test_live_count_max_over_groups_when_group_is_new if {
+	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("audit", 2), f.live_group("search", 6)]}}
+	contains(only_msg(deny_for([f.scale(4, 13)], live)), "from 6 to 13 shards")
+}
+
+test_live_already_at_target_allowed if {
+	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 16)]}}
+	count(deny_for([f.scale(4, 16)], live)) == 0
+}
+
+test_unknown_counts_skipped if {
+	count(deny_for([f.scale(4, null)], {})) == 0
+	count(deny_for([f.scale(null, 40)], {})) == 0
+}
+
+test_unknown_before_uses_live if {
+	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 2)]}}
+	contains(only_msg(deny_for([f.scale(null, 40)], live)), "from 2 to 40 shards")
+}
+
+test_zero_counts_denied if {
+	contains(only_msg(deny_for([f.scale(0, 2)], {})), "(+2 shards, from 0 shards)")
+	contains(only_msg(deny_for([f.scale(2, 0)], {})), "(-2 shards, to 0 shards)")
+}
+
+test_only_scales_checked if {
+	count(deny_for(
+		[
+			f.change({"action": "create", "shards_before": null, "shards_after": 64}),
+			f.change({"action": "noop", "shards_before": 1, "shards_after": 64}),
+			f.change({"action": "delete", "shards_before": 64, "shards_after": null}),
+		],
+		{},
+	)) == 0
+}
+
+test_configured_limits if {
+	config := {"max_shard_delta": 10, "max_scale_factor": 3}
+	count(shard_delta.deny) == 0 with input as {"changes": [f.scale(4, 12)], "config": config}
+	count(shard_delta.deny) == 1 with input as {"changes": [f.scale(4, 13)], "config": config}
+}
+
+test_fractional_factor_limit if {
+	config := {"max_shard_delta": 10, "max_scale_factor": 1.5}
+	found := shard_delta.deny with input as {"changes": [f.scale(4, 7)], "config": config}
+	contains(only_msg(found), "a factor of 1.75 up), over the limits of 10 shards and a factor of 1.5 per change")
+}
+
+test_default_limits_without_config if {
+	count(shard_delta.deny) == 0 with input as {"changes": [f.scale(4, 8)]}
+	count(shard_delta.deny) == 1 with input as {"changes": [f.scale(4, 9)]}
+}
+
+test_one_finding_per_change if {
+	found := deny_for(
+		[
+			f.scale(2, 12),
+			f.change({"action": "scale", "consumer_group": "audit", "address": "module.audit.terraform_data.stream_group", "shards_before": 2, "shards_after": 12}),
+		],
+		{},
+	)
+	{v.consumer_group | some v in found} == {"billing", "audit"}
+}

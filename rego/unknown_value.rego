@@ -1,0 +1,23 @@
+# METADATA
+# title: Unknown value
+# description: >-
+#   Denies a change whose shard count, stream prefix or consumer group is unknown until
+#   apply: shardgate cannot check a change it cannot see.
+# custom:
+#   waivable: false
+package shardgate.rules.unknown_value
+
+import data.shardgate.lib
+
+checked_fields := {"shard_count", "stream_prefix", "consumer_group"}
+
+deny contains v if {
+	some c in input.changes
+	fields := sort([f | some f in object.get(c, "unknown", []); f in checked_fields])
+	count(fields) > 0
+	msg := sprintf(
+		"%s: %s unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
+		[c.address, concat(", ", fields)],
+	)
+	v := lib.finding(c, msg)
+}

@@ -1,0 +1,31 @@
+package shardgate.rules.unknown_value_test
+
+import data.shardgate.fixtures_test as f
+import data.shardgate.rules.unknown_value
+
+test_unknown_shard_count_denied if {
+	c := f.change({"action": "scale", "shards_after": null, "unknown": ["shard_count"]})
+	found := unknown_value.deny with input as {"changes": [c]}
+	found == {{
+		"msg": "module.orders.terraform_data.stream_group: shard_count unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
+		"stream_prefix": "orders",
+		"consumer_group": "billing",
+		"address": "module.orders.terraform_data.stream_group",
+	}}
+}
+
+test_identity_fields_listed_sorted if {
+	c := f.change({"action": "create", "stream_prefix": "", "consumer_group": "", "unknown": ["stream_prefix", "coordinator_base_url", "consumer_group"]})
+	found := unknown_value.deny with input as {"changes": [c]}
+	some v in found
+	contains(v.msg, ": consumer_group, stream_prefix unknown until apply")
+}
+
+test_unknown_url_only_allowed if {
+	c := f.change({"action": "update", "unknown": ["coordinator_base_url"]})
+	count(unknown_value.deny) == 0 with input as {"changes": [c]}
+}
+
+test_no_unknowns_allowed if {
+	count(unknown_value.deny) == 0 with input as {"changes": [f.scale(4, 8), object.remove(f.scale(4, 8), ["unknown"])]}
+}
