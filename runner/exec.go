@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// DefaultPassEnv are the variables terraform inherits from the process
+// environment; nothing else of it reaches terraform (cloud credentials, the
+// bot's own secrets). Add more with WithPassEnv, or set values with WithEnv.
+var DefaultPassEnv = []string{
+	"PATH", "HOME", "USER", "TMPDIR", "LANG", "LC_ALL",
+	"SSL_CERT_FILE", "SSL_CERT_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	// Where provider mirrors and registry credentials are configured.
+	"TF_CLI_CONFIG_FILE",
+}
+
+// runnerManagedEnv are set by the runner itself; callers use JobConfig fields.
+var runnerManagedEnv = map[string]string{
+	"TF_DATA_DIR":         "JobConfig.DataDir",
+	"TF_PLUGIN_CACHE_DIR": "WithPluginCacheDir",
+}
+
+const varEnvPrefix = "TF_VAR_"
+
+// jobEnv builds the complete environment of a job's terraform: the
+// allow-listed process variables, the runner's and job's own, then the
+// variables the runner manages. TF_VAR_x entries are returned as variables,
+// because tfexec refuses them in SetEnv; other variables tfexec manages
+// itself (TF_LOG, TF_CLI_ARGS, TF_WORKSPACE, ...) are an error.
+func (r *Runner) jobEnv(cfg JobConfig) (env, vars, sensitive map[string]string, err error) {
+	env = map[string]string{}
+	for _, name := range slices.Concat(DefaultPassEnv, r.passEnv) {
+		if v, ok := r.lookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	vars = maps.Clone(cfg.Vars)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	sensitive = maps.Clone(cfg.SensitiveVars)
+	if sensitive == nil {
+		sensitive = map[string]string{}
+	}
+	var bad []string
+	add := func(src map[string]string, toVars map[string]string) {
+		for k, v := range src {
+			if name, ok := strings.CutPrefix(k, varEnvPrefix); ok && name != "" {
+				toVars[name] = v
+				continue
+			}
+			if field, ok := runnerManagedEnv[k]; ok {
+				bad = append(bad, k+" (use "+field+")")
+				continue
+			}
+			if len(tfexec.ProhibitedEnv(map[string]string{k: v})) > 0 {
+				bad = append(bad, k)
+				continue
+			}
+			env[k] = v
+		}
+	}
+	add(r.env, vars)
+	add(cfg.Env, vars)
+	add(r.secretEnv, sensitive)
+	add(cfg.SecretEnv, sensitive)
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, nil, nil, fmt.Errorf("environment variables managed by the runner: %s", strings.Join(bad, ", "))
+	}
+	// A variable given both ways is sensitive: never print it.
+	for k := range sensitive {
+		delete(vars, k)
+	}
+
+	env["TF_DATA_DIR"] = cfg.DataDir
+	// No update checks or usage reporting from a gate.
+	env["CHECKPOINT_DISABLE"] = "1"
+	if r.pluginCache != "" {
+		env["TF_PLUGIN_CACHE_DIR"] = r.pluginCache
+	}
+	return env, vars, sensitive, nil
+}
+
+// run runs one terraform command with fresh output capture, keeps its
+// redacted tail and turns a failure into a typed error.
+func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Context) error) error {
+	out := newTailBuffer(j.r.tailBytes)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.tf.SetStdout(out)
+	j.tf.SetStderr(out)
+	err := fn(ctx)
+	j.tf.SetStdout(nil)
+	j.tf.SetStderr(nil)
+	tail := j.redactor.Redact(out.String())
+	j.lastOutput = tail
+	if err == nil {
+		return nil
+	}
+	return j.classify(ctx, command, err, tail)
+}
+
+// classify maps a failed command to the error type callers branch on. The
+// error from tfexec carries terraform's raw stderr in its text; only the
+// process-level cause is kept, the output reaches callers redacted as Tail.
+func (j *Job) classify(ctx context.Context, command string, err error, tail string) error {
+	if ctx.Err() != nil {
+		return &InterruptedError{Command: command, Cause: ctx.Err(), Killed: wasKilled(err), Grace: j.r.grace, Tail: tail}
+	}
+	if lockErr := parseStateLock(tail); lockErr != nil {
+		lockErr.Command = command
+		return lockErr
+	}
+	if command == "apply" {
+		for _, reason := range []string{"Saved plan is stale", "Saved plan does not match the given state"} {
+			if strings.Contains(tail, reason) {
+				return &StalePlanError{PlanFile: j.planFile, Reason: reason, Tail: tail}
+			}
+		}
+	}
+	f := Failure{Command: command, ExitCode: -1, Tail: tail, Err: j.safeCause(err)}
+	if exitErr, ok := errAs[*exec.ExitError](err); ok {
+		f.ExitCode = exitErr.ExitCode()
+	}
+	switch command {
+	case "init", "workspace":
+		return &InitError{f}
+	case "plan":
+		return &PlanError{f}
+	case "apply":
+		return &ApplyError{f}
+	default:
+		return &ShowError{f}
+	}
+}
+
+// safeCause keeps the first line of err (tfexec appends stderr after it),
+// redacted.
+func (j *Job) safeCause(err error) error {
+	if exitErr, ok := errAs[*exec.ExitError](err); ok {
+		return exitErr
+	}
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return errors.New(j.redactor.Redact(first))
+}
+
+// wasKilled tells a terraform that ignored SIGINT for the whole grace period
+// (and was killed, or left its output pipes open) from one that stopped.
+func wasKilled(err error) bool {
+	if errors.Is(err, exec.ErrWaitDelay) {
+		return true
+	}
+	exitErr, ok := errAs[*exec.ExitError](err)
+	return ok && exitErr.ProcessState != nil && exitErr.ProcessState.String() == "signal: killed"
+}
+
+// showJSON runs `terraform show -json` on the saved plan and returns its
+// stdout unparsed. tfexec only offers ShowPlanFile, which decodes into
+// *tfjson.Plan; large plans would then be decoded twice, so this one command
+// is run directly, with the same environment and the same SIGINT-then-kill
+// cancellation as tfexec's.
+func (j *Job) showJSON(ctx context.Context) ([]byte, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	errOut := newTailBuffer(j.r.tailBytes)
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, j.r.bin, "show", "-json", "-no-color", j.planFile)
+	cmd.Dir = j.cfg.Dir
+	cmd.Env = j.directEnv()
+	cmd.Stdout = &stdout
+	cmd.Stderr = errOut
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = j.r.grace
+	err := cmd.Run()
+	tail := j.redactor.Redact(errOut.String())
+	j.lastOutput = tail
+	if err != nil {
+		return nil, j.classify(ctx, "show", err, tail)
+	}
+	return stdout.Bytes(), nil
+}
+
+// directEnv is the job environment plus what tfexec adds to every command.
+func (j *Job) directEnv() []string {
+	env := maps.Clone(j.env)
+	env["TF_IN_AUTOMATION"] = "1"
+	env["TF_INPUT"] = "0"
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MinVersion is the oldest terraform the runner accepts: saved-plan JSON and
+// the lock behaviour it relies on are those of 1.5.
+const MinVersion = "1.5.0"
+
+const versionTimeout = 20 * time.Second
+
+// FindTerraform returns a usable terraform binary and its version. It tries,
+// in order: explicit (a flag or config value; when given it must work, there
+// is no fallback), baseDir/bin/terraform (installed by `make tools`; baseDir
+// "" means the current directory), then terraform on PATH. A candidate that
+// does not run or is older than MinVersion is skipped, and the error lists
+// why each was rejected.
+func FindTerraform(explicit, baseDir string) (path, version string, err error) {
+	if explicit != "" {
+		v, err := CheckTerraform(explicit)
+		if err != nil {
+			return "", "", err
+		}
+		return explicit, v, nil
+	}
+	if baseDir == "" {
+		baseDir = "."
+	}
+	var candidates []string
+	local, err := filepath.Abs(filepath.Join(baseDir, "bin", "terraform"))
+	if err == nil {
+		candidates = append(candidates, local)
+	}
+	if p, err := exec.LookPath("terraform"); err == nil {
+		candidates = append(candidates, p)
+	}
+	var reasons []string
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		v, err := CheckTerraform(c)
+		if err == nil {
+			return c, v, nil
+		}
+		reasons = append(reasons, err.Error())
+	}
+	if len(reasons) == 0 {
+		return "", "", &BinaryError{Reason: "no terraform in " + filepath.Join(baseDir, "bin") +
+			" or on PATH; run 'make tools' or pass its path"}
+	}
+	return "", "", &BinaryError{Reason: "no usable terraform: " + strings.Join(reasons, "; ")}
+}
+
+// CheckTerraform runs `terraform version` and returns the version when it is
+// at least MinVersion.
+func CheckTerraform(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "version", "-json")
+	cmd.Env = []string{"CHECKPOINT_DISABLE=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.Output()
+	if err != nil {
+		reason := "does not run"
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			reason = "not found"
+		}
+		return "", &BinaryError{Path: path, Reason: reason + ": " + Redact(firstLine(err.Error()))}
+	}
+	var info struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil || info.Version == "" {
+		return "", &BinaryError{Path: path, Reason: "cannot read its version (is it terraform?)"}
+	}
+	ok, err := versionAtLeast(info.Version, MinVersion)
+	if err != nil {
+		return "", &BinaryError{Path: path, Version: info.Version, Reason: err.Error()}
+	}
+	if !ok {
+		return "", &BinaryError{Path: path, Version: info.Version,
+			Reason: fmt.Sprintf("version %s is below %s", info.Version, MinVersion)}
+	}
+	return info.Version, nil
+}
+
+// versionAtLeast compares the numeric major.minor.patch of two versions;
+// pre-release suffixes are ignored.
+func versionAtLeast(v, min string) (bool, error) {
+	a, err := versionParts(v)
+	if err != nil {
+		return false, err
+	}
+	b, err := versionParts(min)
+	if err != nil {
+		return false, err
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i], nil
+		}
+	}
+	return true, nil
+}
+
+func versionParts(v string) ([3]int, error) {
+	var out [3]int
+	core, _, _ := strings.Cut(strings.TrimPrefix(v, "v"), "-")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return out, fmt.Errorf("parse version %q: want major.minor.patch", v)
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return out, fmt.Errorf("parse version %q: bad number %q", v, p)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

@@ -1,0 +1,273 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
+)
+
+// Job runs terraform in one working directory. Its methods must not be called
+// concurrently (the *tfexec.Terraform's output writers are per-instance state);
+// run jobs in parallel instead.
+type Job struct {
+	r          *Runner
+	cfg        JobConfig
+	tf         *tfexec.Terraform
+	env        map[string]string
+	vars       []string // "name=value" for -var
+	varFile    string   // sensitive variables, in the scratch dir
+	scratch    string
+	planFile   string
+	redactor   *Redactor
+	policy     WaitPolicy
+	onLockWait func(LockWait)
+
+	mu         sync.Mutex
+	lastOutput string
+
+	waitsMu   sync.Mutex
+	lockWaits []*LockWaitRecord
+}
+
+// NewJob prepares a job for cfg.Dir. Call Close when done with it.
+func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("new job: %s is not a directory", cfg.Dir)
+	}
+	cfg.Dir = dir
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(dir, ".terraform")
+	}
+	env, vars, sensitive, err := r.jobEnv(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	j := &Job{r: r, cfg: cfg, env: env, redactor: NewRedactor(), policy: r.policy, onLockWait: r.onLockWait}
+	if cfg.Wait != nil {
+		j.policy = *cfg.Wait
+	}
+	j.policy = j.policy.withDefaults()
+	if cfg.OnLockWait != nil {
+		j.onLockWait = cfg.OnLockWait
+	}
+	for _, v := range sensitive {
+		j.redactor.Add(v)
+	}
+	for _, m := range []map[string]string{r.secretEnv, cfg.SecretEnv} {
+		for _, v := range m {
+			j.redactor.Add(v)
+		}
+	}
+	j.vars = varArgs(vars)
+
+	if j.scratch, err = os.MkdirTemp(r.tempDir, "shardgate-job-"); err != nil {
+		return nil, fmt.Errorf("new job: make scratch dir: %w", err)
+	}
+	j.planFile = cfg.PlanFile
+	if j.planFile == "" {
+		j.planFile = filepath.Join(j.scratch, "tfplan")
+	}
+	if len(sensitive) > 0 {
+		if err := j.writeVarFile(sensitive); err != nil {
+			j.Close()
+			return nil, fmt.Errorf("new job: %w", err)
+		}
+	}
+	if j.tf, err = tfexec.NewTerraform(dir, r.bin); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	if err := j.tf.SetEnv(env); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	if err := j.tf.SetWaitDelay(r.grace); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	return j, nil
+}
+
+// writeVarFile puts sensitive variables in a JSON var file only this user
+// can read, inside the job's private scratch dir.
+func (j *Job) writeVarFile(vars map[string]string) error {
+	b, err := json.Marshal(vars)
+	if err != nil {
+		return fmt.Errorf("encode sensitive variables: %w", err)
+	}
+	j.varFile = filepath.Join(j.scratch, "sensitive.tfvars.json")
+	if err := os.WriteFile(j.varFile, b, 0o600); err != nil {
+		return fmt.Errorf("write sensitive variables: %w", err)
+	}
+	return nil
+}
+
+func varArgs(vars map[string]string) []string {
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out) // stable command lines for tests and logs
+	return out
+}
+
+// Close removes the job's scratch directory (including the default plan file).
+func (j *Job) Close() error {
+	if j.scratch == "" {
+		return nil
+	}
+	if err := os.RemoveAll(j.scratch); err != nil {
+		return fmt.Errorf("remove job scratch dir: %w", err)
+	}
+	return nil
+}
+
+// PlanFile is where Plan saves the plan and Apply reads it.
+func (j *Job) PlanFile() string { return j.planFile }
+
+// Redact removes this job's secrets and credential-like text from s.
+func (j *Job) Redact(s string) string { return j.redactor.Redact(s) }
+
+// Output is the redacted tail of the last command's output.
+func (j *Job) Output() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lastOutput
+}
+
+// Init runs terraform init and selects the workspace.
+func (j *Job) Init(ctx context.Context) error {
+	if err := j.init(ctx); err != nil {
+		return err
+	}
+	if j.cfg.Workspace == "" {
+		return nil
+	}
+	return j.selectWorkspace(ctx, j.cfg.Workspace)
+}
+
+func (j *Job) init(ctx context.Context) error {
+	unlock, err := lockPluginCache(ctx, j.r.pluginCache)
+	if err != nil {
+		return fmt.Errorf("terraform init: wait for plugin cache: %w", err)
+	}
+	defer unlock()
+	opts := []tfexec.InitOption{tfexec.Upgrade(false)}
+	for _, bc := range j.cfg.BackendConfig {
+		opts = append(opts, tfexec.BackendConfig(bc))
+	}
+	return j.run(ctx, "init", func(ctx context.Context) error { return j.tf.Init(ctx, opts...) })
+}
+
+func (j *Job) selectWorkspace(ctx context.Context, name string) error {
+	err := j.run(ctx, "workspace", func(ctx context.Context) error { return j.tf.WorkspaceSelect(ctx, name) })
+	if err == nil || !strings.Contains(j.Output(), "doesn't exist") {
+		return err
+	}
+	// Creating a workspace takes the state lock on some backends (pg).
+	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
+		return j.run(ctx, "workspace", func(ctx context.Context) error {
+			return j.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(lt.String()))
+		})
+	})
+}
+
+// Plan runs terraform plan into the saved plan file, waiting for the state
+// lock as the policy allows. It reports whether the plan has changes.
+func (j *Job) Plan(ctx context.Context) (changed bool, err error) {
+	err = j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
+		return j.run(ctx, "plan", func(ctx context.Context) error {
+			var err error
+			changed, err = j.tf.Plan(ctx, j.planOptions(lt)...)
+			return err
+		})
+	})
+	return changed, err
+}
+
+func (j *Job) planOptions(lockTimeout time.Duration) []tfexec.PlanOption {
+	opts := []tfexec.PlanOption{tfexec.Out(j.planFile), tfexec.LockTimeout(lockTimeout.String())}
+	for _, f := range j.cfg.VarFiles {
+		opts = append(opts, tfexec.VarFile(f))
+	}
+	if j.varFile != "" {
+		opts = append(opts, tfexec.VarFile(j.varFile))
+	}
+	for _, v := range j.vars {
+		opts = append(opts, tfexec.Var(v))
+	}
+	return opts
+}
+
+// Shown is a saved plan as `terraform show` prints it.
+type Shown struct {
+	// JSON is `terraform show -json` verbatim, for the decision engine to
+	// parse. It is NOT redacted: it holds sensitive values (marked in its
+	// *_sensitive fields); never log or post it.
+	JSON []byte
+	// Text is the human rendering, redacted.
+	Text string
+}
+
+// Plan decodes JSON with terraform-json; fine for small plans, the decision
+// engine parses JSON itself.
+func (s *Shown) Plan() (*tfjson.Plan, error) {
+	var p tfjson.Plan
+	if err := json.Unmarshal(s.JSON, &p); err != nil {
+		return nil, fmt.Errorf("decode plan json: %w", err)
+	}
+	return &p, nil
+}
+
+// Show renders the saved plan as JSON and as text.
+func (j *Job) Show(ctx context.Context) (*Shown, error) {
+	js, err := j.showJSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var text string
+	err = j.run(ctx, "show", func(ctx context.Context) error {
+		var err error
+		text, err = j.tf.ShowPlanFileRaw(ctx, j.planFile)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Shown{JSON: js, Text: j.redactor.Redact(text)}, nil
+}
+
+// Apply applies the saved plan file, waiting for the state lock as the policy
+// allows. A plan made before someone else changed the state fails with
+// *StalePlanError.
+func (j *Job) Apply(ctx context.Context) error {
+	if _, err := os.Stat(j.planFile); err != nil {
+		return fmt.Errorf("apply saved plan: no plan file: run Plan first")
+	}
+	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
+		return j.run(ctx, "apply", func(ctx context.Context) error {
+			return j.tf.Apply(ctx, tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String()))
+		})
+	})
+}
+
+// errAs is errors.As with the target made for the caller.
+func errAs[T error](err error) (T, bool) {
+	var t T
+	ok := errors.As(err, &t)
+	return t, ok
+}

@@ -1,0 +1,145 @@
+// Package runner runs terraform for shardgate: init, plan to a saved plan
+// file, show it, apply it. It is the only package that executes terraform.
+//
+// Each Job has its own working directory, data dir and *tfexec.Terraform
+// (whose output writers are per-instance state). Terraform sees only an
+// allow-listed environment, never prompts, and its output is redacted before
+// anything leaves the job. When another operation holds the state lock, the
+// job reports the holder, waits with backoff and retries; it never breaks or
+// deletes a lock.
+package runner
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"time"
+)
+
+// DefaultGracePeriod is how long terraform gets to stop after SIGINT before
+// it is killed. Terraform needs time to release locks and persist state;
+// killing it sooner is what leaves locks behind.
+const DefaultGracePeriod = 30 * time.Second
+
+// Runner holds what all jobs share: the terraform binary, the provider plugin
+// cache, the environment allow-list and the lock-wait defaults. It is safe
+// for concurrent use; jobs are not shared between goroutines.
+type Runner struct {
+	bin         string
+	pluginCache string
+	policy      WaitPolicy
+	onLockWait  func(LockWait)
+	grace       time.Duration
+	passEnv     []string
+	env         map[string]string
+	secretEnv   map[string]string
+	tailBytes   int
+	tempDir     string
+
+	lookupEnv func(string) (string, bool)
+	now       func() time.Time
+	rand      func() float64
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithPluginCacheDir shares a provider plugin cache between jobs
+// (TF_PLUGIN_CACHE_DIR). Inits that use it are serialised (see cache.go).
+func WithPluginCacheDir(dir string) Option { return func(r *Runner) { r.pluginCache = dir } }
+
+// WithWaitPolicy sets the default state-lock wait policy of jobs.
+func WithWaitPolicy(p WaitPolicy) Option { return func(r *Runner) { r.policy = p } }
+
+// WithOnLockWait sets the default callback told about each lock wait.
+func WithOnLockWait(fn func(LockWait)) Option { return func(r *Runner) { r.onLockWait = fn } }
+
+// WithGracePeriod sets how long terraform may take to stop after SIGINT.
+func WithGracePeriod(d time.Duration) Option { return func(r *Runner) { r.grace = d } }
+
+// WithPassEnv adds names of variables copied from the process environment
+// (for example AWS_PROFILE) to DefaultPassEnv.
+func WithPassEnv(names ...string) Option {
+	return func(r *Runner) { r.passEnv = append(r.passEnv, names...) }
+}
+
+// WithEnv sets variables for every job. TF_VAR_x entries become -var x=...
+func WithEnv(env map[string]string) Option {
+	return func(r *Runner) { maps.Copy(r.env, env) }
+}
+
+// WithSecretEnv sets variables for every job whose values are redacted from
+// all output. TF_VAR_x entries become sensitive variables.
+func WithSecretEnv(env map[string]string) Option {
+	return func(r *Runner) { maps.Copy(r.secretEnv, env) }
+}
+
+// WithTailBytes sets how much of each command's output a job keeps.
+func WithTailBytes(n int) Option { return func(r *Runner) { r.tailBytes = n } }
+
+// WithTempDir sets where jobs make their private scratch directories
+// (saved plans, sensitive variable files). Default: os.TempDir().
+func WithTempDir(dir string) Option { return func(r *Runner) { r.tempDir = dir } }
+
+// New returns a Runner that runs the terraform binary at bin (see FindTerraform).
+func New(bin string, opts ...Option) (*Runner, error) {
+	if bin == "" {
+		return nil, &BinaryError{Reason: "no terraform binary given"}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, &BinaryError{Path: bin, Reason: "not found"}
+	}
+	r := &Runner{
+		bin:       bin,
+		policy:    DefaultWaitPolicy(),
+		grace:     DefaultGracePeriod,
+		env:       map[string]string{},
+		secretEnv: map[string]string{},
+		tailBytes: DefaultTailBytes,
+		lookupEnv: os.LookupEnv,
+		now:       time.Now,
+		rand:      rand.Float64,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.grace <= 0 {
+		return nil, fmt.Errorf("new runner: grace period must be positive, got %s", r.grace)
+	}
+	return r, nil
+}
+
+// Binary is the terraform binary the runner executes.
+func (r *Runner) Binary() string { return r.bin }
+
+// JobConfig describes one terraform working directory to run.
+type JobConfig struct {
+	// Dir is the root module directory.
+	Dir string
+	// DataDir is TF_DATA_DIR; default Dir/.terraform. Give each concurrent
+	// job on one Dir its own.
+	DataDir string
+	// Workspace is selected after init (created when missing); empty means
+	// the current one.
+	Workspace string
+	// VarFiles are passed as -var-file, relative to Dir.
+	VarFiles []string
+	// Vars are passed as -var name=value (parsed like TF_VAR_name).
+	Vars map[string]string
+	// SensitiveVars are string variables whose values are redacted from
+	// output. They reach terraform through a private var file, not the
+	// command line, where any local user could read them.
+	SensitiveVars map[string]string
+	// BackendConfig entries are passed to init as -backend-config.
+	BackendConfig []string
+	// Env and SecretEnv add variables for this job on top of the runner's.
+	Env       map[string]string
+	SecretEnv map[string]string
+	// PlanFile is where Plan saves and Apply reads the plan; default a file
+	// in the job's private scratch directory, removed by Close.
+	PlanFile string
+	// Wait overrides the runner's lock-wait policy, OnLockWait its callback.
+	Wait       *WaitPolicy
+	OnLockWait func(LockWait)
+}
