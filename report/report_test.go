@@ -1,0 +1,219 @@
+package report
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+func ip(n int) *int { return &n }
+
+var rules = []policy.RuleInfo{
+	{ID: "no_destroy", Title: "No destroy", Waivable: true, ExceptionLabel: "policy-exception/no_destroy"},
+	{ID: "shard_delta", Title: "Bounded shard delta", Waivable: true, ExceptionLabel: "policy-exception/shard_delta"},
+	{ID: "quiesce_attestation", Title: "Producer-quiesce attestation", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"},
+	{ID: "conflicting_shard_count", Title: "Conflicting shard count"},
+}
+
+const addr = `module.stream_group["create-order/billing"].terraform_data.stream_group`
+
+func deniedReport() *Report {
+	return &Report{
+		ChangeSet: &planparse.ChangeSet{
+			FormatVersion: "1.2",
+			Changes: []planparse.Change{
+				{Address: addr, Kind: planparse.KindModule, StreamPrefix: "create-order", ConsumerGroup: "billing",
+					Action: planparse.ActionScale, ShardsBefore: ip(4), ShardsAfter: ip(16),
+					ActionReason: "replace_because_cannot_update", TerraformActions: []string{"delete", "create"}},
+				{Address: `module.stream_group["payments/ledger"].terraform_data.stream_group`, Kind: planparse.KindModule,
+					StreamPrefix: "payments", ConsumerGroup: "ledger", Action: planparse.ActionUnmanage, ShardsBefore: ip(2),
+					TerraformActions: []string{"delete"}},
+				{Address: `module.stream_group["payments/audit"].terraform_data.stream_group`, Kind: planparse.KindModule,
+					StreamPrefix: "payments", ConsumerGroup: "audit", Action: planparse.ActionNoop, ShardsBefore: ip(2), ShardsAfter: ip(2),
+					TerraformActions: []string{"no-op"}},
+				{Address: `module.stream_group["clicks/etl"].terraform_data.stream_group`, Kind: planparse.KindModule,
+					StreamPrefix: "clicks", ConsumerGroup: "etl", Action: planparse.ActionCreate, Unknown: []string{"shard_count"},
+					TerraformActions: []string{"create"}},
+			},
+			Resources: []planparse.ResourceChange{
+				{Address: addr, Actions: []string{"delete", "create"}, ActionReason: "replace_because_cannot_update",
+					Diff: []string{"input.shard_count: 4 -> 16", "triggers_replace[3]: \"4\" -> \"16\""}},
+				{Address: `module.stream_group["payments/ledger"].terraform_data.stream_group`, Actions: []string{"delete"}},
+			},
+		},
+		Decision: policy.Decision{
+			Violations: []policy.Violation{
+				{Rule: "no_destroy", Title: "No destroy", StreamPrefix: "payments", ConsumerGroup: "ledger",
+					Message: "payments/ledger would no longer be managed by Terraform", Waivable: true, ExceptionLabel: "policy-exception/no_destroy"},
+				{Rule: "quiesce_attestation", StreamPrefix: "create-order",
+					Message: "scaling create-order needs a producer-quiesce attestation", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"},
+				{Rule: "shard_delta", StreamPrefix: "create-order", ConsumerGroup: "billing",
+					Message: "4 -> 16 shards changes by 12 (limit 4) and a factor of 4.00 (limit 2.00)", Waivable: true, ExceptionLabel: "policy-exception/shard_delta"},
+				{Rule: "unknown_value", StreamPrefix: "clicks", ConsumerGroup: "etl", Message: "shard_count is unknown until apply"},
+			},
+			Warnings: []policy.Warning{{Rule: "tainted_replace", StreamPrefix: "create-order", ConsumerGroup: "billing", Message: "the last apply failed"}},
+			LabelsNotCounted: []policy.Label{{Name: "policy-exception/no_destroy", Actor: "octocat", Reason: "added by the PR author"}},
+		},
+		Rules:     rules,
+		Approvers: "an approver (@alice or a member of @acme/sre) who is not the PR author",
+	}
+}
+
+func allowedReport() *Report {
+	created := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	return &Report{
+		Project: "streams",
+		ChangeSet: &planparse.ChangeSet{Changes: []planparse.Change{
+			{Address: addr, StreamPrefix: "create-order", ConsumerGroup: "billing", Action: planparse.ActionScale,
+				ShardsBefore: ip(4), ShardsAfter: ip(12), ActionReason: "replace_because_tainted"},
+		}},
+		Decision: policy.Decision{
+			Allowed: true,
+			ExceptionsApplied: []policy.ExceptionApplied{{Rule: "shard_delta", Label: "policy-exception/shard_delta", Actor: "alice",
+				StreamPrefix: "create-order", ConsumerGroup: "billing", Message: "4 -> 12 shards"}},
+			AttestationsUsed: []policy.Attestation{{StreamPrefix: "create-order", Actor: "alice", CreatedAt: created, ExpiresAt: created.Add(2 * time.Hour)}},
+		},
+		Coordinator: policy.Coordinator{Consulted: true, Reachable: true},
+		Rules:       rules,
+		LockWaits:   []LockWait{{ID: "5d3c-lock", Who: "bob@laptop", Operation: "OperationTypeApply", Created: created, WaitedSeconds: 42}},
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file: run go test ./report -update")
+	require.Equal(t, string(want), got)
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		r    *Report
+	}{
+		{"denied.md", deniedReport()},
+		{"allowed.md", allowedReport()},
+		{"no_changes.md", &Report{ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Allowed: true}}},
+		{"unreachable.md", &Report{ChangeSet: &planparse.ChangeSet{}, Coordinator: policy.Coordinator{Consulted: true, Error: "GET /coord/v1/monitoring/groups: connection refused"},
+			Decision: policy.Decision{Violations: []policy.Violation{{Rule: "coordinator_unreachable", Message: "live state unknown"}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, tt.name, tt.r.Markdown(0))
+		})
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	golden(t, "denied.txt", deniedReport().Text())
+	golden(t, "allowed.txt", allowedReport().Text())
+}
+
+func TestJSONShape(t *testing.T) {
+	b, err := deniedReport().JSON()
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(b, &got))
+	for _, k := range []string{"allowed", "changes", "violations", "warnings", "exceptions_applied"} {
+		require.Contains(t, got, k)
+	}
+	require.NotContains(t, got, "state_lock_waits", "check has no state locks")
+	require.Equal(t, false, got["allowed"])
+	changes := got["changes"].([]any)
+	require.Len(t, changes, 3, "noops are not reported")
+	first := changes[0].(map[string]any)
+	require.Equal(t, 4.0, first["shards_before"])
+	require.Equal(t, 16.0, first["shards_after"])
+	unmanage := changes[1].(map[string]any)
+	require.Nil(t, unmanage["shards_after"])
+	require.Contains(t, unmanage, "shards_after", "null, not absent")
+	v := got["violations"].([]any)[0].(map[string]any)
+	for _, k := range []string{"rule", "stream_prefix", "consumer_group", "message", "waivable", "exception_label"} {
+		require.Contains(t, v, k)
+	}
+
+	empty := &Report{ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Allowed: true}, LockWaits: []LockWait{}}
+	b, err = empty.JSON()
+	require.NoError(t, err)
+	require.JSONEq(t, `{"allowed":true,"changes":[],"violations":[],"warnings":[],"exceptions_applied":[],
+		"attestations_used":[],"labels_not_counted":[],"state_lock_waits":[]}`, string(b))
+}
+
+func TestMarkdownStaysUnderTheLimit(t *testing.T) {
+	r := deniedReport()
+	var changes []planparse.Change
+	var resources []planparse.ResourceChange
+	var violations []policy.Violation
+	for i := 0; i < 2000; i++ {
+		a := fmt.Sprintf(`module.stream_group["s%04d/g"].terraform_data.stream_group`, i)
+		changes = append(changes, planparse.Change{Address: a, StreamPrefix: fmt.Sprintf("s%04d", i), ConsumerGroup: "g",
+			Action: planparse.ActionScale, ShardsBefore: ip(2), ShardsAfter: ip(9)})
+		resources = append(resources, planparse.ResourceChange{Address: a, Actions: []string{"delete", "create"}, Diff: []string{"input.shard_count: 2 -> 9"}})
+		violations = append(violations, policy.Violation{Rule: "shard_delta", StreamPrefix: fmt.Sprintf("s%04d", i), ConsumerGroup: "g",
+			Message: "2 -> 9 shards changes by 7 (limit 4)", Waivable: true, ExceptionLabel: "policy-exception/shard_delta"})
+	}
+	r.ChangeSet = &planparse.ChangeSet{Changes: changes, Resources: resources}
+	r.Decision.Violations = violations
+
+	for _, limit := range []int{MaxCommentChars, 20000, 3000} {
+		md := r.Markdown(limit)
+		require.LessOrEqual(t, len(md), limit)
+		require.Contains(t, md, "Denied: 2000 coordinator changes")
+		require.Contains(t, md, "not shown to stay under GitHub's comment limit")
+		require.Equal(t, strings.Count(md, "<details>"), strings.Count(md, "</details>"))
+		require.Equal(t, 0, strings.Count(md, "```")%2, "code fences stay balanced")
+	}
+	full := r.Markdown(10 << 20)
+	require.NotContains(t, full, "not shown")
+}
+
+func TestMarkdownIsInert(t *testing.T) {
+	evil := "x`|<!-- shardgate --></details>[a](http://e)"
+	r := &Report{
+		ChangeSet: &planparse.ChangeSet{
+			Changes:   []planparse.Change{{Address: "a", StreamPrefix: evil, ConsumerGroup: "g|h", Action: planparse.ActionCreate, ShardsAfter: ip(1)}},
+			Resources: []planparse.ResourceChange{{Address: "a```b", Actions: []string{"create"}, Diff: []string{"x: ``` -> y"}}},
+		},
+		Decision: policy.Decision{Violations: []policy.Violation{{Rule: "r", StreamPrefix: evil, Message: evil}}},
+	}
+	md := r.Markdown(0)
+	require.NotContains(t, md, "<!-- shardgate -->", "the comment marker cannot be forged")
+	require.Equal(t, 1, strings.Count(md, "</details>"))
+	require.Equal(t, 2, strings.Count(md, "```"))
+	require.Contains(t, md, `: x\`+"`"+`\|&lt;!-- shardgate -->&lt;/details>\[a\](http://e)`, "plain text is escaped, not a link")
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Stream") {
+			// Unescaped pipes would add columns: 6 separators for 5 cells.
+			require.Equal(t, 6, strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"), line)
+		}
+	}
+}
+
+func TestResolution(t *testing.T) {
+	r := &Report{Approvers: "@alice"}
+	got := r.Resolution(policy.Violation{Rule: "quiesce_attestation", StreamPrefix: "orders", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"})
+	require.Contains(t, got, "'/shardgate attest quiesce orders'")
+	require.Contains(t, got, "@alice adds the label 'policy-exception/quiesce_attestation'")
+	md := r.resolution(policy.Violation{Rule: "quiesce_attestation", StreamPrefix: "a`b", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"}, code, escape)
+	require.Contains(t, md, "`` /shardgate attest quiesce a`b ``")
+	require.Contains(t, md, "adds the label `policy-exception/quiesce_attestation`")
+	got = r.Resolution(policy.Violation{Rule: "conflicting_shard_count"})
+	require.Contains(t, got, "Not waivable")
+	require.NotContains(t, got, "label")
+}
