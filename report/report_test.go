@@ -63,7 +63,7 @@ func deniedReport() *Report {
 					Message: "4 -> 16 shards changes by 12 (limit 4) and a factor of 4.00 (limit 2.00)", Waivable: true, ExceptionLabel: "policy-exception/shard_delta"},
 				{Rule: "unknown_value", StreamPrefix: "clicks", ConsumerGroup: "etl", Message: "shard_count is unknown until apply"},
 			},
-			Warnings: []policy.Warning{{Rule: "tainted_replace", StreamPrefix: "create-order", ConsumerGroup: "billing", Message: "the last apply failed"}},
+			Warnings:         []policy.Warning{{Rule: "tainted_replace", StreamPrefix: "create-order", ConsumerGroup: "billing", Message: "the last apply failed"}},
 			LabelsNotCounted: []policy.Label{{Name: "policy-exception/no_destroy", Actor: "octocat", Reason: "added by the PR author"}},
 		},
 		Rules:     rules,
