@@ -23,7 +23,10 @@ func (s *stringList) Set(v string) error {
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	// The flag package calls Usage on every parse error too; errors must stay one
+	// line, so Usage is silent and parseFlags prints the help only for --help.
+	fs.Usage = func() {}
+	helpPrinters[fs] = func() {
 		fmt.Fprintf(stderr, "usage: %s\n\nflags:\n", synopsis)
 		fs.VisitAll(func(f *flag.Flag) {
 			arg, usage := flag.UnquoteUsage(f)
@@ -41,6 +44,9 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// helpPrinters holds each FlagSet's --help text printer.
+var helpPrinters = map[*flag.FlagSet]func(){}
+
 // parseFlags parses args and turns the outcome into an exit code: -1 to go on,
 // exitOK after --help, exitUsage with a one-line reason on bad flags.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
@@ -48,7 +54,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
+		if p := helpPrinters[fs]; p != nil {
+			p()
+		}
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "shardgate %s: %v (run 'shardgate %s --help')\n", fs.Name(), err, fs.Name())

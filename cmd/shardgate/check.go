@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+)
+
+func init() {
+	register("check", command{summary: "judge a plan JSON file (terraform show -json) against the policies", run: runCheck})
+}
+
+const checkSynopsis = "shardgate check --plan FILE [--config FILE] [--label NAME]... [--attest STREAM_PREFIX]... [--format text|json|markdown]"
+
+// runCheck judges one plan file. Exit 0 allowed, 1 denied, 2 bad usage or input.
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("check", checkSynopsis, stderr)
+	planPath := fs.String("plan", "", "plan JSON written by 'terraform show -json PLANFILE' (- reads stdin)")
+	var jf judgeFlags
+	jf.register(fs)
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
+	}
+	if *planPath == "" {
+		return usageError(stderr, "check", "--plan is required (run 'shardgate check --help')")
+	}
+	jg, err := newJudge(jf)
+	if err != nil {
+		return usageError(stderr, "check", "%v", err)
+	}
+	cs, err := readPlan(*planPath, os.Stdin)
+	if err != nil {
+		return usageError(stderr, "check", "%v", err)
+	}
+	return jg.evaluate(ctx, cs, nil, stdout, stderr, "check")
+}
