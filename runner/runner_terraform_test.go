@@ -275,3 +275,24 @@ func TestFindTerraformReal(t *testing.T) {
 		require.Equal(t, filepath.Join(pathDir, "terraform"), path)
 	})
 }
+
+func TestParallelJobsShareThePluginCache(t *testing.T) {
+	cache := t.TempDir()
+	r := realRunner(t, WithPluginCacheDir(cache))
+	errs := make(chan error, 3)
+	for range 3 {
+		j := newJob(t, r, JobConfig{Dir: writeModule(t, `resource "terraform_data" "x" {}`)})
+		go func() {
+			err := j.Init(context.Background())
+			if err == nil {
+				_, err = j.Plan(context.Background())
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		require.NoError(t, <-errs)
+	}
+	_, err := os.Stat(filepath.Join(cache, cacheLockName))
+	require.NoError(t, err, "inits took the cache lock")
+}
