@@ -65,11 +65,18 @@ opa-test:
 demo: build
 	@for plan in examples/plans/*.json; do \
 		echo "================================================================"; \
-		echo "shardgate check --plan $$plan --config examples/.shardgate.yaml --format markdown"; \
+		echo "$$ shardgate check --plan $$plan --config examples/.shardgate.yaml --format markdown"; \
 		echo "----------------------------------------------------------------"; \
 		$(SHARDGATE) check --plan $$plan --config examples/.shardgate.yaml --format markdown; \
 		echo "(exit $$?)"; \
 	done
+	@echo "================================================================"
+	@echo "The too-large scale again, after an approver added policy-exception/shard_delta"
+	@echo "and attested that the producers of create-order are quiesced:"
+	@echo "$$ shardgate check --plan examples/plans/02-scale-too-far.json --config examples/.shardgate.yaml --label policy-exception/shard_delta --attest create-order --format markdown"
+	@echo "----------------------------------------------------------------"
+	@$(SHARDGATE) check --plan examples/plans/02-scale-too-far.json --config examples/.shardgate.yaml \
+		--label policy-exception/shard_delta --attest create-order --format markdown; echo "(exit $$?)"
 
 clean:
 	rm -rf $(SHARDGATE) dist
