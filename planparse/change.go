@@ -1,10 +1,3 @@
-// Package planparse turns `terraform show -json` output into the set of changes
-// it would make to Redis Stream Coordinator resources.
-//
-// It recognises two shapes (coordinator.md §5, design.md "The coordinator change set"):
-// the stream-group module (`terraform_data` named `stream_group` at any module depth)
-// and the provider resources `redisstreamcoordinator_group` and
-// `redisstreamcoordinator_group_shard_count`. Everything else in a plan is ignored.
 package planparse
 
 // Action is what a planned change does to the coordinator.

@@ -1,0 +1,153 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+	version "github.com/hashicorp/go-version"
+	tfjson "github.com/hashicorp/terraform-json"
+)
+
+// FormatError reports a plan whose format_version is missing or not one that
+// terraform-json supports (tfjson.PlanFormatVersionConstraints).
+type FormatError struct {
+	// Version is the plan's format_version, "" when missing.
+	Version string
+}
+
+func (e *FormatError) Error() string {
+	if e.Version == "" {
+		return "parse plan: format_version is missing"
+	}
+	v := e.Version
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return fmt.Sprintf("parse plan: unsupported format_version %q (supported: %s)", v, tfjson.PlanFormatVersionConstraints)
+}
+
+var formatConstraints = version.MustConstraints(version.NewConstraint(tfjson.PlanFormatVersionConstraints))
+
+// Parse reads the output of `terraform show -json <planfile>` and returns the
+// coordinator changes it plans. It streams through the JSON and decodes only
+// resource_changes entries of the coordinator shapes, so memory stays small for
+// plans of tens of megabytes.
+func Parse(r io.Reader) (*ChangeSet, error) {
+	// Empty, not nil, slices: the change set is policy input, where null and [] differ.
+	p := parser{dec: jsontext.NewDecoder(r), cs: &ChangeSet{Changes: []Change{}, Desired: []Desired{}, Resources: []ResourceChange{}}}
+	// ReadValue scans a value in one pass, twice as fast as SkipValue's token by
+	// token walk, but needs the whole value in memory: only use it when it already is.
+	p.skip = p.dec.SkipValue
+	if _, ok := r.(*bytes.Buffer); ok {
+		p.skip = func() error { _, err := p.dec.ReadValue(); return err }
+	}
+	if err := p.plan(); err != nil {
+		return nil, err
+	}
+	return p.cs, nil
+}
+
+// ParseBytes is Parse over a plan held in memory.
+func ParseBytes(b []byte) (*ChangeSet, error) {
+	// The decoder reads a *bytes.Buffer's bytes in place instead of copying them.
+	return Parse(bytes.NewBuffer(b))
+}
+
+type parser struct {
+	dec  *jsontext.Decoder
+	cs   *ChangeSet
+	skip func() error
+}
+
+func (p *parser) plan() error {
+	tok, err := p.dec.ReadToken()
+	if err == io.EOF {
+		return errors.New("parse plan: empty input")
+	}
+	if err != nil {
+		return jsonError(err)
+	}
+	if tok.Kind() != '{' {
+		return errors.New("parse plan: not a JSON object")
+	}
+	for p.dec.PeekKind() != '}' {
+		name, err := p.dec.ReadToken()
+		if err != nil {
+			return jsonError(err)
+		}
+		switch name.String() {
+		case "format_version":
+			if p.cs.FormatVersion, err = p.topString("format_version"); err != nil {
+				return err
+			}
+		case "terraform_version":
+			if p.cs.TerraformVersion, err = p.topString("terraform_version"); err != nil {
+				return err
+			}
+		case "resource_changes":
+			err = p.resourceChanges()
+		default:
+			err = p.skip()
+		}
+		if err != nil {
+			return jsonError(err)
+		}
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return jsonError(err)
+	}
+	if _, err := p.dec.ReadValue(); err != io.EOF {
+		return errors.New("parse plan: trailing data after the plan object")
+	}
+	return checkFormat(p.cs.FormatVersion)
+}
+
+// topString reads a top-level string member; a wrong type is a plan error.
+func (p *parser) topString(what string) (string, error) {
+	if k := p.dec.PeekKind(); k != '"' && k != 0 {
+		return "", planErrorf("%s is not a string", what)
+	}
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return "", jsonError(err)
+	}
+	return tok.String(), nil
+}
+
+func checkFormat(fv string) error {
+	if fv == "" {
+		return &FormatError{}
+	}
+	v, err := version.NewVersion(fv)
+	if err != nil || !formatConstraints.Check(v) {
+		return &FormatError{Version: fv}
+	}
+	return nil
+}
+
+// planError is a plan that is valid JSON but not the shape terraform writes.
+type planError struct{ msg string }
+
+func (e *planError) Error() string { return "parse plan: " + e.msg }
+
+func planErrorf(format string, args ...any) error {
+	return &planError{msg: fmt.Sprintf(format, args...)}
+}
+
+// jsonError words a decoder error; errors already worded pass through.
+func jsonError(err error) error {
+	var pe *planError
+	var fe *FormatError
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &pe), errors.As(err, &fe):
+		return err
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("parse plan: not JSON: %w", err)
+	default:
+		return fmt.Errorf("parse plan: read: %w", err)
+	}
+}

@@ -1,0 +1,169 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The functions here walk JSON that jsontext has already validated (syntax, UTF-8,
+// duplicate names), which is several times faster than decoding it again token by
+// token. They still check every index, so malformed input is an error, never a panic.
+
+var errMalformed = errors.New("malformed JSON value")
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] == '"'.
+// Plan strings are short, so a plain loop beats bytes.IndexByte's call overhead.
+func stringEnd(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errMalformed
+}
+
+// structural marks the bytes valueEnd must look at inside an object or array.
+var structural = func() (t [256]bool) {
+	for _, c := range `"{}[]` {
+		t[c] = true
+	}
+	return t
+}()
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errMalformed
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			for j < len(b) && !structural[b[j]] {
+				j++
+			}
+			if j == len(b) {
+				break
+			}
+			switch b[j] {
+			case '"':
+				e, err := stringEnd(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			default:
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errMalformed
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' &&
+		b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return 0, errMalformed
+	}
+	return j, nil
+}
+
+// walkObject walks the object starting at b[i]. member gets each name (unquoted)
+// and the index its value starts at, and returns the index just past the value,
+// so that a member can be parsed and stepped over in one pass. walkObject returns
+// the index just past the object.
+func walkObject(b []byte, i int, member func(name []byte, i int) (int, error)) (int, error) {
+	return walkItems(b, i, '{', '}', func(i int) (int, error) {
+		if i >= len(b) || b[i] != '"' {
+			return 0, errMalformed
+		}
+		e, err := stringEnd(b, i)
+		if err != nil {
+			return 0, err
+		}
+		name := b[i+1 : e-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if name, err = jsontext.AppendUnquote(nil, b[i:e]); err != nil {
+				return 0, err
+			}
+		}
+		i = skipSpace(b, e)
+		if i >= len(b) || b[i] != ':' {
+			return 0, errMalformed
+		}
+		return member(name, skipSpace(b, i+1))
+	})
+}
+
+// eachMember calls fn with the name (unquoted) and raw value of every member of
+// the object v, in order, until fn returns an error.
+func eachMember(v []byte, fn func(name []byte, value jsontext.Value) error) error {
+	_, err := walkObject(v, skipSpace(v, 0), func(name []byte, i int) (int, error) {
+		e, err := valueEnd(v, i)
+		if err != nil {
+			return 0, err
+		}
+		return e, fn(name, v[i:e])
+	})
+	return err
+}
+
+// eachElement calls fn with every element of the array v, in order.
+func eachElement(v []byte, fn func(value jsontext.Value) error) error {
+	_, err := walkItems(v, skipSpace(v, 0), '[', ']', func(i int) (int, error) {
+		e, err := valueEnd(v, i)
+		if err != nil {
+			return 0, err
+		}
+		return e, fn(v[i:e])
+	})
+	return err
+}
+
+// walkItems walks the comma-separated items between open and close starting at
+// b[i]; item reads one item starting at its index and returns the index after it.
+func walkItems(b []byte, i int, open, close byte, item func(i int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != open {
+		return 0, errMalformed
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == close {
+		return i + 1, nil
+	}
+	for {
+		e, err := item(i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipSpace(b, e)
+		switch {
+		case i >= len(b):
+			return 0, errMalformed
+		case b[i] == close:
+			return i + 1, nil
+		case b[i] != ',':
+			return 0, errMalformed
+		}
+		i = skipSpace(b, i+1)
+	}
+}

@@ -1,0 +1,280 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+const (
+	typeModule     = "terraform_data"
+	nameModule     = "stream_group"
+	typeGroup      = "redisstreamcoordinator_group"
+	typeShardCount = "redisstreamcoordinator_group_shard_count"
+)
+
+// resource is what one resource_changes entry says. Its raw values point into the
+// decoder's buffer and are only valid until the next entry is read.
+type resource struct {
+	index        int
+	address      string
+	mode         string
+	typ          string
+	name         string
+	actionReason string
+	change       jsontext.Value // kept raw when it comes before mode, type and name
+	decoded      bool
+	actions      []string
+	marks        changeMarks
+	before       values
+	after        values
+}
+
+// changeMarks are the markers of a change; for the module, taken at "input".
+type changeMarks struct {
+	afterUnknown    mark
+	beforeSensitive mark
+	afterSensitive  mark
+}
+
+// values is one side of a change: the module's input or a provider resource's attributes.
+type values struct {
+	present bool // the side is not null
+	attrs   object
+}
+
+// kind says which coordinator shape the entry is, "" for none. A missing mode counts
+// as managed: better gated than ignored.
+func (r *resource) kind() Kind {
+	if r.mode == "data" {
+		return ""
+	}
+	switch {
+	case r.typ == typeGroup:
+		return KindGroup
+	case r.typ == typeShardCount:
+		return KindShardCount
+	case r.typ == typeModule && r.name == nameModule:
+		return KindModule
+	}
+	return ""
+}
+
+func (p *parser) resourceChanges() error {
+	switch p.dec.PeekKind() {
+	case 'n':
+		_, err := p.dec.ReadToken()
+		return err
+	case '[', 0:
+	default:
+		return planErrorf("resource_changes is not an array")
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	for i := 0; p.dec.PeekKind() != ']'; i++ {
+		// ReadValue validates the whole entry (syntax, UTF-8, duplicate names) in
+		// one pass; the entry is then walked without decoding it again.
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := p.resourceChange(i, v); err != nil {
+			return err
+		}
+	}
+	_, err := p.dec.ReadToken()
+	return err
+}
+
+// Entries that mention none of the coordinator types are dismissed by a byte search.
+// A type spelled with \u escapes cannot be found that way, so those entries are walked.
+var (
+	filterModule   = []byte(`"` + typeModule + `"`)
+	filterProvider = []byte(`"redisstreamcoordinator_group`)
+	filterEscape   = []byte(`\u`)
+)
+
+func (p *parser) resourceChange(i int, v jsontext.Value) error {
+	if v.Kind() != '{' {
+		return planErrorf("resource_changes[%d] is not an object", i)
+	}
+	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
+		return nil
+	}
+	r := resource{index: i}
+	var seen uint8
+	_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
+		switch string(name) {
+		case "address", "mode", "type", "name", "action_reason":
+		case "change":
+			// Terraform writes mode, type and name before change, so the change can
+			// be read in the same pass; OpenTofu sorts members and it comes first.
+			if seen&seenAll == seenAll || seen&seenMode != 0 && r.mode == "data" {
+				if k := r.kind(); k != "" {
+					return r.readChange(k, v, at)
+				}
+			}
+			e, err := valueEnd(v, at)
+			r.change = v[at:e]
+			return e, err
+		default:
+			return valueEnd(v, at)
+		}
+		e, err := valueEnd(v, at)
+		if err != nil {
+			return 0, err
+		}
+		s, _, err := stringValue(v[at:e])
+		if err != nil {
+			return 0, planErrorf("resource_changes[%d].%s %v", i, name, err)
+		}
+		switch string(name) {
+		case "address":
+			r.address = s
+		case "mode":
+			r.mode, seen = s, seen|seenMode
+		case "type":
+			r.typ, seen = s, seen|seenType
+		case "name":
+			r.name, seen = s, seen|seenName
+		case "action_reason":
+			r.actionReason = s
+		}
+		return e, nil
+	})
+	if err != nil {
+		return r.wrap(err)
+	}
+	k := r.kind()
+	if k == "" {
+		return nil
+	}
+	if !r.decoded {
+		if r.change == nil {
+			return planErrorf("%s: change is missing", r.label())
+		}
+		if _, err := r.readChange(k, r.change, 0); err != nil {
+			return r.wrap(err)
+		}
+	}
+	return p.extract(&r, k)
+}
+
+const (
+	seenMode uint8 = 1 << iota
+	seenType
+	seenName
+	seenAll = seenMode | seenType | seenName
+)
+
+// readChange reads the change object starting at b[at]: actions, the two sides and
+// the markers. For the module only `input` matters: id, output and
+// triggers_replace are stepped over.
+func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
+	if at >= len(b) || b[at] != '{' {
+		return 0, planErrorf("%s: change is not an object", r.label())
+	}
+	module := k == KindModule
+	side := func(at int) (values, int, error) {
+		e, err := valueEnd(b, at)
+		if err != nil || isNull(b[at:e]) {
+			return values{}, e, err
+		}
+		if !module {
+			o, err := readObject(b[at:e])
+			return values{present: true, attrs: o}, e, err
+		}
+		if b[at] != '{' {
+			return values{}, 0, errNotObject
+		}
+		out := values{present: true}
+		e, err = walkObject(b, at, func(name []byte, at int) (int, error) {
+			e, err := valueEnd(b, at)
+			if err == nil && string(name) == "input" {
+				out.attrs, err = readObject(b[at:e])
+			}
+			return e, err
+		})
+		return out, e, err
+	}
+	marker := func(v jsontext.Value) (mark, error) {
+		m, err := readMark(v)
+		if module {
+			m = m.field("input")
+		}
+		return m, err
+	}
+	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
+		var e int
+		var err error
+		switch string(name) {
+		case "before":
+			r.before, e, err = side(at)
+		case "after":
+			r.after, e, err = side(at)
+		default:
+			if e, err = valueEnd(b, at); err != nil {
+				return 0, err
+			}
+			switch string(name) {
+			case "actions":
+				r.actions, err = stringArray(b[at:e])
+			case "after_unknown":
+				r.marks.afterUnknown, err = marker(b[at:e])
+			case "before_sensitive":
+				r.marks.beforeSensitive, err = marker(b[at:e])
+			case "after_sensitive":
+				r.marks.afterSensitive, err = marker(b[at:e])
+			}
+		}
+		if err != nil {
+			return 0, planErrorf("%s: change.%s %v", r.label(), name, err)
+		}
+		return e, nil
+	})
+	r.decoded = err == nil
+	return end, err
+}
+
+var (
+	errNotObject  = errors.New("is not an object")
+	errNotStrings = errors.New("is not an array of strings")
+)
+
+func stringArray(v jsontext.Value) ([]string, error) {
+	if v.Kind() != '[' {
+		return nil, errNotStrings
+	}
+	var out []string
+	err := eachElement(v, func(e jsontext.Value) error {
+		if e.Kind() != '"' {
+			return errNotStrings
+		}
+		s, _, err := stringValue(e)
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+// wrap words an error from walking the entry as a plan error.
+func (r *resource) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*planError); ok {
+		return err
+	}
+	return planErrorf("%s: %v", r.label(), err)
+}
+
+// label names the entry in errors: its address, or its index when it has none.
+func (r *resource) label() string {
+	if r.address != "" {
+		return r.address
+	}
+	return "resource_changes[" + strconv.Itoa(r.index) + "]"
+}

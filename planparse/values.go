@@ -1,0 +1,252 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// member is one name/value pair of a JSON object. The value is raw and, like every
+// jsontext.Value here, only valid while the resource_changes entry is processed.
+type member struct {
+	name  string
+	value jsontext.Value
+}
+
+// object is a JSON object whose members keep plan order, or JSON null. Terraform
+// writes attributes sorted, and the report shows them in that order.
+type object struct {
+	set     bool // the member was in the plan at all
+	null    bool
+	members []member
+}
+
+func readObject(v jsontext.Value) (object, error) {
+	o := object{set: true, members: make([]member, 0, 4)}
+	if isNull(v) {
+		o.null = true
+		return o, nil
+	}
+	if v[0] != '{' {
+		return object{}, errNotObject
+	}
+	err := eachMember(v, func(name []byte, value jsontext.Value) error {
+		o.members = append(o.members, member{name: intern(name), value: value})
+		return nil
+	})
+	return o, err
+}
+
+func (o object) get(name string) (jsontext.Value, bool) {
+	for _, m := range o.members {
+		if m.name == name {
+			return m.value, true
+		}
+	}
+	return nil, false
+}
+
+// mark is a decoded before_sensitive / after_unknown marker: true marks the whole
+// value, an object marks its members, an array (collapsed to any) its elements.
+type mark struct {
+	all    bool
+	any    bool // all, or something inside is marked
+	fields []namedMark
+}
+
+type namedMark struct {
+	name string
+	mark mark
+}
+
+var literalTrue = []byte("true")
+
+// readMark reads a marker of any shape; false, null and the rest mark nothing.
+func readMark(v jsontext.Value) (mark, error) {
+	// Most markers mark nothing ({} or a tree of false): no need to walk them.
+	if len(v) == 0 || !bytes.Contains(v, literalTrue) {
+		return mark{}, nil
+	}
+	switch v[0] {
+	case 't':
+		return mark{all: true, any: true}, nil
+	case '[':
+		return mark{any: true}, nil
+	case '{':
+		var m mark
+		err := eachMember(v, func(name []byte, value jsontext.Value) error {
+			sub, err := readMark(value)
+			if sub.any {
+				m.any = true
+				m.fields = append(m.fields, namedMark{name: string(name), mark: sub})
+			}
+			return err
+		})
+		return m, err
+	}
+	return mark{}, nil
+}
+
+// field is the marker of member name: all of it when the whole value is marked.
+func (m mark) field(name string) mark {
+	if m.all {
+		return m
+	}
+	for _, f := range m.fields {
+		if f.name == name {
+			return f.mark
+		}
+	}
+	return mark{}
+}
+
+// intern returns the strings every entry repeats without allocating them again.
+func intern(b []byte) string {
+	switch string(b) {
+	case "managed":
+		return "managed"
+	case "data":
+		return "data"
+	case typeModule:
+		return typeModule
+	case nameModule:
+		return nameModule
+	case "no-op":
+		return "no-op"
+	case "create":
+		return "create"
+	case "delete":
+		return "delete"
+	case "update":
+		return "update"
+	case "replace_because_cannot_update":
+		return "replace_because_cannot_update"
+	case FieldStreamPrefix:
+		return FieldStreamPrefix
+	case FieldConsumerGroup:
+		return FieldConsumerGroup
+	case FieldShardCount:
+		return FieldShardCount
+	case FieldCoordinatorURL:
+		return FieldCoordinatorURL
+	}
+	return string(b)
+}
+
+// isNull reports whether v is absent or JSON null.
+func isNull(v jsontext.Value) bool {
+	return len(v) == 0 || v.Kind() == 'n'
+}
+
+// stringValue returns v as a string, "" for null; known is false for null.
+func stringValue(v jsontext.Value) (s string, known bool, err error) {
+	if isNull(v) {
+		return "", false, nil
+	}
+	if v.Kind() != '"' {
+		return "", false, errors.New("is not a string")
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return intern(v[1 : len(v)-1]), true, nil
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), true, nil
+}
+
+// intValue returns v as a whole number; nil for null.
+func intValue(v jsontext.Value) (*int, error) {
+	if isNull(v) {
+		return nil, nil
+	}
+	if v.Kind() != '0' {
+		return nil, errors.New("is not a number")
+	}
+	if n, err := strconv.ParseInt(string(v), 10, 0); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+		i := int(n)
+		return &i, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		return nil, errors.New("is not a whole number")
+	}
+	i := int(f)
+	return &i, nil
+}
+
+const (
+	renderNone      = "(none)"
+	renderUnknown   = "(known after apply)"
+	renderSensitive = "(sensitive)"
+	renderMaxLen    = 120
+)
+
+// side is one side of a change as the diff needs it.
+type side struct {
+	values    object
+	exists    bool // false for the before of a create or the after of a delete
+	sensitive mark
+	unknown   mark
+}
+
+// diffLines lists "name: before -> after" for every member that differs, after's
+// order first, then members only before has. Sensitive values are never rendered.
+func diffLines(before, after side) []string {
+	var out []string
+	seen := make(map[string]bool, len(after.values.members))
+	line := func(name string) {
+		bv, _ := before.values.get(name)
+		av, _ := after.values.get(name)
+		unknown := after.exists && after.unknown.field(name).any
+		if !unknown && sameValue(bv, av) {
+			return
+		}
+		out = append(out, fmt.Sprintf("%s: %s -> %s", name,
+			render(before, name, bv, false), render(after, name, av, unknown)))
+	}
+	for _, m := range after.values.members {
+		seen[m.name] = true
+		line(m.name)
+	}
+	for _, m := range before.values.members {
+		if !seen[m.name] {
+			line(m.name)
+		}
+	}
+	return out
+}
+
+func sameValue(a, b jsontext.Value) bool {
+	if isNull(a) || isNull(b) {
+		return isNull(a) && isNull(b)
+	}
+	return bytes.Equal(a, b)
+}
+
+func render(s side, name string, v jsontext.Value, unknown bool) string {
+	switch {
+	case !s.exists:
+		return renderNone
+	case s.sensitive.field(name).any:
+		return renderSensitive
+	case unknown:
+		return renderUnknown
+	case isNull(v):
+		return "null"
+	}
+	if len(v) > renderMaxLen {
+		n := renderMaxLen
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		return string(v[:n]) + "..."
+	}
+	return string(v)
+}
