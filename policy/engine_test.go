@@ -1,0 +1,170 @@
+package policy
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+)
+
+func newEngine(t *testing.T, opts ...Option) *Engine {
+	t.Helper()
+	e, err := New(opts...)
+	require.NoError(t, err)
+	return e
+}
+
+func TestRulesBuiltin(t *testing.T) {
+	e := newEngine(t)
+
+	ids := make([]string, 0, len(e.Rules()))
+	for _, r := range e.Rules() {
+		ids = append(ids, r.ID)
+		require.NotEmpty(t, r.Title, r.ID)
+		require.NotEmpty(t, r.Description, r.ID)
+	}
+	require.Equal(t, []string{
+		"active_migration", RuleConflictingShardCount, RuleCoordinatorUnreachable, "metadata_version_regressed",
+		RuleNoDestroy, "no_live_members", RuleQuiesceAttestation, RuleShardDelta, "tainted_replace", RuleUnknownValue,
+	}, ids)
+
+	waivable := map[string]bool{RuleNoDestroy: true, RuleShardDelta: true, RuleQuiesceAttestation: true}
+	for _, r := range e.Rules() {
+		t.Run(r.ID, func(t *testing.T) {
+			require.Equal(t, waivable[r.ID], r.Waivable)
+			if r.Waivable {
+				require.Equal(t, "policy-exception/"+r.ID, r.ExceptionLabel)
+			} else {
+				require.Empty(t, r.ExceptionLabel)
+			}
+		})
+	}
+
+	info, ok := e.Rule(RuleNoDestroy)
+	require.True(t, ok)
+	require.Equal(t, "No destroy", info.Title)
+	_, ok = e.Rule("no_such_rule")
+	require.False(t, ok)
+}
+
+func TestUserPolicyDir(t *testing.T) {
+	e := newEngine(t, WithPolicyDirs(filepath.Join("testdata", "userpolicy")))
+
+	maxShards, ok := e.Rule("max_shards")
+	require.True(t, ok)
+	require.Equal(t, RuleInfo{
+		ID: "max_shards", Title: "Maximum shard count", Description: "No stream may have more than 32 shards.",
+		Waivable: true, ExceptionLabel: "policy-exception/max_shards",
+	}, maxShards)
+
+	naming, ok := e.Rule("group_naming")
+	require.True(t, ok, "policies in subdirectories are loaded")
+	require.Equal(t, RuleInfo{ID: "group_naming", Title: "group_naming"}, naming)
+
+	_, ok = e.Rule("max_shards_test")
+	require.False(t, ok, "_test.rego files are not evaluated")
+	_, ok = e.Rule(RuleNoDestroy)
+	require.True(t, ok, "built-in rules stay loaded")
+
+	create := planparse.Change{
+		Address: "module.big.terraform_data.stream_group", StreamPrefix: "big", ConsumerGroup: "Big_Group",
+		Action: planparse.ActionCreate, ShardsAfter: intp(64),
+	}
+	d, err := e.Evaluate(context.Background(), Request{ChangeSet: &planparse.ChangeSet{Changes: []planparse.Change{create}}})
+	require.NoError(t, err)
+	require.False(t, d.Allowed)
+	require.Equal(t, []string{"group_naming", "max_shards"}, violationRules(d))
+	require.Equal(t, "module.big.terraform_data.stream_group asks for 64 shards; the limit is 32", d.Violations[1].Message)
+	require.True(t, d.Violations[1].Waivable)
+	require.False(t, d.Violations[0].Waivable)
+
+	// The user's waivable rule is waived by its own label like a built-in one.
+	d, err = e.Evaluate(context.Background(), Request{
+		ChangeSet: &planparse.ChangeSet{Changes: []planparse.Change{create}},
+		Labels:    []Label{{Name: "policy-exception/max_shards", Actor: "lead", Counted: true}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"group_naming"}, violationRules(d))
+	require.Len(t, d.ExceptionsApplied, 1)
+	require.Equal(t, "max_shards", d.ExceptionsApplied[0].Rule)
+
+	// A user warning without stream fields is still a warning.
+	one := create
+	one.ConsumerGroup, one.ShardsAfter = "ok-group", intp(1)
+	d, err = e.Evaluate(context.Background(), Request{ChangeSet: &planparse.ChangeSet{Changes: []planparse.Change{one}}})
+	require.NoError(t, err)
+	require.True(t, d.Allowed)
+	require.Equal(t, []Warning{{Rule: "group_naming", Title: "group_naming", Message: "module.big.terraform_data.stream_group starts with a single shard"}}, d.Warnings)
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []Option
+		wantErr []string
+	}{
+		{
+			name:    "syntax error",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "badsyntax"))},
+			wantErr: []string{"load policy dir testdata/badsyntax", "broken.rego:", "rego_parse_error"},
+		},
+		{
+			name:    "missing dir",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "no_such_dir"))},
+			wantErr: []string{"load policy dir testdata/no_such_dir"},
+		},
+		{
+			name:    "helpers package is reserved",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "reserved"))},
+			wantErr: []string{"package shardgate.lib is reserved"},
+		},
+		{
+			name:    "built-in rule id",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "builtinid"))},
+			wantErr: []string{"rule id no_destroy is built in"},
+		},
+		{
+			name:    "nested rule package",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "nested"))},
+			wantErr: []string{"shardgate.rules.team.limits", "rule packages must be shardgate.rules.<rule id>"},
+		},
+		{
+			name:    "exception label of another rule",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "badlabel"))},
+			wantErr: []string{`rule bad_label: METADATA custom.exception_label must be "policy-exception/bad_label"`},
+		},
+		{
+			name:    "network built-in",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "network"))},
+			wantErr: []string{"compile policies", "http.send"},
+		},
+		{
+			name:    "no policies at all",
+			opts:    []Option{WithoutBuiltin()},
+			wantErr: []string{"no policy files"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := New(tt.opts...)
+			require.Error(t, err)
+			require.Nil(t, e)
+			for _, want := range tt.wantErr {
+				require.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+func violationRules(d Decision) []string {
+	ids := make([]string, 0, len(d.Violations))
+	for _, v := range d.Violations {
+		ids = append(ids, v.Rule)
+	}
+	return ids
+}
+
+func intp(n int) *int { return &n }

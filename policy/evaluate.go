@@ -1,0 +1,241 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// Evaluate runs every rule on one request. It fails closed: when the policies cannot
+// be evaluated, or a rule yields a finding of an unexpected shape, the error comes
+// back together with a Decision that denies with a policy_error violation.
+func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
+	if req.ChangeSet == nil {
+		return failClosed(errors.New("evaluate policies: no change set"))
+	}
+	if req.Now.IsZero() && len(req.Attestations) > 0 {
+		// Without a time no attestation can be judged fresh; guessing either way
+		// would be wrong.
+		return failClosed(errors.New("evaluate policies: attestations given without the time to judge their freshness"))
+	}
+	rs, err := e.prepared.Eval(ctx, rego.EvalParsedInput(buildInput(req)))
+	if err != nil {
+		return failClosed(fmt.Errorf("evaluate policies: %w", err))
+	}
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return failClosed(fmt.Errorf("evaluate policies: %s is undefined", query))
+	}
+	packages, ok := rs[0].Expressions[0].Value.(map[string]any)
+	if !ok {
+		return failClosed(fmt.Errorf("evaluate policies: %s is not an object", query))
+	}
+
+	var violations []Violation
+	var warnings []Warning
+	for _, id := range e.ids {
+		pkg, _ := packages[id].(map[string]any)
+		denies, err := findings(id, "deny", pkg)
+		if err != nil {
+			return failClosed(err)
+		}
+		warns, err := findings(id, "warn", pkg)
+		if err != nil {
+			return failClosed(err)
+		}
+		info := e.rules[id]
+		for _, f := range denies {
+			violations = append(violations, Violation{
+				Rule: id, Title: info.Title, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
+				Address: f.Address, Message: f.Message, Waivable: info.Waivable, ExceptionLabel: info.ExceptionLabel,
+			})
+		}
+		for _, f := range warns {
+			warnings = append(warnings, Warning{
+				Rule: id, Title: info.Title, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
+				Address: f.Address, Message: f.Message,
+			})
+		}
+	}
+
+	used, err := attestationsUsed(req, packages)
+	if err != nil {
+		return failClosed(err)
+	}
+	d := Decision{
+		Warnings:         nonNil(sortWarnings(warnings)),
+		AttestationsUsed: nonNil(used),
+		LabelsNotCounted: nonNil(labelsNotCounted(req.Labels)),
+	}
+	kept, applied := applyExceptions(sortViolations(violations), req.Labels)
+	d.Violations, d.ExceptionsApplied = nonNil(kept), nonNil(applied)
+	d.Allowed = len(d.Violations) == 0
+	return d, nil
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// failClosed is the decision returned with every evaluation error.
+func failClosed(err error) (Decision, error) {
+	return Decision{
+		Allowed:           false,
+		Warnings:          []Warning{},
+		ExceptionsApplied: []ExceptionApplied{},
+		AttestationsUsed:  []Attestation{},
+		LabelsNotCounted:  []Label{},
+		Violations: []Violation{{
+			Rule:    RulePolicyError,
+			Title:   "Policy error",
+			Message: "the policies could not be evaluated, so the plan is denied: " + err.Error(),
+		}},
+	}, err
+}
+
+// finding is one deny or warn value of a rule.
+type finding struct {
+	Message, StreamPrefix, ConsumerGroup, Address string
+}
+
+// findings reads a rule package's deny or warn set. A value that is not an object
+// with a string msg is an error, not something to skip: skipping would let a broken
+// rule pass every plan.
+func findings(id, set string, pkg map[string]any) ([]finding, error) {
+	raw, ok := pkg[set]
+	if !ok {
+		return nil, nil
+	}
+	values, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("evaluate rule %s: %s is not a set", id, set)
+	}
+	out := make([]finding, 0, len(values))
+	for _, v := range values {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("evaluate rule %s: %s value is not an object", id, set)
+		}
+		var f finding
+		var err error
+		if f.Message, err = field(obj, "msg", true); err != nil {
+			return nil, fmt.Errorf("evaluate rule %s: %s value: %w", id, set, err)
+		}
+		for key, dst := range map[string]*string{"stream_prefix": &f.StreamPrefix, "consumer_group": &f.ConsumerGroup, "address": &f.Address} {
+			if *dst, err = field(obj, key, false); err != nil {
+				return nil, fmt.Errorf("evaluate rule %s: %s value: %w", id, set, err)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func field(obj map[string]any, key string, required bool) (string, error) {
+	raw, ok := obj[key]
+	if !ok {
+		if required {
+			return "", fmt.Errorf("missing %q", key)
+		}
+		return "", nil
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", fmt.Errorf("%q is not a string", key)
+	}
+	if required && strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("%q is empty", key)
+	}
+	return s, nil
+}
+
+// attestationsUsed are the fresh attestations behind the prefixes that the
+// quiesce_attestation rule found attested.
+func attestationsUsed(req Request, packages map[string]any) ([]Attestation, error) {
+	pkg, _ := packages[RuleQuiesceAttestation].(map[string]any)
+	raw, ok := pkg["attested"]
+	if !ok {
+		return nil, nil
+	}
+	values, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("evaluate rule %s: attested is not a set", RuleQuiesceAttestation)
+	}
+	attested := make(map[string]bool, len(values))
+	for _, v := range values {
+		if s, ok := v.(string); ok {
+			attested[s] = true
+		}
+	}
+	var used []Attestation
+	for _, a := range req.Attestations {
+		if attested[a.StreamPrefix] && a.ExpiresAt.After(req.Now) {
+			used = append(used, a)
+		}
+	}
+	slices.SortFunc(used, func(a, b Attestation) int {
+		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Actor, b.Actor))
+	})
+	return used, nil
+}
+
+// applyExceptions moves the violations of waivable rules whose exception label is
+// counted on the pull request out of the violations.
+func applyExceptions(violations []Violation, labels []Label) ([]Violation, []ExceptionApplied) {
+	counted := make(map[string]Label)
+	for _, l := range labels {
+		if l.Counted {
+			counted[l.Name] = l
+		}
+	}
+	var kept []Violation
+	var applied []ExceptionApplied
+	for _, v := range violations {
+		l, ok := counted[v.ExceptionLabel]
+		if !v.Waivable || v.ExceptionLabel == "" || !ok {
+			kept = append(kept, v)
+			continue
+		}
+		applied = append(applied, ExceptionApplied{
+			Rule: v.Rule, Label: l.Name, Actor: l.Actor,
+			StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup, Message: v.Message,
+		})
+	}
+	return kept, applied
+}
+
+// labelsNotCounted are the exception labels on the pull request that do not count.
+func labelsNotCounted(labels []Label) []Label {
+	var out []Label
+	for _, l := range labels {
+		if !l.Counted && strings.HasPrefix(l.Name, ExceptionLabelPrefix) {
+			out = append(out, l)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Label) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+func sortViolations(vs []Violation) []Violation {
+	slices.SortFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix),
+			cmp.Compare(a.ConsumerGroup, b.ConsumerGroup), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Message, b.Message))
+	})
+	return vs
+}
+
+func sortWarnings(ws []Warning) []Warning {
+	slices.SortFunc(ws, func(a, b Warning) int {
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix),
+			cmp.Compare(a.ConsumerGroup, b.ConsumerGroup), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Message, b.Message))
+	})
+	return ws
+}

@@ -1,0 +1,3 @@
+package shardgate.rules.no_destroy
+
+deny := set()

@@ -1,0 +1,3 @@
+package shardgate.rules.team.limits
+
+deny contains {"msg": "nested"} if false

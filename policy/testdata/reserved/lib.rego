@@ -1,0 +1,3 @@
+package shardgate.lib
+
+current_shards(_) := 1
