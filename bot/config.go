@@ -1,0 +1,390 @@
+package bot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/shardgate/shardgate/policy"
+)
+
+// Defaults of the server configuration.
+const (
+	DefaultListen             = ":8080"
+	DefaultGitHubAPIURL       = "https://api.github.com/"
+	DefaultLockTimeout        = 5 * time.Minute
+	DefaultAttestationTTL     = 2 * time.Hour
+	DefaultQueueSize          = 1000
+	DefaultWorkers            = 4
+	DefaultMaxWebhookBytes    = 25 << 20
+	EnvWebhookSecret          = "SHARDGATE_WEBHOOK_SECRET"
+	DefaultConvergenceTimeout = 30 * time.Minute
+)
+
+// Secret is a credential read from a file or the environment. It never prints
+// its value: fmt, %v, %+v, logs and JSON all show "[redacted]".
+type Secret struct{ value string }
+
+// NewSecret wraps a credential.
+func NewSecret(v string) Secret { return Secret{value: v} }
+
+// Reveal returns the credential for the one place that must send it.
+func (s Secret) Reveal() string { return s.value }
+
+// Empty says whether no credential was given.
+func (s Secret) Empty() bool { return s.value == "" }
+
+func (s Secret) String() string                  { return "[redacted]" }
+func (s Secret) GoString() string                { return "[redacted]" }
+func (s Secret) MarshalJSON() ([]byte, error)    { return []byte(`"[redacted]"`), nil }
+func (s Secret) MarshalText() ([]byte, error)    { return []byte("[redacted]"), nil }
+func (s Secret) Format(f fmt.State, verb rune)   { io.WriteString(f, "[redacted]") }
+func (s Secret) LogValue() string                { return "[redacted]" }
+func (s *Secret) UnmarshalYAML(*yaml.Node) error { return errInlineSecret }
+
+var errInlineSecret = errors.New("secrets are never written inline: use a *_file or *_env setting")
+
+// CoordinatorCredentials are used for coordinator URLs that start with URLPrefix.
+type CoordinatorCredentials struct {
+	URLPrefix string
+	Username  string
+	Password  Secret
+}
+
+// Config is the validated, immutable server configuration.
+type Config struct {
+	Listen            string
+	GitHubAPIURL      string
+	AppID             int64
+	PrivateKey        Secret
+	WebhookSecret     Secret
+	StorePath         string
+	TerraformBinary   string
+	LockTimeout       time.Duration
+	PluginCacheDir    string
+	WorkDir           string
+	Coordinators      []CoordinatorCredentials
+	ApproverUsers     []string
+	ApproverTeams     []string // "org/team-slug"
+	Policy            policy.Config
+	AttestationTTL    time.Duration
+	AllowRepoOverride bool
+	AllowForkPRs      bool
+	QueueSize         int
+	Workers           int
+	ConvergeTimeout   time.Duration
+}
+
+// CoordinatorFor returns the credentials of the longest URL prefix matching url.
+func (c *Config) CoordinatorFor(coordinatorURL string) (CoordinatorCredentials, bool) {
+	var best CoordinatorCredentials
+	found := false
+	for _, cc := range c.Coordinators {
+		if strings.HasPrefix(coordinatorURL, cc.URLPrefix) && len(cc.URLPrefix) >= len(best.URLPrefix) {
+			best, found = cc, true
+		}
+	}
+	return best, found
+}
+
+// IsApproverUser says whether login is listed as an approver (case-insensitive,
+// as GitHub logins are).
+func (c *Config) IsApproverUser(login string) bool {
+	for _, u := range c.ApproverUsers {
+		if strings.EqualFold(u, login) {
+			return true
+		}
+	}
+	return false
+}
+
+type rawConfig struct {
+	Version      *int             `yaml:"version"`
+	Listen       string           `yaml:"listen"`
+	GitHub       rawGitHub        `yaml:"github"`
+	Store        rawStore         `yaml:"store"`
+	Terraform    rawTerraform     `yaml:"terraform"`
+	Coordinators []rawCoordinator `yaml:"coordinators"`
+	Approvers    rawApprovers     `yaml:"approvers"`
+	Policy       rawPolicy        `yaml:"policy"`
+	AllowForkPRs bool             `yaml:"allow_fork_prs"`
+	Queue        rawQueue         `yaml:"queue"`
+	Apply        rawApply         `yaml:"apply"`
+}
+
+type rawGitHub struct {
+	APIURL            string `yaml:"api_url"`
+	AppID             int64  `yaml:"app_id"`
+	PrivateKeyFile    string `yaml:"private_key_file"`
+	WebhookSecretFile string `yaml:"webhook_secret_file"`
+}
+
+type rawStore struct {
+	Path string `yaml:"path"`
+}
+
+type rawTerraform struct {
+	Binary         string `yaml:"binary"`
+	LockTimeout    string `yaml:"lock_timeout"`
+	PluginCacheDir string `yaml:"plugin_cache_dir"`
+	WorkDir        string `yaml:"work_dir"`
+}
+
+type rawCoordinator struct {
+	URLPrefix    string `yaml:"url_prefix"`
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password_file"`
+	PasswordEnv  string `yaml:"password_env"`
+	Password     Secret `yaml:"password"`
+}
+
+type rawApprovers struct {
+	Users []string `yaml:"users"`
+	Teams []string `yaml:"teams"`
+}
+
+type rawPolicy struct {
+	MaxShardDelta      *int     `yaml:"max_shard_delta"`
+	MaxScaleFactor     *float64 `yaml:"max_scale_factor"`
+	AttestationTTL     string   `yaml:"attestation_ttl"`
+	AllowRepoOverrides *bool    `yaml:"allow_repo_overrides"`
+}
+
+type rawQueue struct {
+	Size    int `yaml:"size"`
+	Workers int `yaml:"workers"`
+}
+
+type rawApply struct {
+	ConvergenceTimeout string `yaml:"convergence_timeout"`
+}
+
+// LoadConfig reads and validates a server configuration file. Secrets come from
+// the files and environment variables it names; lookupEnv is os.LookupEnv in
+// production. Every problem is reported at once.
+func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(path, data, lookupEnv)
+}
+
+// ConfigError lists every problem of a server configuration.
+type ConfigError struct {
+	Source   string
+	Problems []string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%s: %d problem(s): %s", e.Source, len(e.Problems), strings.Join(e.Problems, "; "))
+}
+
+// ParseConfig validates a server configuration held in memory.
+func ParseConfig(source string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	var raw rawConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &ConfigError{Source: source, Problems: []string{"file is empty"}}
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, &ConfigError{Source: source, Problems: te.Errors}
+		}
+		return nil, &ConfigError{Source: source, Problems: []string{strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	v := &validator{lookupEnv: lookupEnv}
+	cfg := v.config(&raw)
+	if len(v.problems) > 0 {
+		return nil, &ConfigError{Source: source, Problems: v.problems}
+	}
+	return cfg, nil
+}
+
+type validator struct {
+	problems  []string
+	lookupEnv func(string) (string, bool)
+}
+
+func (v *validator) addf(format string, a ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, a...))
+}
+
+func (v *validator) duration(field, s string, def time.Duration) time.Duration {
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		v.addf("%s %q is not a positive duration such as 30s or 5m", field, s)
+		return def
+	}
+	return d
+}
+
+// secretFile reads a secret from a file that must exist and be non-empty.
+func (v *validator) secretFile(field, path string) Secret {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		v.addf("%s: cannot read %s: %v", field, path, errors.Unwrap(err))
+		return Secret{}
+	}
+	s := strings.TrimSpace(string(data))
+	if s == "" {
+		v.addf("%s: %s is empty", field, path)
+	}
+	return NewSecret(s)
+}
+
+func (v *validator) config(r *rawConfig) *Config {
+	c := &Config{
+		Listen: r.Listen, GitHubAPIURL: r.GitHub.APIURL, AppID: r.GitHub.AppID, StorePath: r.Store.Path,
+		TerraformBinary: r.Terraform.Binary, PluginCacheDir: r.Terraform.PluginCacheDir, WorkDir: r.Terraform.WorkDir,
+		AllowForkPRs: r.AllowForkPRs, QueueSize: r.Queue.Size, Workers: r.Queue.Workers, AllowRepoOverride: true,
+	}
+	switch {
+	case r.Version == nil:
+		v.addf("version is missing: add 'version: 1'")
+	case *r.Version != 1:
+		v.addf("version %d is not supported: use 'version: 1'", *r.Version)
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		v.addf("listen %q is not host:port", c.Listen)
+	}
+	if c.GitHubAPIURL == "" {
+		c.GitHubAPIURL = DefaultGitHubAPIURL
+	}
+	if u, err := url.Parse(c.GitHubAPIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		v.addf("github.api_url %q is not an http(s) URL", c.GitHubAPIURL)
+	} else if !strings.HasSuffix(c.GitHubAPIURL, "/") {
+		c.GitHubAPIURL += "/"
+	}
+	if c.AppID <= 0 {
+		v.addf("github.app_id is missing")
+	}
+	if r.GitHub.PrivateKeyFile == "" {
+		v.addf("github.private_key_file is missing")
+	} else {
+		c.PrivateKey = v.secretFile("github.private_key_file", r.GitHub.PrivateKeyFile)
+	}
+	if r.GitHub.WebhookSecretFile != "" {
+		c.WebhookSecret = v.secretFile("github.webhook_secret_file", r.GitHub.WebhookSecretFile)
+	} else if s, ok := v.lookupEnv(EnvWebhookSecret); ok && strings.TrimSpace(s) != "" {
+		c.WebhookSecret = NewSecret(strings.TrimSpace(s))
+	} else {
+		v.addf("no webhook secret: set github.webhook_secret_file or %s (shardgate refuses unsigned webhooks)", EnvWebhookSecret)
+	}
+	if c.StorePath == "" {
+		v.addf("store.path is missing")
+	}
+	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
+	c.Coordinators = v.coordinators(r.Coordinators)
+	c.ApproverUsers, c.ApproverTeams = v.approvers(r.Approvers)
+	c.Policy, c.AttestationTTL, c.AllowRepoOverride = v.policy(r.Policy)
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	} else if c.QueueSize < 0 {
+		v.addf("queue.size must be positive, got %d", c.QueueSize)
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	} else if c.Workers < 0 {
+		v.addf("queue.workers must be positive, got %d", c.Workers)
+	}
+	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
+	return c
+}
+
+func (v *validator) coordinators(raw []rawCoordinator) []CoordinatorCredentials {
+	var out []CoordinatorCredentials
+	seen := map[string]bool{}
+	for i, rc := range raw {
+		where := fmt.Sprintf("coordinators[%d]", i)
+		u, err := url.Parse(rc.URLPrefix)
+		if rc.URLPrefix == "" || err != nil || u.Host == "" {
+			v.addf("%s.url_prefix %q is not a URL such as https://coordinator.example.com", where, rc.URLPrefix)
+		}
+		if seen[rc.URLPrefix] {
+			v.addf("%s.url_prefix %q is listed twice", where, rc.URLPrefix)
+		}
+		seen[rc.URLPrefix] = true
+		cc := CoordinatorCredentials{URLPrefix: rc.URLPrefix, Username: rc.Username}
+		switch {
+		case rc.PasswordFile != "" && rc.PasswordEnv != "":
+			v.addf("%s: set password_file or password_env, not both", where)
+		case rc.PasswordFile != "":
+			cc.Password = v.secretFile(where+".password_file", rc.PasswordFile)
+		case rc.PasswordEnv != "":
+			s, ok := v.lookupEnv(rc.PasswordEnv)
+			if !ok || s == "" {
+				v.addf("%s.password_env: %s is not set", where, rc.PasswordEnv)
+			}
+			cc.Password = NewSecret(s)
+		}
+		if rc.Username == "" && !cc.Password.Empty() {
+			v.addf("%s: a password needs a username", where)
+		}
+		out = append(out, cc)
+	}
+	return out
+}
+
+func (v *validator) approvers(raw rawApprovers) (users, teams []string) {
+	for i, u := range raw.Users {
+		u = strings.TrimPrefix(strings.TrimSpace(u), "@")
+		if u == "" || strings.ContainsAny(u, "/ ") {
+			v.addf("approvers.users[%d] %q is not a GitHub login", i, raw.Users[i])
+			continue
+		}
+		users = append(users, u)
+	}
+	for i, t := range raw.Teams {
+		org, slug, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(t), "@"), "/")
+		if !ok || org == "" || slug == "" || strings.ContainsAny(slug, "/ ") {
+			v.addf("approvers.teams[%d] %q is not org/team-slug", i, t)
+			continue
+		}
+		teams = append(teams, org+"/"+slug)
+	}
+	if len(users) == 0 && len(teams) == 0 {
+		v.addf("approvers: list at least one user or team (exception labels and attestations need approvers)")
+	}
+	sort.Strings(users)
+	sort.Strings(teams)
+	return users, teams
+}
+
+func (v *validator) policy(raw rawPolicy) (policy.Config, time.Duration, bool) {
+	p := policy.DefaultConfig()
+	if raw.MaxShardDelta != nil {
+		if *raw.MaxShardDelta < 1 {
+			v.addf("policy.max_shard_delta must be at least 1, got %d", *raw.MaxShardDelta)
+		}
+		p.MaxShardDelta = *raw.MaxShardDelta
+	}
+	if raw.MaxScaleFactor != nil {
+		if *raw.MaxScaleFactor < 1 {
+			v.addf("policy.max_scale_factor must be at least 1.0, got %g", *raw.MaxScaleFactor)
+		}
+		p.MaxScaleFactor = *raw.MaxScaleFactor
+	}
+	ttl := v.duration("policy.attestation_ttl", raw.AttestationTTL, DefaultAttestationTTL)
+	allow := true
+	if raw.AllowRepoOverrides != nil {
+		allow = *raw.AllowRepoOverrides
+	}
+	return p, ttl, allow
+}

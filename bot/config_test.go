@@ -1,0 +1,174 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+func TestParseConfig(t *testing.T) {
+	dir := t.TempDir()
+	key := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
+	secret := writeFile(t, dir, "hook", "s3cret-hook\n")
+	pw := writeFile(t, dir, "coord", "coord-pass\n")
+	cfg, err := ParseConfig("server.yaml", []byte(fmt.Sprintf(`
+version: 1
+listen: 127.0.0.1:9000
+github:
+  api_url: http://127.0.0.1:1234/api/v3
+  app_id: 42
+  private_key_file: %s
+  webhook_secret_file: %s
+store:
+  path: /var/lib/shardgate/db
+terraform:
+  binary: /usr/bin/terraform
+  lock_timeout: 90s
+coordinators:
+  - url_prefix: http://coord.prod
+    username: terraform
+    password_file: %s
+  - url_prefix: http://coord.prod/special
+    username: special
+    password_env: SPECIAL_PW
+approvers:
+  users: ["@Alice", bob]
+  teams: [acme/sre]
+policy:
+  max_shard_delta: 6
+  attestation_ttl: 30m
+allow_fork_prs: true
+`, key, secret, pw)), func(k string) (string, bool) {
+		if k == "SPECIAL_PW" {
+			return "special-pass", true
+		}
+		return "", false
+	})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9000", cfg.Listen)
+	require.Equal(t, "http://127.0.0.1:1234/api/v3/", cfg.GitHubAPIURL)
+	require.EqualValues(t, 42, cfg.AppID)
+	require.Equal(t, "s3cret-hook", cfg.WebhookSecret.Reveal())
+	require.Equal(t, 90*time.Second, cfg.LockTimeout)
+	require.Equal(t, []string{"Alice", "bob"}, cfg.ApproverUsers)
+	require.True(t, cfg.IsApproverUser("alice"))
+	require.Equal(t, []string{"acme/sre"}, cfg.ApproverTeams)
+	require.Equal(t, 6, cfg.Policy.MaxShardDelta)
+	require.Equal(t, 2.0, cfg.Policy.MaxScaleFactor)
+	require.Equal(t, 30*time.Minute, cfg.AttestationTTL)
+	require.True(t, cfg.AllowForkPRs)
+	require.Equal(t, DefaultQueueSize, cfg.QueueSize)
+
+	cc, ok := cfg.CoordinatorFor("http://coord.prod/special/x")
+	require.True(t, ok)
+	require.Equal(t, "special", cc.Username)
+	require.Equal(t, "special-pass", cc.Password.Reveal())
+	cc, ok = cfg.CoordinatorFor("http://coord.prod:8080")
+	require.True(t, ok)
+	require.Equal(t, "coord-pass", cc.Password.Reveal())
+	_, ok = cfg.CoordinatorFor("http://elsewhere")
+	require.False(t, ok)
+
+	// No secret can leak through formatting, logging or JSON.
+	js, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	for _, s := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), string(js)} {
+		for _, secret := range []string{"s3cret-hook", "coord-pass", "special-pass", "BEGIN RSA"} {
+			require.NotContains(t, s, secret)
+		}
+	}
+}
+
+func TestParseConfigWebhookSecretFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	key := writeFile(t, dir, "app.pem", "key")
+	yaml := fmt.Sprintf("version: 1\ngithub: {app_id: 1, private_key_file: %s}\nstore: {path: x.db}\napprovers: {users: [a]}\n", key)
+	_, err := ParseConfig("c", []byte(yaml), noEnv)
+	require.ErrorContains(t, err, "no webhook secret")
+	cfg, err := ParseConfig("c", []byte(yaml), func(k string) (string, bool) { return "from-env", k == EnvWebhookSecret })
+	require.NoError(t, err)
+	require.Equal(t, "from-env", cfg.WebhookSecret.Reveal())
+	require.Equal(t, DefaultGitHubAPIURL, cfg.GitHubAPIURL)
+	require.Equal(t, DefaultListen, cfg.Listen)
+}
+
+func TestParseConfigReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, dir, "empty", "  \n")
+	_, err := ParseConfig("server.yaml", []byte(fmt.Sprintf(`
+version: 1
+listen: nonsense
+github:
+  api_url: "ftp://x"
+  private_key_file: %s
+  webhook_secret_file: /nonexistent/secret
+terraform:
+  lock_timeout: soon
+coordinators:
+  - url_prefix: ""
+    password_env: NOPE
+approvers:
+  users: ["a/b"]
+  teams: [justateam]
+policy:
+  max_shard_delta: 0
+queue:
+  size: -1
+`, empty)), noEnv)
+	var cerr *ConfigError
+	require.ErrorAs(t, err, &cerr)
+	want := []string{
+		`listen "nonsense" is not host:port`,
+		`github.api_url "ftp://x" is not an http(s) URL`,
+		"github.app_id is missing",
+		"github.private_key_file: " + empty + " is empty",
+		"github.webhook_secret_file: cannot read /nonexistent/secret",
+		"store.path is missing",
+		`terraform.lock_timeout "soon" is not a positive duration`,
+		`coordinators[0].url_prefix "" is not a URL`,
+		"coordinators[0].password_env: NOPE is not set",
+		`approvers.users[0] "a/b" is not a GitHub login`,
+		`approvers.teams[0] "justateam" is not org/team-slug`,
+		"approvers: list at least one user or team",
+		"policy.max_shard_delta must be at least 1, got 0",
+		"queue.size must be positive, got -1",
+	}
+	for _, w := range want {
+		require.True(t, containsAny(cerr.Problems, w), "missing problem %q in %q", w, cerr.Problems)
+	}
+	require.Len(t, cerr.Problems, len(want))
+}
+
+func containsAny(list []string, s string) bool {
+	for _, l := range list {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParseConfigRefusesInlineSecretsAndUnknownKeys(t *testing.T) {
+	_, err := ParseConfig("c", []byte("version: 1\ncoordinators:\n  - url_prefix: http://x\n    password: hunter2\n"), noEnv)
+	require.ErrorContains(t, err, "never written inline")
+	require.NotContains(t, err.Error(), "hunter2")
+	_, err = ParseConfig("c", []byte("version: 1\nlisten_addr: x\n"), noEnv)
+	require.ErrorContains(t, err, "field listen_addr not found")
+	_, err = ParseConfig("c", []byte(""), noEnv)
+	require.ErrorContains(t, err, "file is empty")
+}
