@@ -75,13 +75,16 @@ type InterruptedError struct {
 	Command string
 	Cause   error // context.Canceled or context.DeadlineExceeded
 	Killed  bool
+	Started bool // false when the context ended before terraform ran
 	Grace   time.Duration
 	Tail    string
 }
 
 func (e *InterruptedError) Error() string {
 	how := "terraform stopped after SIGINT"
-	if e.Killed {
+	if !e.Started {
+		how = "terraform was not started"
+	} else if e.Killed {
 		how = fmt.Sprintf("terraform did not stop within %s of SIGINT and was killed", e.Grace)
 	}
 	return fmt.Sprintf("terraform %s interrupted (%v): %s", e.Command, e.Cause, how)

@@ -118,7 +118,9 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 // process-level cause is kept, the output reaches callers redacted as Tail.
 func (j *Job) classify(ctx context.Context, command string, err error, tail string) error {
 	if ctx.Err() != nil {
-		return &InterruptedError{Command: command, Cause: ctx.Err(), Killed: wasKilled(err), Grace: j.r.grace, Tail: tail}
+		_, ran := errAs[*exec.ExitError](err)
+		return &InterruptedError{Command: command, Cause: ctx.Err(), Killed: wasKilled(err),
+			Started: ran || errors.Is(err, exec.ErrWaitDelay), Grace: j.r.grace, Tail: tail}
 	}
 	if lockErr := parseStateLock(tail); lockErr != nil {
 		lockErr.Command = command

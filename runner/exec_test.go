@@ -169,12 +169,15 @@ func TestClassify(t *testing.T) {
 	cancel()
 	lockOut, err := os.ReadFile("testdata/lock_local_1.5.7.txt")
 	require.NoError(t, err)
+	staleOut, err := os.ReadFile("testdata/stale_plan.txt")
+	require.NoError(t, err)
 
 	tests := []struct {
 		name    string
 		ctx     context.Context
 		command string
 		tail    string
+		err     error // default: raw
 		check   func(t *testing.T, err error)
 	}{
 		{name: "interrupted", ctx: cancelled, command: "apply", check: func(t *testing.T, err error) {
@@ -183,12 +186,17 @@ func TestClassify(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			require.EqualError(t, err, "terraform apply interrupted (context canceled): terraform stopped after SIGINT")
 		}},
+		{name: "interrupted before terraform started", ctx: cancelled, command: "plan", err: context.Canceled, check: func(t *testing.T, err error) {
+			var e *InterruptedError
+			require.ErrorAs(t, err, &e)
+			require.EqualError(t, err, "terraform plan interrupted (context canceled): terraform was not started")
+		}},
 		{name: "state lock", command: "plan", tail: string(lockOut), check: func(t *testing.T, err error) {
 			var e *StateLockError
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, "plan", e.Command)
 		}},
-		{name: "stale plan", command: "apply", tail: "Error: Saved plan is stale\n", check: func(t *testing.T, err error) {
+		{name: "stale plan", command: "apply", tail: string(staleOut), check: func(t *testing.T, err error) {
 			var e *StalePlanError
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, j.PlanFile(), e.PlanFile)
@@ -222,7 +230,10 @@ func TestClassify(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			tt.check(t, j.classify(ctx, tt.command, raw, tt.tail))
+			if tt.err == nil {
+				tt.err = raw
+			}
+			tt.check(t, j.classify(ctx, tt.command, tt.err, tt.tail))
 		})
 	}
 	t.Run("non-exit errors keep only their first line, redacted", func(t *testing.T) {
