@@ -1,0 +1,95 @@
+// Package store keeps shardgate's durable state: the job queue with delivery
+// de-duplication, and keyed records (plan results, attestations, label events,
+// comment ids) that survive a restart.
+//
+// Bolt is the embedded single-process default (one bbolt file).
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors callers branch on.
+var (
+	// ErrDuplicate: a job with this delivery id was already enqueued; nothing was stored.
+	ErrDuplicate = errors.New("store: delivery already enqueued")
+	// ErrQueueFull: the queue holds its maximum of queued jobs; nothing was stored.
+	ErrQueueFull = errors.New("store: queue is full")
+	// ErrNotFound: no such job or key.
+	ErrNotFound = errors.New("store: not found")
+)
+
+// JobState is where a job is in its life.
+type JobState string
+
+const (
+	JobQueued  JobState = "queued"
+	JobRunning JobState = "running"
+	JobDone    JobState = "done"
+	JobFailed  JobState = "failed"
+)
+
+// Job is one unit of work: a webhook delivery, or work the bot scheduled itself.
+type Job struct {
+	// ID is assigned by Enqueue; jobs are claimed in ID order (FIFO).
+	ID string `json:"id"`
+	// DeliveryID is GitHub's X-GitHub-Delivery; when set, a second Enqueue of
+	// the same id is refused with ErrDuplicate.
+	DeliveryID string `json:"delivery_id,omitempty"`
+	// Kind tells the worker what to do ("event" for a webhook).
+	Kind string `json:"kind"`
+	// Event is the X-GitHub-Event of a webhook job.
+	Event     string    `json:"event,omitempty"`
+	Payload   []byte    `json:"payload,omitempty"`
+	State     JobState  `json:"state"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error,omitempty"`
+	Owner     string    `json:"owner,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// KV is one keyed record.
+type KV struct {
+	Key   string
+	Value []byte
+}
+
+// Store is the durable state. Implementations are safe for concurrent use.
+type Store interface {
+	// Enqueue persists a queued job and fills its ID, State and times. It fails
+	// with ErrDuplicate for a delivery id already seen and with ErrQueueFull when
+	// maxQueued (> 0) jobs are already queued; in both cases nothing is stored.
+	Enqueue(ctx context.Context, job *Job, maxQueued int) error
+	// Claim marks the oldest queued job running for owner and returns it; it
+	// returns (nil, nil) when no job is queued.
+	Claim(ctx context.Context, owner string) (*Job, error)
+	// Complete finishes a running job: done when jobErr is nil, else failed
+	// with the error's text.
+	Complete(ctx context.Context, id string, jobErr error) error
+	// Release hands a running job back to the queue (graceful shutdown).
+	Release(ctx context.Context, id string) error
+	// RecoverRunning requeues every running job; a single process calls it at
+	// start, since any job still running then was cut short by a crash.
+	RecoverRunning(ctx context.Context) (int, error)
+	// CountQueued is the number of queued jobs.
+	CountQueued(ctx context.Context) (int, error)
+	// GetJob returns one job by id.
+	GetJob(ctx context.Context, id string) (*Job, error)
+
+	// Put, Get, Delete and List work on keyed records in named buckets.
+	Put(ctx context.Context, bucket, key string, value []byte) error
+	Get(ctx context.Context, bucket, key string) ([]byte, error)
+	Delete(ctx context.Context, bucket, key string) error
+	// List returns the records of bucket whose key starts with prefix, by key.
+	List(ctx context.Context, bucket, prefix string) ([]KV, error)
+	// Update replaces a record with fn(old) atomically; old is nil when absent,
+	// and a nil result deletes the record.
+	Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error
+
+	// Ping checks that the store can be read (for /readyz).
+	Ping(ctx context.Context) error
+	Close() error
+}
