@@ -193,7 +193,8 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 		out := values{present: true}
 		e, err = walkObject(b, at, func(name []byte, at int) (int, error) {
 			e, err := valueEnd(b, at)
-			if err == nil && string(name) == "input" {
+			// An input that is not an object is another shape: left unset.
+			if err == nil && string(name) == "input" && (b[at] == '{' || b[at] == 'n') {
 				out.attrs, err = readObject(b[at:e])
 			}
 			return e, err
