@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -117,4 +118,11 @@ func summary(tail string) string {
 		}
 	}
 	return ""
+}
+
+// errAs is errors.As with the target made for the caller.
+func errAs[T error](err error) (T, bool) {
+	var t T
+	ok := errors.As(err, &t)
+	return t, ok
 }

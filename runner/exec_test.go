@@ -135,6 +135,12 @@ func TestNewJobArguments(t *testing.T) {
 	t.Run("data dir defaults inside the module dir", func(t *testing.T) {
 		require.Equal(t, filepath.Join(dir, ".terraform"), j.env["TF_DATA_DIR"])
 	})
+	t.Run("a relative plan file is in the module dir", func(t *testing.T) {
+		j2, err := r.NewJob(JobConfig{Dir: dir, PlanFile: "out.tfplan"})
+		require.NoError(t, err)
+		require.NoError(t, j2.Close())
+		require.Equal(t, filepath.Join(dir, "out.tfplan"), j2.PlanFile())
+	})
 	t.Run("close removes the scratch dir", func(t *testing.T) {
 		j2, err := r.NewJob(JobConfig{Dir: dir})
 		require.NoError(t, err)

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,9 +76,14 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 	if j.scratch, err = os.MkdirTemp(r.tempDir, "shardgate-job-"); err != nil {
 		return nil, fmt.Errorf("new job: make scratch dir: %w", err)
 	}
-	j.planFile = cfg.PlanFile
-	if j.planFile == "" {
+	switch {
+	case cfg.PlanFile == "":
 		j.planFile = filepath.Join(j.scratch, "tfplan")
+	case filepath.IsAbs(cfg.PlanFile):
+		j.planFile = cfg.PlanFile
+	default:
+		// Terraform resolves it from Dir; so must our own checks.
+		j.planFile = filepath.Join(dir, cfg.PlanFile)
 	}
 	if len(sensitive) > 0 {
 		if err := j.writeVarFile(sensitive); err != nil {
@@ -142,7 +146,8 @@ func (j *Job) PlanFile() string { return j.planFile }
 // Redact removes this job's secrets and credential-like text from s.
 func (j *Job) Redact(s string) string { return j.redactor.Redact(s) }
 
-// Output is the redacted tail of the last command's output.
+// Output is the redacted tail of the last command's output. It waits while
+// a command runs.
 func (j *Job) Output() string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -263,11 +268,4 @@ func (j *Job) Apply(ctx context.Context) error {
 			return j.tf.Apply(ctx, tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String()))
 		})
 	})
-}
-
-// errAs is errors.As with the target made for the caller.
-func errAs[T error](err error) (T, bool) {
-	var t T
-	ok := errors.As(err, &t)
-	return t, ok
 }

@@ -52,7 +52,8 @@ func WithPluginCacheDir(dir string) Option { return func(r *Runner) { r.pluginCa
 // WithWaitPolicy sets the default state-lock wait policy of jobs.
 func WithWaitPolicy(p WaitPolicy) Option { return func(r *Runner) { r.policy = p } }
 
-// WithOnLockWait sets the default callback told about each lock wait.
+// WithOnLockWait sets the default callback told about each lock wait. It is
+// called on the job's goroutine before it waits, so it must return quickly.
 func WithOnLockWait(fn func(LockWait)) Option { return func(r *Runner) { r.onLockWait = fn } }
 
 // WithGracePeriod sets how long terraform may take to stop after SIGINT.
@@ -136,8 +137,9 @@ type JobConfig struct {
 	// Env and SecretEnv add variables for this job on top of the runner's.
 	Env       map[string]string
 	SecretEnv map[string]string
-	// PlanFile is where Plan saves and Apply reads the plan; default a file
-	// in the job's private scratch directory, removed by Close.
+	// PlanFile is where Plan saves and Apply reads the plan (relative to
+	// Dir); default a file in the job's private scratch directory, removed
+	// by Close. Set it to apply, in a later job, a plan saved earlier.
 	PlanFile string
 	// Wait overrides the runner's lock-wait policy, OnLockWait its callback.
 	Wait       *WaitPolicy
