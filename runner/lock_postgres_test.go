@@ -114,10 +114,10 @@ func (op *pgOperator) run(t *testing.T, args ...string) {
 }
 
 // startSlowApply starts a replacing apply and returns once it holds the lock.
-func (op *pgOperator) startSlowApply(t *testing.T, round string) (*exec.Cmd, *syncBuffer) {
+func (op *pgOperator) startSlowApply(t *testing.T, round, sleep string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	out := &syncBuffer{}
-	cmd := op.cmd(t, "apply", "-auto-approve", "-input=false", "-no-color", "-var", "round="+round, "-var", "sleep=6")
+	cmd := op.cmd(t, "apply", "-auto-approve", "-input=false", "-no-color", "-var", "round="+round, "-var", "sleep="+sleep)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -136,10 +136,11 @@ func TestPostgresLockBetweenWorkingCopies(t *testing.T) {
 	tests := []struct {
 		name    string
 		timeout time.Duration
+		sleep   string // how long the first operator's apply holds the lock
 		wantErr bool
 	}{
-		{name: "waits for the other operator, then plans", timeout: time.Minute},
-		{name: "gives up at the bound", timeout: 2 * time.Second, wantErr: true},
+		{name: "waits for the other operator, then plans", timeout: time.Minute, sleep: "6"},
+		{name: "gives up at the bound", timeout: 2 * time.Second, sleep: "8", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +160,7 @@ func TestPostgresLockBetweenWorkingCopies(t *testing.T) {
 			})
 			require.NoError(t, j.Init(context.Background()))
 
-			holder, holderOut := first.startSlowApply(t, "1")
+			holder, holderOut := first.startSlowApply(t, "1", tt.sleep)
 			_, err := j.Plan(context.Background())
 			if tt.wantErr {
 				var lockErr *StateLockError

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +17,13 @@ import (
 )
 
 // slowWriter's apply holds the state lock for its local-exec's sleep.
-const slowWriter = `resource "terraform_data" "writer" {
+func slowWriter(seconds int) string {
+	return fmt.Sprintf(`resource "terraform_data" "writer" {
   provisioner "local-exec" {
-    command = "sleep 6"
+    command = "sleep %d"
   }
-}`
+}`, seconds)
+}
 
 // lockInfo is the holder's .terraform.tfstate.lock.info as written by terraform.
 type lockInfo struct {
@@ -78,7 +81,7 @@ func (h *holder) requireFinishedCleanly(t *testing.T, dir string) {
 }
 
 func TestLocalLockWaitThenSucceed(t *testing.T) {
-	dir := writeModule(t, slowWriter)
+	dir := writeModule(t, slowWriter(6))
 	var (
 		mu    sync.Mutex
 		waits []LockWait
@@ -131,7 +134,8 @@ func TestLocalLockWaitThenSucceed(t *testing.T) {
 }
 
 func TestLocalLockGivesUpNamingTheHolder(t *testing.T) {
-	dir := writeModule(t, slowWriter)
+	// The holder outlasts the 2s bound by a wide margin on a busy machine.
+	dir := writeModule(t, slowWriter(8))
 	j := newJob(t, realRunner(t), JobConfig{
 		Dir:  dir,
 		Wait: &WaitPolicy{Timeout: 2 * time.Second, InitialBackoff: 500 * time.Millisecond, MaxBackoff: time.Second},
