@@ -1,0 +1,103 @@
+package bot
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v60/github"
+)
+
+// UserAgent identifies shardgate to GitHub.
+const UserAgent = "shardgate"
+
+// CachingClientCreator authenticates as each installation of the App through
+// ghinstallation, keeping one client per installation id so tokens are reused.
+type CachingClientCreator struct {
+	apiURL *url.URL
+	appID  int64
+	key    []byte
+	base   http.RoundTripper
+
+	mu      sync.Mutex
+	clients map[int64]*installationClient
+}
+
+type installationClient struct {
+	http *http.Client
+	gh   *github.Client
+}
+
+var _ ClientCreator = (*CachingClientCreator)(nil)
+
+// NewClientCreator returns a ClientCreator for the App appID with its PEM
+// private key. base is the transport under authentication (nil: a retrying
+// http.DefaultTransport).
+func NewClientCreator(apiURL string, appID int64, privateKeyPEM []byte, base http.RoundTripper) (*CachingClientCreator, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("new client creator: api url %q is not a URL", apiURL)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if _, err := ghinstallation.NewAppsTransport(http.DefaultTransport, appID, privateKeyPEM); err != nil {
+		return nil, fmt.Errorf("new client creator: private key: %w", err)
+	}
+	if base == nil {
+		base = NewRetryTransport(http.DefaultTransport)
+	}
+	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: map[int64]*installationClient{}}, nil
+}
+
+func (c *CachingClientCreator) get(installationID int64) (*installationClient, error) {
+	if installationID <= 0 {
+		return nil, fmt.Errorf("github client: the event has no installation id")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ic, ok := c.clients[installationID]; ok {
+		return ic, nil
+	}
+	itr, err := ghinstallation.New(c.base, c.appID, installationID, c.key)
+	if err != nil {
+		return nil, fmt.Errorf("github client for installation %d: %w", installationID, err)
+	}
+	itr.BaseURL = strings.TrimSuffix(c.apiURL.String(), "/")
+	hc := &http.Client{Transport: itr}
+	gh := github.NewClient(hc)
+	gh.BaseURL = c.apiURL
+	gh.UploadURL = c.apiURL
+	gh.UserAgent = UserAgent
+	ic := &installationClient{http: hc, gh: gh}
+	c.clients[installationID] = ic
+	return ic, nil
+}
+
+// NewInstallationClient returns the cached go-github client of an installation.
+func (c *CachingClientCreator) NewInstallationClient(installationID int64) (*github.Client, error) {
+	ic, err := c.get(installationID)
+	if err != nil {
+		return nil, err
+	}
+	return ic.gh, nil
+}
+
+// InstallationHTTPClient returns the authenticated HTTP client of an installation.
+func (c *CachingClientCreator) InstallationHTTPClient(installationID int64) (*http.Client, error) {
+	ic, err := c.get(installationID)
+	if err != nil {
+		return nil, err
+	}
+	return ic.http, nil
+}
+
+// Forget drops an installation's cached client (the App was uninstalled).
+func (c *CachingClientCreator) Forget(installationID int64) {
+	c.mu.Lock()
+	delete(c.clients, installationID)
+	c.mu.Unlock()
+}

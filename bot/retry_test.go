@@ -1,0 +1,79 @@
+package bot
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRetryTransport(t *testing.T) {
+	type answer struct {
+		status  int
+		headers map[string]string
+		body    string
+	}
+	tests := []struct {
+		name      string
+		answers   []answer
+		wantCalls int
+		wantCode  int
+		wantWaits []time.Duration
+	}{
+		{"success at once", []answer{{200, nil, "ok"}}, 1, 200, nil},
+		{"secondary rate limit with retry-after", []answer{{403, map[string]string{"Retry-After": "3"}, `{"message":"You have exceeded a secondary rate limit"}`}, {200, nil, "ok"}},
+			2, 200, []time.Duration{3 * time.Second}},
+		{"secondary rate limit by message", []answer{{403, nil, `{"message":"You have exceeded a secondary rate limit."}`}, {201, nil, "ok"}}, 2, 201, nil},
+		{"429", []answer{{429, map[string]string{"Retry-After": "1"}, ""}, {200, nil, "ok"}}, 2, 200, []time.Duration{time.Second}},
+		{"5xx backs off", []answer{{502, nil, ""}, {503, nil, ""}, {200, nil, "ok"}}, 3, 200, nil},
+		{"plain 403 is final", []answer{{403, nil, `{"message":"Resource not accessible by integration"}`}}, 1, 403, nil},
+		{"primary rate limit is not waited out here", []answer{{403, map[string]string{"X-Ratelimit-Remaining": "0"}, `{"message":"API rate limit exceeded"}`}}, 1, 403, nil},
+		{"404 is final", []answer{{404, nil, ""}}, 1, 404, nil},
+		{"gives up after the attempts", []answer{{500, nil, ""}, {500, nil, ""}, {500, nil, ""}}, 3, 500, nil},
+		{"retry-after beyond the bound is returned", []answer{{429, map[string]string{"Retry-After": "3600"}, ""}}, 1, 429, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			var bodies []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				bodies = append(bodies, string(b))
+				a := tt.answers[min(int(calls.Add(1))-1, len(tt.answers)-1)]
+				for k, v := range a.headers {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(a.status)
+				io.WriteString(w, a.body)
+			}))
+			defer srv.Close()
+			var waits []time.Duration
+			rt := NewRetryTransport(http.DefaultTransport)
+			rt.Attempts = 3
+			rt.Sleep = func(_ *http.Request, d time.Duration) error { waits = append(waits, d); return nil }
+			req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"body":"same every time"}`))
+			require.NoError(t, err)
+			req.GetBody = nil // force the transport to buffer the body itself
+			resp, err := rt.RoundTrip(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, tt.wantCode, resp.StatusCode)
+			require.EqualValues(t, tt.wantCalls, calls.Load())
+			for _, b := range bodies {
+				require.Equal(t, `{"body":"same every time"}`, b, "the body is replayed on every attempt")
+			}
+			if tt.wantWaits != nil {
+				require.Equal(t, tt.wantWaits, waits)
+			}
+			if len(tt.answers) > 0 && tt.answers[len(tt.answers)-1].body != "" && resp.StatusCode == tt.answers[len(tt.answers)-1].status {
+				b, _ := io.ReadAll(resp.Body)
+				require.Equal(t, tt.answers[min(tt.wantCalls, len(tt.answers))-1].body, string(b), "the final body reaches the caller")
+			}
+		})
+	}
+}
