@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
@@ -100,6 +101,8 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	out := newTailBuffer(j.r.tailBytes)
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	// Truncated because terraform's lock times have no monotonic reading.
+	started := j.r.now().Truncate(time.Millisecond)
 	j.tf.SetStdout(out)
 	j.tf.SetStderr(out)
 	err := fn(ctx)
@@ -110,7 +113,11 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	if err == nil {
 		return nil
 	}
-	return j.classify(ctx, command, err, tail)
+	err = j.classify(ctx, command, err, tail)
+	if lockErr, ok := err.(*StateLockError); ok && lockErr.describesRequester(command, started, terraformWho()) {
+		*lockErr = StateLockError{Message: lockErr.Message, Command: command}
+	}
+	return err
 }
 
 // classify maps a failed command to the error type callers branch on. The

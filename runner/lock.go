@@ -2,7 +2,10 @@ package runner
 
 import (
 	"fmt"
+	"os"
+	"os/user"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -152,3 +155,23 @@ func parseCreated(s string) time.Time {
 	}
 	return time.Time{}
 }
+
+// describesRequester tells lock info that describes the refused command
+// itself from the holder's. Besides pg, other backends fall back to the
+// requester's info when they fail to read the holder's. A holder's lock
+// predates our command; ours was made by terraform, as us, for this very
+// operation, after we started it.
+func (e *StateLockError) describesRequester(command string, started time.Time, who string) bool {
+	return e.HolderKnown && e.OperationName() == command && e.Who == who && !e.Created.Before(started)
+}
+
+// terraformWho is how terraform names this user and host in lock info
+// (statemgr.NewLockInfo); terraform runs as our user.
+var terraformWho = sync.OnceValue(func() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+})

@@ -79,3 +79,29 @@ func TestStateLockErrorMessage(t *testing.T) {
 	require.Equal(t, 2*time.Hour, known.Age(known.Created.Add(2*time.Hour)))
 	require.Zero(t, unknown.Age(time.Now()))
 }
+
+func TestDescribesRequester(t *testing.T) {
+	started := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	base := StateLockError{ID: "x", Operation: "OperationTypePlan", Who: "bot@host", Created: started.Add(300 * time.Millisecond), HolderKnown: true}
+	tests := []struct {
+		name   string
+		mutate func(e *StateLockError)
+		want   bool
+	}{
+		{name: "our own plan, made after we started", want: true},
+		{name: "holder runs another operation", mutate: func(e *StateLockError) { e.Operation = "OperationTypeApply" }},
+		{name: "holder is someone else", mutate: func(e *StateLockError) { e.Who = "ann@laptop" }},
+		{name: "holder locked before we started", mutate: func(e *StateLockError) { e.Created = started.Add(-time.Second) }},
+		{name: "already unknown", mutate: func(e *StateLockError) { e.HolderKnown = false }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := base
+			if tt.mutate != nil {
+				tt.mutate(&e)
+			}
+			require.Equal(t, tt.want, e.describesRequester("plan", started, "bot@host"))
+		})
+	}
+	require.Contains(t, terraformWho(), "@")
+}
