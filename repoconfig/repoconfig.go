@@ -46,6 +46,32 @@ type Config struct {
 	PolicyDirs []string
 	// Explicit is false when no file was found and defaults are in use.
 	Explicit bool
+
+	// The policy settings the file states itself, for merging over server defaults.
+	maxShardDelta  *int
+	maxScaleFactor *float64
+}
+
+// PolicyOver returns base with the policy settings this file states explicitly
+// laid over it; duplicate-tolerant streams are the union of both.
+func (c *Config) PolicyOver(base policy.Config) policy.Config {
+	out := base
+	if c.maxShardDelta != nil {
+		out.MaxShardDelta = *c.maxShardDelta
+	}
+	if c.maxScaleFactor != nil {
+		out.MaxScaleFactor = *c.maxScaleFactor
+	}
+	seen := map[string]bool{}
+	out.DuplicateTolerantStreams = nil
+	for _, s := range append(append([]string(nil), base.DuplicateTolerantStreams...), c.Policy.DuplicateTolerantStreams...) {
+		if !seen[s] {
+			seen[s] = true
+			out.DuplicateTolerantStreams = append(out.DuplicateTolerantStreams, s)
+		}
+	}
+	sort.Strings(out.DuplicateTolerantStreams)
+	return out
 }
 
 // Default is the configuration of a repository without .shardgate.yaml: every
@@ -214,9 +240,11 @@ func (r *rawConfig) toConfig() *Config {
 	}
 	if r.Policy.MaxShardDelta != nil {
 		c.Policy.MaxShardDelta = *r.Policy.MaxShardDelta
+		c.maxShardDelta = r.Policy.MaxShardDelta
 	}
 	if r.Policy.MaxScaleFactor != nil {
 		c.Policy.MaxScaleFactor = *r.Policy.MaxScaleFactor
+		c.maxScaleFactor = r.Policy.MaxScaleFactor
 	}
 	tolerant := append([]string(nil), r.Streams.DuplicateTolerant...)
 	sort.Strings(tolerant)

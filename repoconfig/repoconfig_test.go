@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/policy"
 )
 
 func TestParse(t *testing.T) {
@@ -109,4 +111,15 @@ policy:
 func TestParseRefusesHugeFile(t *testing.T) {
 	_, err := Parse("x", []byte("version: 1\n"+strings.Repeat("#", MaxSize)))
 	require.ErrorContains(t, err, "larger than")
+}
+
+func TestPolicyOver(t *testing.T) {
+	server := policy.Config{MaxShardDelta: 2, MaxScaleFactor: 1.5, DuplicateTolerantStreams: []string{"metrics"}}
+	cfg, err := Parse("x", []byte("version: 1\npolicy:\n  max_scale_factor: 3\nstreams:\n  duplicate_tolerant: [logs, metrics]\n"))
+	require.NoError(t, err)
+	got := cfg.PolicyOver(server)
+	require.Equal(t, 2, got.MaxShardDelta, "not stated by the repo: the server's value stays")
+	require.Equal(t, 3.0, got.MaxScaleFactor)
+	require.Equal(t, []string{"logs", "metrics"}, got.DuplicateTolerantStreams)
+	require.Equal(t, server, Default().PolicyOver(server))
 }
