@@ -227,6 +227,7 @@ func TestApplyInterrupted(t *testing.T) {
 			var intr *InterruptedError
 			require.ErrorAs(t, err, &intr)
 			require.ErrorIs(t, err, context.Canceled)
+			require.True(t, intr.Started)
 			require.Equal(t, tt.wantKilled, intr.Killed)
 			require.Contains(t, err.Error(), tt.wantMsg)
 			require.Less(t, time.Since(start), 15*time.Second, "terraform did not wait for the sleep")
