@@ -64,21 +64,21 @@ var contractExceptions = []exception{
 	{name: "400 on mutations", kind: "response", path: streamsPath, status: 400, codes: []string{coord.CodeInvalidRequest},
 		reason: "bean validation gives 400 INVALID_REQUEST (coordinator.md §1); the file documents no 400"},
 	{name: "delete with live members", kind: "response", method: http.MethodDelete, path: groupPathRe, status: 409,
-		codes: []string{coord.CodeGroupHasActiveMembers},
+		codes:  []string{coord.CodeGroupHasActiveMembers},
 		reason: "DIFF: the code answers 409 GROUP_HAS_ACTIVE_MEMBERS, the docs and the file say 422"},
 	{name: "404 on group reads and writes", kind: "response", path: groupSubPath, status: 404,
-		codes: []string{coord.CodeGroupNotFound, coord.CodeMigrationNotFound},
+		codes:  []string{coord.CodeGroupNotFound, coord.CodeMigrationNotFound},
 		reason: "every group-scoped endpoint answers 404 GROUP_NOT_FOUND / MIGRATION_NOT_FOUND (coordinator.md §1); the file documents 404 only on get group and stream scale"},
 	{name: "rollback refused", kind: "response", method: http.MethodPost, path: rollbackRe, status: 422,
-		codes: []string{coord.CodeRollbackNotAllowed},
+		codes:  []string{coord.CodeRollbackNotAllowed},
 		reason: "rollback of a migration that is not ACTIVE gives 422 ROLLBACK_NOT_ALLOWED (coordinator.md §2); the file documents only 202"},
 	{name: "retryable 409 on mutations", kind: "response", path: streamsPath, status: 409,
-		codes: []string{coord.CodeStateVersionConflict},
+		codes:  []string{coord.CodeStateVersionConflict},
 		reason: "any mutation can answer 409 STATE_VERSION_CONFLICT (coordinator.md §1); the file lists it on no operation that lacks a 409"},
 	{name: "429 rate limit", kind: "response", path: anyPath, status: 429, codes: []string{coord.CodeRateLimitExceeded},
 		reason: "the rate limiter answers 429 RATE_LIMIT_EXCEEDED with Retry-After on any mutation; the file documents no 429"},
 	{name: "503 unavailable", kind: "response", path: anyPath, status: 503,
-		codes: []string{coord.CodeCoordinatorTerminating, coord.CodeStateMutexUnavailable, coord.CodeProvisioningFailed},
+		codes:  []string{coord.CodeCoordinatorTerminating, coord.CodeStateMutexUnavailable, coord.CodeProvisioningFailed},
 		reason: "any mutation can answer 503 COORDINATOR_TERMINATING / COORDINATOR_STATE_MUTEX_UNAVAILABLE, and scale 503 REDIS_STREAM_PROVISIONING_FAILED (coordinator.md §1); the file documents no 503"},
 }
 
@@ -255,15 +255,39 @@ type env struct {
 	srv    *httptest.Server
 	client *coord.Client
 	ct     *contractTransport
+
+	mu   sync.Mutex
+	seen []seenRequest
+}
+
+// seenRequest is what the server received, for retry and secrecy checks.
+type seenRequest struct{ method, path, requestID, auth string }
+
+// requests returns the requests received so far for one method and path.
+func (e *env) requests(method, path string) []seenRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []seenRequest
+	for _, r := range e.seen {
+		if r.method == method && r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func newEnv(t *testing.T, simOpts []coordsim.Option, clientOpts ...coord.Option) *env {
 	t.Helper()
 	clock := coordsim.NewFakeClock(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	sim := coordsim.New(append([]coordsim.Option{coordsim.WithClock(clock)}, simOpts...)...)
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	e := &env{sim: sim, clock: clock, srv: srv, ct: &contractTransport{v: loadSpec(t), next: http.DefaultTransport}}
+	e := &env{sim: sim, clock: clock, ct: &contractTransport{v: loadSpec(t), next: http.DefaultTransport}}
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.seen = append(e.seen, seenRequest{method: r.Method, path: r.URL.Path, requestID: r.Header.Get("X-Request-Id"), auth: r.Header.Get("Authorization")})
+		e.mu.Unlock()
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(e.srv.Close)
 	e.client = e.newClient(t, append([]coord.Option{coord.WithBasicAuth("admin", "password")}, clientOpts...)...)
 	t.Cleanup(func() {
 		e.ct.mu.Lock()
