@@ -1,13 +1,16 @@
 package planparse_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
 // The shared fixtures are real plans of other providers: none is a coordinator change.
@@ -27,4 +30,87 @@ func TestParseForeignPlans(t *testing.T) {
 			require.Empty(t, cs.Resources)
 		})
 	}
+}
+
+// The plans saved by TestParseTerraformPlans -update, checked without terraform.
+func TestParseSavedPlans(t *testing.T) {
+	t.Run("several changes", func(t *testing.T) {
+		cs := parseFile(t, "testdata/module_several_changes.json")
+		require.Equal(t, "1.5.7", cs.TerraformVersion)
+		var got []string
+		for _, c := range cs.Changes {
+			got = append(got, c.StreamPrefix+"/"+c.ConsumerGroup+" "+string(c.Action))
+		}
+		require.Equal(t, []string{"orders/audit scale", "orders/billing scale", "payments/ledger unmanage", "refunds/ledger noop", "users/audit create"}, got)
+		require.Len(t, cs.Desired, 4)
+		require.Equal(t, []planparse.ResourceChange{
+			{Address: addr("orders/audit"), Actions: []string{"delete", "create"}, ActionReason: "replace_because_cannot_update", Diff: []string{"shard_count: 4 -> 6"}},
+			{Address: addr("orders/billing"), Actions: []string{"delete", "create"}, ActionReason: "replace_because_cannot_update", Diff: []string{"shard_count: 4 -> 6"}},
+			{Address: addr("payments/ledger"), Actions: []string{"delete"}, ActionReason: "delete_because_no_module", Diff: []string{
+				`consumer_group: "ledger" -> (none)`, `coordinator_base_url: "` + coordURL + `" -> (none)`, "shard_count: 2 -> (none)", `stream_prefix: "payments" -> (none)`}},
+			{Address: addr("users/audit"), Actions: []string{"create"}, Diff: []string{
+				`consumer_group: (none) -> "audit"`, `coordinator_base_url: (none) -> "` + coordURL + `"`, "shard_count: (none) -> 2", `stream_prefix: (none) -> "users"`}},
+		}, cs.Resources)
+	})
+	t.Run("unknown shard count", func(t *testing.T) {
+		cs := parseFile(t, "testdata/module_unknown_shard_count.json")
+		require.Len(t, cs.Changes, 1)
+		require.Equal(t, planparse.ActionScale, cs.Changes[0].Action)
+		require.Equal(t, []string{planparse.FieldShardCount}, cs.Changes[0].Unknown)
+		require.Nil(t, cs.Changes[0].ShardsAfter)
+		require.Empty(t, cs.Desired)
+		require.Equal(t, []string{"shard_count: 4 -> (known after apply)"}, cs.Resources[0].Diff)
+	})
+}
+
+// Reading from a stream (token by token, small buffers) gives what ParseBytes gives.
+func TestParseReaderMatchesBytes(t *testing.T) {
+	plan := planparsetest.GeneratePlan(300, 10, 5)
+	want, err := planparse.ParseBytes(plan)
+	require.NoError(t, err)
+	got, err := planparse.Parse(iotest.HalfReader(bytes.NewReader(plan)))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+// GeneratePlan's plans parse into exactly the instances it describes.
+func TestParseGeneratedPlan(t *testing.T) {
+	instances := planparsetest.Instances(1000, 10, 1)
+	cs, err := planparse.ParseBytes(planparsetest.GeneratePlan(1000, 10, 1))
+	require.NoError(t, err)
+	require.Len(t, cs.Changes, len(instances))
+	desired := 0
+	counts := map[planparse.Action]int{}
+	for i, in := range instances {
+		c := cs.Changes[i]
+		counts[c.Action]++
+		require.Equal(t, in.Address(), c.Address)
+		require.Equal(t, in.StreamPrefix, c.StreamPrefix)
+		require.Equal(t, in.ShardsBefore, *c.ShardsBefore)
+		switch {
+		case in.Removed:
+			require.Equal(t, planparse.ActionUnmanage, c.Action)
+		case in.ShardsAfter != in.ShardsBefore:
+			require.Equal(t, planparse.ActionScale, c.Action)
+			require.Equal(t, in.ShardsAfter, *c.ShardsAfter)
+		default:
+			require.Equal(t, planparse.ActionNoop, c.Action)
+		}
+		if !in.Removed {
+			require.Equal(t, in.ShardsAfter, cs.Desired[desired].ShardCount)
+			desired++
+		}
+	}
+	require.Len(t, cs.Desired, desired)
+	require.Equal(t, map[planparse.Action]int{planparse.ActionNoop: 890, planparse.ActionScale: 100, planparse.ActionUnmanage: 10}, counts)
+	require.Len(t, cs.Resources, 110)
+}
+
+func parseFile(t *testing.T, path string) *planparse.ChangeSet {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cs, err := planparse.ParseBytes(raw)
+	require.NoError(t, err)
+	return cs
 }
