@@ -63,8 +63,9 @@ func sameGroup(before, after ident) bool {
 		before.prefix == after.prefix && before.group == after.group && before.url == after.url
 }
 
+// sameCount reports whether two known counts are equal; two absent counts are too.
 func sameCount(a, b *int) bool {
-	return a != nil && b != nil && *a == *b
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // readIdent reads one side. For the module, values are the input and shaped is false
@@ -213,7 +214,7 @@ func (p *parser) changes(r *resource, k Kind, o op, before, after ident) {
 		case !sameGroup(before, after):
 			create()
 			remove()
-		case sameCount(before.shards, after.shards):
+		case !after.isUnknown(FieldShardCount) && sameCount(before.shards, after.shards):
 			emit(ActionUpdate, after, before.shards, after.shards, after.unknown)
 		default:
 			emit(ActionScale, after, before.shards, after.shards, after.unknown)

@@ -103,6 +103,12 @@ func TestParseProviderResources(t *testing.T) {
 			wantDesired: []D{{Address: g, StreamPrefix: "orders-v2", ConsumerGroup: "billing", ShardCount: 8}},
 		},
 		{
+			name: "group update without a count on either side",
+			entries: []string{entry(g, groupType, change(`["update"]`,
+				`{"stream_prefix":"orders","consumer_group":"billing","note":"a"}`, `{"stream_prefix":"orders","consumer_group":"billing","note":"b"}`))},
+			want: []C{providerChange(g, planparse.KindGroup, planparse.ActionUpdate, "orders", nil, nil, "update")},
+		},
+		{
 			name:        "group no-op",
 			entries:     []string{entry(g, groupType, change(`["no-op"]`, orders4, orders4))},
 			want:        []C{providerChange(g, planparse.KindGroup, planparse.ActionNoop, "orders", ptr(4), ptr(4), "no-op")},
