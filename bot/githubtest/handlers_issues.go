@@ -1,0 +1,216 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+)
+
+// handlers maps "METHOD /spec/path/template" to its implementation. Spec
+// operations missing here fail the test when called.
+var handlers = map[string]func(*Server, *call) reply{
+	"POST /app/installations/{installation_id}/access_tokens":                           createInstallationToken,
+	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}":                          getTeamMembership,
+	"POST /repos/{owner}/{repo}/check-runs":                                             createCheckRun,
+	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}":                               getCheckRun,
+	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}":                             updateCheckRun,
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                     getPermission,
+	"GET /repos/{owner}/{repo}/compare/{basehead}":                                      compareCommits,
+	"GET /repos/{owner}/{repo}/contents/{path}":                                         getContent,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":                            getComment,
+	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":                          editComment,
+	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":                         deleteComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":                  listReactions,
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":                 createReaction,
+	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}": deleteReaction,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":                          listComments,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":                         createComment,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/events":                            listEvents,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/timeline":                          listEvents,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                            listLabels,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                           addLabels,
+	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                            setLabels,
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels":                         clearLabels,
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":                  deleteLabel,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                                     getPull,
+	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}":                                   updatePull,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":                               listPullFiles,
+	"POST /repos/{owner}/{repo}/statuses/{sha}":                                         createStatus,
+	"GET /repos/{owner}/{repo}/tarball/{ref}":                                           tarballLink,
+}
+
+// repoOf finds the repository of a call; one outside the token's
+// installation is a 404, as on GitHub.
+func (s *Server) repoOf(c *call) (*repo, bool) {
+	r := s.repos[c.params["owner"]+"/"+c.params["repo"]]
+	if r == nil || r.installationID != c.installationID {
+		return nil, false
+	}
+	return r, true
+}
+
+func (s *Server) issueOf(c *call) (*repo, *PullRequest, bool) {
+	r, found := s.repoOf(c)
+	if !found {
+		return nil, nil, false
+	}
+	key := c.params["issue_number"]
+	if key == "" {
+		key = c.params["pull_number"]
+	}
+	n, err := strconv.Atoi(key)
+	if err != nil || r.pulls[n] == nil {
+		return nil, nil, false
+	}
+	return r, r.pulls[n], true
+}
+
+func (s *Server) commentOf(c *call) (*repo, *Comment, bool) {
+	r, found := s.repoOf(c)
+	if !found {
+		return nil, nil, false
+	}
+	id, err := strconv.ParseInt(c.params["comment_id"], 10, 64)
+	if err != nil || r.comments[id] == nil {
+		return nil, nil, false
+	}
+	return r, r.comments[id], true
+}
+
+func listComments(s *Server, c *call) reply {
+	r, pr, found := s.issueOf(c)
+	if !found {
+		return notFound()
+	}
+	out := []any{}
+	for _, id := range sortedKeys(r.comments) {
+		if cm := r.comments[id]; cm.Issue == pr.Number {
+			out = append(out, s.commentJSON(r, cm))
+		}
+	}
+	return paginate(c, out)
+}
+
+type commentBody struct {
+	Body string `json:"body"`
+}
+
+func createComment(s *Server, c *call) reply {
+	r, pr, found := s.issueOf(c)
+	if !found {
+		return notFound()
+	}
+	var in commentBody
+	if err := json.Unmarshal(c.body, &in); err != nil || in.Body == "" {
+		return unprocessable("body is required")
+	}
+	if len([]rune(in.Body)) > maxCommentRunes {
+		return unprocessable("Body is too long (maximum is 65536 characters)")
+	}
+	return created(s.commentJSON(r, s.addComment(r, pr.Number, s.botLogin, in.Body)))
+}
+
+// maxCommentRunes is GitHub's limit on a comment body.
+const maxCommentRunes = 65536
+
+func getComment(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	return ok(s.commentJSON(r, cm))
+}
+
+func editComment(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	var in commentBody
+	if err := json.Unmarshal(c.body, &in); err != nil || in.Body == "" {
+		return unprocessable("body is required")
+	}
+	if len([]rune(in.Body)) > maxCommentRunes {
+		return unprocessable("Body is too long (maximum is 65536 characters)")
+	}
+	// An installation can only edit the comments its bot wrote.
+	if cm.User != s.botLogin {
+		return reply{status: 403, body: errorBody("Resource not accessible by integration")}
+	}
+	cm.Body, cm.UpdatedAt = in.Body, s.now().UTC()
+	return ok(s.commentJSON(r, cm))
+}
+
+func deleteComment(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	delete(r.comments, cm.ID)
+	delete(r.reactions, cm.ID)
+	return noContent()
+}
+
+func listReactions(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	out := []any{}
+	content := c.r.URL.Query().Get("content")
+	for _, re := range r.reactions[cm.ID] {
+		if content == "" || re.Content == content {
+			out = append(out, s.reactionJSON(re))
+		}
+	}
+	return paginate(c, out)
+}
+
+func createReaction(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	var in struct {
+		Content string `json:"content"`
+	}
+	_ = json.Unmarshal(c.body, &in) // the spec already checked the enum
+	for _, re := range r.reactions[cm.ID] {
+		if re.User == s.botLogin && re.Content == in.Content {
+			return ok(s.reactionJSON(re)) // GitHub answers 200 for an existing reaction
+		}
+	}
+	re := &Reaction{ID: s.id(), CommentID: cm.ID, User: s.botLogin, Content: in.Content}
+	r.reactions[cm.ID] = append(r.reactions[cm.ID], re)
+	return created(s.reactionJSON(re))
+}
+
+func deleteReaction(s *Server, c *call) reply {
+	r, cm, found := s.commentOf(c)
+	if !found {
+		return notFound()
+	}
+	id, _ := strconv.ParseInt(c.params["reaction_id"], 10, 64)
+	kept := r.reactions[cm.ID][:0:0]
+	for _, re := range r.reactions[cm.ID] {
+		if re.ID != id {
+			kept = append(kept, re)
+		}
+	}
+	r.reactions[cm.ID] = kept
+	return noContent()
+}
+
+func listEvents(s *Server, c *call) reply {
+	r, pr, found := s.issueOf(c)
+	if !found {
+		return notFound()
+	}
+	events := append([]*IssueEvent(nil), r.events[pr.Number]...)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].ID < events[j].ID })
+	out := []any{}
+	for _, e := range events {
+		out = append(out, s.eventJSON(r, e))
+	}
+	return paginate(c, out)
+}

@@ -1,0 +1,139 @@
+package githubtest
+
+import (
+	"sort"
+	"time"
+)
+
+// PullRequest is the fake's record of a pull request. Its issue number is
+// Number: labels, comments and events hang off it.
+type PullRequest struct {
+	Number int
+	Title  string
+	Body   string
+	User   string // author login
+	// HeadRef is a branch of the head repository; HeadSHA is resolved from
+	// it by OpenPR and SyncPR when left empty.
+	HeadRef string
+	HeadSHA string
+	// HeadRepo is the head repository's full name; a different one than the
+	// base repository makes the PR a fork PR. Empty means the same repo.
+	HeadRepo string
+	BaseRef  string // defaults to the repository's default branch
+	BaseSHA  string
+	Draft    bool
+	State    string // open or closed
+	Merged   bool
+	Labels   []string
+	Created  time.Time
+}
+
+// Comment is an issue comment.
+type Comment struct {
+	ID        int64
+	Issue     int
+	User      string
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Reaction is a reaction on an issue comment.
+type Reaction struct {
+	ID        int64
+	CommentID int64
+	User      string
+	Content   string
+}
+
+// IssueEvent is a labeled or unlabeled event on an issue.
+type IssueEvent struct {
+	ID        int64
+	Event     string // labeled, unlabeled
+	Label     string
+	Actor     string
+	CreatedAt time.Time
+}
+
+// CheckRun is a check run as the bot last wrote it.
+type CheckRun struct {
+	ID          int64
+	Name        string
+	HeadSHA     string
+	Status      string
+	Conclusion  string
+	ExternalID  string
+	DetailsURL  string
+	Title       string
+	Summary     string
+	Text        string
+	StartedAt   time.Time
+	CompletedAt time.Time
+	// Updates counts PATCH calls, so tests can tell an edited run from a
+	// new one.
+	Updates int
+}
+
+// CommitStatus is a commit status as created by the bot.
+type CommitStatus struct {
+	ID          int64
+	SHA         string
+	State       string
+	Context     string
+	Description string
+	TargetURL   string
+	Creator     string
+}
+
+// repo is the state of one repository; guarded by Server.mu.
+type repo struct {
+	owner, name    string
+	id             int64
+	installationID int64
+	defaultBranch  string
+	git            *GitRepo
+	pulls          map[int]*PullRequest
+	nextNumber     int
+	comments       map[int64]*Comment
+	reactions      map[int64][]*Reaction
+	events         map[int][]*IssueEvent
+	checkRuns      map[int64]*CheckRun
+	statuses       []*CommitStatus
+	permissions    map[string]string
+}
+
+func (r *repo) fullName() string { return r.owner + "/" + r.name }
+
+func sortedKeys[K int | int64, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
+func (p *PullRequest) clone() PullRequest {
+	c := *p
+	c.Labels = append([]string(nil), p.Labels...)
+	return c
+}
+
+func hasLabel(labels []string, name string) bool {
+	for _, l := range labels {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+func removeLabel(labels []string, name string) []string {
+	out := labels[:0:0]
+	for _, l := range labels {
+		if l != name {
+			out = append(out, l)
+		}
+	}
+	return out
+}
