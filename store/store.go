@@ -19,6 +19,9 @@ var (
 	ErrQueueFull = errors.New("store: queue is full")
 	// ErrNotFound: no such job or key.
 	ErrNotFound = errors.New("store: not found")
+	// ErrNotRunning: Complete or Release of a job that is not running, such as
+	// one finished twice or handed back after RecoverRunning requeued it.
+	ErrNotRunning = errors.New("store: job is not running")
 )
 
 // JobState is where a job is in its life.
@@ -62,14 +65,19 @@ type Store interface {
 	// Enqueue persists a queued job and fills its ID, State and times. It fails
 	// with ErrDuplicate for a delivery id already seen and with ErrQueueFull when
 	// maxQueued (> 0) jobs are already queued; in both cases nothing is stored.
+	// Attempts, Owner and LastError start empty whatever the caller set; job is
+	// only filled in when the job was stored.
 	Enqueue(ctx context.Context, job *Job, maxQueued int) error
 	// Claim marks the oldest queued job running for owner and returns it; it
 	// returns (nil, nil) when no job is queued.
 	Claim(ctx context.Context, owner string) (*Job, error)
 	// Complete finishes a running job: done when jobErr is nil, else failed
-	// with the error's text.
+	// with the error's text. ErrNotRunning when it is not running, ErrNotFound
+	// for an unknown id.
 	Complete(ctx context.Context, id string, jobErr error) error
-	// Release hands a running job back to the queue (graceful shutdown).
+	// Release hands a running job back to the queue (graceful shutdown). It
+	// keeps its id, so it is claimed again before younger jobs, and a full
+	// queue does not refuse it. Errors as for Complete.
 	Release(ctx context.Context, id string) error
 	// RecoverRunning requeues every running job; a single process calls it at
 	// start, since any job still running then was cut short by a crash.
@@ -79,7 +87,10 @@ type Store interface {
 	// GetJob returns one job by id.
 	GetJob(ctx context.Context, id string) (*Job, error)
 
-	// Put, Get, Delete and List work on keyed records in named buckets.
+	// Put, Get, Delete and List work on keyed records in named buckets. A
+	// bucket exists once something is put in it; Get of an absent record is
+	// ErrNotFound, Delete of one is not an error. Values are the caller's
+	// copies: changing them later changes nothing stored.
 	Put(ctx context.Context, bucket, key string, value []byte) error
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 	Delete(ctx context.Context, bucket, key string) error

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Enqueue persists a queued job (see Store). Concurrent calls share one
+// transaction and one fsync through bbolt's Batch, which is what lets intake
+// acknowledge many deliveries a second durably.
+func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
+	if job == nil {
+		return errors.New("enqueue job: job is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("enqueue job: %w", err)
+	}
+	// Refuse redeliveries and a full queue from a read transaction first:
+	// inside Batch a failing call rolls back the whole batch, which bbolt then
+	// re-runs without it, so every refusal there costs the others a retry.
+	if err := b.db.View(func(tx *bolt.Tx) error {
+		return queueOf(tx).admit(job.DeliveryID, maxQueued)
+	}); err != nil {
+		return fmt.Errorf("enqueue job: %w", err)
+	}
+
+	now := b.now().UTC()
+	var stored Job
+	// Batch may run this more than once, in different transactions: it only
+	// writes through tx and sets stored afresh each time, and job is filled in
+	// only after Batch reports the commit. The last run is the committed one.
+	err := b.db.Batch(func(tx *bolt.Tx) error {
+		q := queueOf(tx)
+		if err := q.admit(job.DeliveryID, maxQueued); err != nil {
+			return err
+		}
+		seq, err := q.jobs.NextSequence()
+		if err != nil {
+			return fmt.Errorf("next job id: %w", err)
+		}
+		stored = *job
+		stored.ID = jobKey(seq)
+		stored.State, stored.Attempts, stored.Owner, stored.LastError = JobQueued, 0, "", ""
+		stored.CreatedAt, stored.UpdatedAt = now, now
+		return q.insert(&stored)
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue job: %w", err)
+	}
+	*job = stored
+	return nil
+}
+
+// Claim marks the oldest queued job running for owner (see Store).
+func (b *Bolt) Claim(ctx context.Context, owner string) (*Job, error) {
+	var claimed *Job
+	err := b.update(ctx, "claim job", func(tx *bolt.Tx) error {
+		j, err := queueOf(tx).claimOldest(owner, b.now().UTC())
+		claimed = j
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// Complete finishes a running job; ErrNotRunning for any other state.
+func (b *Bolt) Complete(ctx context.Context, id string, jobErr error) error {
+	return b.update(ctx, "complete job", func(tx *bolt.Tx) error {
+		q := queueOf(tx)
+		j, err := q.runningJob(id)
+		if err != nil {
+			return err
+		}
+		return q.finish(j, jobErr, b.now().UTC())
+	})
+}
+
+// Release hands a running job back to the head of the queue; ErrNotRunning
+// for any other state.
+func (b *Bolt) Release(ctx context.Context, id string) error {
+	return b.update(ctx, "release job", func(tx *bolt.Tx) error {
+		q := queueOf(tx)
+		j, err := q.runningJob(id)
+		if err != nil {
+			return err
+		}
+		return q.requeue(j, b.now().UTC())
+	})
+}
+
+// RecoverRunning requeues every running job (see Store).
+func (b *Bolt) RecoverRunning(ctx context.Context) (int, error) {
+	n := 0
+	err := b.update(ctx, "recover running jobs", func(tx *bolt.Tx) error {
+		n = 0
+		q := queueOf(tx)
+		var ids []string
+		c := q.running.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			ids = append(ids, string(k))
+		}
+		now := b.now().UTC()
+		for _, id := range ids {
+			j, err := q.runningJob(id)
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotRunning) {
+				// A stale index entry: nothing to recover, and keeping it
+				// would trip every later start.
+				if derr := q.running.Delete([]byte(id)); derr != nil {
+					return fmt.Errorf("unindex running job: %w", derr)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := q.requeue(j, now); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// CountQueued is the number of queued jobs.
+func (b *Bolt) CountQueued(ctx context.Context) (int, error) {
+	n := 0
+	err := b.view(ctx, "count queued jobs", func(tx *bolt.Tx) error {
+		n = queueOf(tx).count()
+		return nil
+	})
+	return n, err
+}
+
+// GetJob returns one job with its payload.
+func (b *Bolt) GetJob(ctx context.Context, id string) (*Job, error) {
+	var j *Job
+	err := b.view(ctx, "get job", func(tx *bolt.Tx) error {
+		var err error
+		j, err = queueOf(tx).getWithPayload(id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}

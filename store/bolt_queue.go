@@ -1,0 +1,240 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// queue is the job buckets of one transaction. Every change to the queued
+// index goes through enqueueIndex/dequeueIndex so the counter beside it is
+// always written in the same transaction.
+type queue struct {
+	meta, jobs, payloads, queued, running, finished, deliveries *bolt.Bucket
+}
+
+func queueOf(tx *bolt.Tx) queue {
+	return queue{
+		meta:       tx.Bucket(bucketMeta),
+		jobs:       tx.Bucket(bucketJobs),
+		payloads:   tx.Bucket(bucketPayloads),
+		queued:     tx.Bucket(bucketQueued),
+		running:    tx.Bucket(bucketRunning),
+		finished:   tx.Bucket(bucketFinished),
+		deliveries: tx.Bucket(bucketDeliveries),
+	}
+}
+
+// delivery is the value of a deliveries record.
+type delivery struct {
+	JobID string    `json:"job_id"`
+	At    time.Time `json:"at"`
+}
+
+// jobKey renders a sequence number so that byte order is numeric order, which
+// makes the first key of the queued index the oldest job.
+func jobKey(seq uint64) string { return fmt.Sprintf("%020d", seq) }
+
+// count is the number of queued jobs. A counter rather than
+// Bucket.Stats().KeyN: Stats walks every page of the bucket, and Enqueue
+// needs the count on every call to enforce maxQueued.
+func (q queue) count() int {
+	v := q.meta.Get(keyQueuedCount)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+func putCount(meta *bolt.Bucket, n int) error {
+	if n < 0 {
+		n = 0
+	}
+	if err := meta.Put(keyQueuedCount, binary.BigEndian.AppendUint64(nil, uint64(n))); err != nil {
+		return fmt.Errorf("write queued count: %w", err)
+	}
+	return nil
+}
+
+func (q queue) enqueueIndex(id []byte) error {
+	if err := q.queued.Put(id, []byte{}); err != nil {
+		return fmt.Errorf("index queued job: %w", err)
+	}
+	return putCount(q.meta, q.count()+1)
+}
+
+func (q queue) dequeueIndex(id []byte) error {
+	if err := q.queued.Delete(id); err != nil {
+		return fmt.Errorf("unindex queued job: %w", err)
+	}
+	return putCount(q.meta, q.count()-1)
+}
+
+// admit refuses a job that Enqueue must not store.
+func (q queue) admit(deliveryID string, maxQueued int) error {
+	if deliveryID != "" && q.deliveries.Get([]byte(deliveryID)) != nil {
+		return ErrDuplicate
+	}
+	if maxQueued > 0 && q.count() >= maxQueued {
+		return ErrQueueFull
+	}
+	return nil
+}
+
+// get loads a job without its payload.
+func (q queue) get(id string) (*Job, error) {
+	if id == "" {
+		return nil, fmt.Errorf("job %q: %w", id, ErrNotFound)
+	}
+	v := q.jobs.Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	var j Job
+	if err := json.Unmarshal(v, &j); err != nil {
+		return nil, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	return &j, nil
+}
+
+// getWithPayload loads a job and copies its payload out of the transaction.
+func (q queue) getWithPayload(id string) (*Job, error) {
+	j, err := q.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if p := q.payloads.Get([]byte(id)); len(p) > 0 {
+		j.Payload = clone(p)
+	}
+	return j, nil
+}
+
+// put writes a job's metadata. The payload is kept in its own bucket and
+// written once by Enqueue: every state change rewrites the job record, and
+// rewriting (and base64-encoding) a 25 MiB body each time would be waste.
+func (q queue) put(j *Job) error {
+	meta := *j
+	meta.Payload = nil
+	v, err := json.Marshal(&meta)
+	if err != nil {
+		return fmt.Errorf("encode job %s: %w", j.ID, err)
+	}
+	if err := q.jobs.Put([]byte(j.ID), v); err != nil {
+		return fmt.Errorf("write job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// insert stores a new queued job with its delivery record, in the caller's
+// transaction, so a crash can never leave one without the other.
+func (q queue) insert(j *Job) error {
+	if err := q.put(j); err != nil {
+		return err
+	}
+	id := []byte(j.ID)
+	if len(j.Payload) > 0 {
+		if err := q.payloads.Put(id, j.Payload); err != nil {
+			return fmt.Errorf("write payload of job %s: %w", j.ID, err)
+		}
+	}
+	if err := q.enqueueIndex(id); err != nil {
+		return err
+	}
+	if j.DeliveryID == "" {
+		return nil
+	}
+	d, err := json.Marshal(delivery{JobID: j.ID, At: j.CreatedAt})
+	if err != nil {
+		return fmt.Errorf("encode delivery: %w", err)
+	}
+	if err := q.deliveries.Put([]byte(j.DeliveryID), d); err != nil {
+		return fmt.Errorf("write delivery of job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// claimOldest moves the first queued job to running.
+func (q queue) claimOldest(owner string, now time.Time) (*Job, error) {
+	k, _ := q.queued.Cursor().First()
+	if k == nil {
+		return nil, nil
+	}
+	id := string(k) // k points into the page this transaction is about to change
+	j, err := q.getWithPayload(id)
+	if errors.Is(err, ErrNotFound) {
+		// An index entry without its job cannot be run; drop it rather than
+		// let every later Claim stumble on it.
+		if derr := q.dequeueIndex([]byte(id)); derr != nil {
+			return nil, derr
+		}
+		return q.claimOldest(owner, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if j.State != JobQueued {
+		return nil, fmt.Errorf("job %s is in the queued index but %s", id, j.State)
+	}
+	j.State, j.Owner, j.UpdatedAt = JobRunning, owner, now
+	j.Attempts++
+	if err := q.dequeueIndex([]byte(id)); err != nil {
+		return nil, err
+	}
+	if err := q.running.Put([]byte(id), []byte{}); err != nil {
+		return nil, fmt.Errorf("index running job: %w", err)
+	}
+	if err := q.put(j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// running loads a job that must be running, for Complete and Release.
+func (q queue) runningJob(id string) (*Job, error) {
+	j, err := q.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if j.State != JobRunning {
+		return nil, fmt.Errorf("job %s is %s: %w", id, j.State, ErrNotRunning)
+	}
+	return j, nil
+}
+
+// requeue hands a running job back; it keeps its id and so its place at the
+// head of the queue, and it is not refused by maxQueued: it was admitted once.
+func (q queue) requeue(j *Job, now time.Time) error {
+	j.State, j.Owner, j.UpdatedAt = JobQueued, "", now
+	if err := q.running.Delete([]byte(j.ID)); err != nil {
+		return fmt.Errorf("unindex running job: %w", err)
+	}
+	if err := q.enqueueIndex([]byte(j.ID)); err != nil {
+		return err
+	}
+	return q.put(j)
+}
+
+// finish records the end of a running job.
+func (q queue) finish(j *Job, jobErr error, now time.Time) error {
+	j.State, j.LastError, j.UpdatedAt = JobDone, "", now
+	if jobErr != nil {
+		j.State, j.LastError = JobFailed, jobErr.Error()
+	}
+	if err := q.running.Delete([]byte(j.ID)); err != nil {
+		return fmt.Errorf("unindex running job: %w", err)
+	}
+	if err := q.finished.Put(finishedKey(now, j.ID), []byte{}); err != nil {
+		return fmt.Errorf("index finished job: %w", err)
+	}
+	return q.put(j)
+}
+
+// finishedKey orders finished jobs by the time they ended, for PruneDone.
+func finishedKey(at time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano()))
+	return append(k, id...)
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func testTransitions(t *testing.T, open func(t *testing.T) Store) {
+	ctx := context.Background()
+
+	t.Run("complete", func(t *testing.T) {
+		tests := []struct {
+			name      string
+			jobErr    error
+			wantState JobState
+			wantError string
+		}{
+			{name: "success is done", wantState: JobDone},
+			{name: "error is failed with its text", jobErr: errors.New("terraform plan: exit status 1"),
+				wantState: JobFailed, wantError: "terraform plan: exit status 1"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t)
+				j := enqueue(t, s, "d", "event", []byte("p"))
+				claim(t, s, "w")
+				require.NoError(t, s.Complete(ctx, j.ID, tt.jobErr))
+				got := getJob(t, s, j.ID)
+				require.Equal(t, tt.wantState, got.State)
+				require.Equal(t, tt.wantError, got.LastError)
+				require.Equal(t, 1, got.Attempts)
+				require.False(t, got.UpdatedAt.Before(got.CreatedAt))
+				require.Equal(t, []byte("p"), got.Payload)
+				require.Zero(t, countQueued(t, s))
+				n, err := s.RecoverRunning(ctx)
+				require.NoError(t, err)
+				require.Zero(t, n, "a finished job is not running")
+			})
+		}
+	})
+
+	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {
+		s := open(t)
+		a, b := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil)
+		require.Equal(t, a.ID, claim(t, s, "w1").ID)
+		require.NoError(t, s.Release(ctx, a.ID))
+		got := getJob(t, s, a.ID)
+		require.Equal(t, JobQueued, got.State)
+		require.Empty(t, got.Owner)
+		require.Equal(t, 2, countQueued(t, s))
+
+		again := claim(t, s, "w2")
+		require.Equal(t, a.ID, again.ID)
+		require.Equal(t, 2, again.Attempts, "each claim is an attempt")
+		require.Equal(t, "w2", again.Owner)
+		require.Equal(t, b.ID, claim(t, s, "w2").ID)
+	})
+
+	t.Run("release is not refused by a full queue", func(t *testing.T) {
+		s := open(t)
+		a := enqueue(t, s, "a", "a", nil)
+		claim(t, s, "w")
+		require.NoError(t, s.Enqueue(ctx, &Job{Kind: "b"}, 1))
+		require.NoError(t, s.Release(ctx, a.ID))
+		require.Equal(t, 2, countQueued(t, s))
+	})
+
+	// Every state a job can be in when Complete or Release is not allowed.
+	states := []struct {
+		name    string
+		prepare func(t *testing.T, s Store) string
+		wantErr error
+	}{
+		{name: "unknown id", wantErr: ErrNotFound,
+			prepare: func(t *testing.T, s Store) string { return "00000000000000000099" }},
+		{name: "queued", wantErr: ErrNotRunning,
+			prepare: func(t *testing.T, s Store) string { return enqueue(t, s, "", "x", nil).ID }},
+		{name: "done", wantErr: ErrNotRunning, prepare: func(t *testing.T, s Store) string {
+			id := enqueue(t, s, "", "x", nil).ID
+			claim(t, s, "w")
+			require.NoError(t, s.Complete(ctx, id, nil))
+			return id
+		}},
+		{name: "failed", wantErr: ErrNotRunning, prepare: func(t *testing.T, s Store) string {
+			id := enqueue(t, s, "", "x", nil).ID
+			claim(t, s, "w")
+			require.NoError(t, s.Complete(ctx, id, errors.New("boom")))
+			return id
+		}},
+	}
+	ops := []struct {
+		name string
+		do   func(s Store, id string) error
+	}{
+		{name: "complete", do: func(s Store, id string) error { return s.Complete(ctx, id, nil) }},
+		{name: "complete with error", do: func(s Store, id string) error { return s.Complete(ctx, id, errors.New("x")) }},
+		{name: "release", do: func(s Store, id string) error { return s.Release(ctx, id) }},
+	}
+	for _, st := range states {
+		for _, op := range ops {
+			t.Run(op.name+" of "+st.name+" job", func(t *testing.T) {
+				s := open(t)
+				id := st.prepare(t, s)
+				var before *Job
+				if st.wantErr != ErrNotFound {
+					before = getJob(t, s, id)
+				}
+				queued := countQueued(t, s)
+				require.ErrorIs(t, op.do(s, id), st.wantErr)
+				if before != nil {
+					require.Equal(t, before, getJob(t, s, id), "a refused transition changes nothing")
+				}
+				require.Equal(t, queued, countQueued(t, s))
+			})
+		}
+	}
+}
