@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -144,12 +143,10 @@ func openDB(path string, lockWait time.Duration) (db *bolt.DB, err error) {
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch),
 		errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrInvalidMapping):
 		return nil, fmt.Errorf("open store %s: %w: the file is not a bbolt database or is corrupt (%v)", path, ErrNotStore, err)
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
-		return nil, fmt.Errorf("open store %s: %w", path, err)
 	default:
-		// bbolt reports short or unreadable files with its own untyped
-		// errors; say which file and leave the detail.
-		return nil, fmt.Errorf("open store %s: %w: %v", path, ErrNotStore, err)
+		// A missing directory, a permission, a directory given as the file:
+		// the OS error already says what is wrong.
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 }
 
@@ -215,7 +212,7 @@ func (b *Bolt) view(ctx context.Context, what string, fn func(*bolt.Tx) error) e
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := b.db.View(fn); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return txError(what, err)
 	}
 	return nil
 }
@@ -226,9 +223,16 @@ func (b *Bolt) update(ctx context.Context, what string, fn func(*bolt.Tx) error)
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := b.db.Update(fn); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return txError(what, err)
 	}
 	return nil
+}
+
+func txError(what string, err error) error {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%s: store is closed: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // clone copies a value out of a transaction: bbolt's slices point into the

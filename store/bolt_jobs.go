@@ -24,7 +24,7 @@ func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 	if err := b.db.View(func(tx *bolt.Tx) error {
 		return queueOf(tx).admit(job.DeliveryID, maxQueued)
 	}); err != nil {
-		return fmt.Errorf("enqueue job: %w", err)
+		return txError("enqueue job", err)
 	}
 
 	now := b.now().UTC()
@@ -48,7 +48,7 @@ func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 		return q.insert(&stored)
 	})
 	if err != nil {
-		return fmt.Errorf("enqueue job: %w", err)
+		return txError("enqueue job", err)
 	}
 	*job = stored
 	return nil

@@ -131,6 +131,12 @@ func TestBoltRefusesFilesItDidNotWrite(t *testing.T) {
 	t.Run("missing directory", func(t *testing.T) {
 		_, err := OpenBolt(filepath.Join(dir, "no", "such", "dir", "s.db"))
 		require.ErrorIs(t, err, os.ErrNotExist)
+		require.NotErrorIs(t, err, ErrNotStore)
+	})
+	t.Run("a directory", func(t *testing.T) {
+		_, err := OpenBolt(dir)
+		require.ErrorContains(t, err, "is a directory")
+		require.NotErrorIs(t, err, ErrNotStore)
 	})
 }
 
@@ -142,8 +148,8 @@ func TestBoltCloseIsIdempotent(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// After Close every call fails instead of touching freed memory.
-	require.Error(t, s.Ping(ctx))
-	require.Error(t, s.Enqueue(ctx, &Job{Kind: "x"}, 0))
+	require.ErrorContains(t, s.Ping(ctx), "store is closed")
+	require.ErrorContains(t, s.Enqueue(ctx, &Job{Kind: "x"}, 0), "store is closed")
 	_, err = s.Claim(ctx, "w")
 	require.Error(t, err)
 	require.Error(t, s.Put(ctx, "b", "k", nil))
