@@ -179,19 +179,19 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 	}
 	module := k == KindModule
 	side := func(at int) (values, int, error) {
-		e, err := valueEnd(b, at)
-		if err != nil || isNull(b[at:e]) {
-			return values{}, e, err
-		}
-		if !module {
+		if at < len(b) && b[at] == 'n' || !module {
+			e, err := valueEnd(b, at)
+			if err != nil || isNull(b[at:e]) {
+				return values{}, e, err
+			}
 			o, err := readObject(b[at:e])
 			return values{present: true, attrs: o}, e, err
 		}
-		if b[at] != '{' {
+		if at >= len(b) || b[at] != '{' {
 			return values{}, 0, errNotObject
 		}
 		out := values{present: true}
-		e, err = walkObject(b, at, func(name []byte, at int) (int, error) {
+		e, err := walkObject(b, at, func(name []byte, at int) (int, error) {
 			e, err := valueEnd(b, at)
 			// An input that is not an object is another shape: left unset.
 			if err == nil && string(name) == "input" && (b[at] == '{' || b[at] == 'n') {
