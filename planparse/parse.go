@@ -34,7 +34,7 @@ var formatConstraints = version.MustConstraints(version.NewConstraint(tfjson.Pla
 // Parse reads the output of `terraform show -json <planfile>` and returns the
 // coordinator changes it plans. It streams through the JSON and decodes only
 // resource_changes entries of the coordinator shapes, so memory stays small for
-// plans of tens of megabytes.
+// plans of tens of megabytes. ParseBytes is faster when the plan is in memory.
 func Parse(r io.Reader) (*ChangeSet, error) {
 	// Empty, not nil, slices: the change set is policy input, where null and [] differ.
 	p := parser{dec: jsontext.NewDecoder(r), cs: &ChangeSet{Changes: []Change{}, Desired: []Desired{}, Resources: []ResourceChange{}}}
