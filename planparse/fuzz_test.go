@@ -32,7 +32,11 @@ func FuzzParse(f *testing.F) {
 	f.Add(planparsetest.GeneratePlan(3, 50, 30))
 	f.Add(planJSON(entry("redisstreamcoordinator_group.g", groupType, change(`["update"]`, orders4, renamed8))))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		orig := bytes.Clone(raw)
 		cs, err := planparse.ParseBytes(raw)
+		if !bytes.Equal(orig, raw) {
+			t.Fatal("ParseBytes changed its input")
+		}
 		streamed, serr := planparse.Parse(bytes.NewReader(raw))
 		if (err == nil) != (serr == nil) {
 			t.Fatalf("ParseBytes error %v, Parse error %v", err, serr)
