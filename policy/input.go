@@ -58,11 +58,47 @@ func withDefaults(c Config) Config {
 	return c
 }
 
+// keyTerms holds the input document's keys, built once: a 10,000-instance plan
+// would otherwise allocate the same eleven key terms for every change. Terms are
+// never mutated once built, so sharing them is safe.
+var keyTerms = func() map[string]*ast.Term {
+	keys := []string{
+		"address", "kind", "stream_prefix", "consumer_group", "coordinator_url", "action",
+		"shards_before", "shards_after", "unknown", "action_reason", "terraform_actions",
+		"shard_count", "state", "active_migration_id", "migration_state", "live_members",
+		"metadata_version", "groups", "metadata_version_regressed", "shard_counts", "max_shard_count",
+		"consulted", "reachable", "error", "max_shard_delta", "max_scale_factor", "duplicate_tolerant_streams",
+		inputChanges, inputDesired, inputLive, inputCoordinator, inputAttestedStreams, inputLabels, inputConfig,
+	}
+	m := make(map[string]*ast.Term, len(keys))
+	for _, k := range keys {
+		m[k] = ast.StringTerm(k)
+	}
+	return m
+}()
+
 func item(key string, value *ast.Term) [2]*ast.Term {
+	if k, ok := keyTerms[key]; ok {
+		return [2]*ast.Term{k, value}
+	}
 	return [2]*ast.Term{ast.StringTerm(key), value}
 }
 
+// strings shares one term per distinct value: kinds, actions, prefixes and groups
+// repeat across thousands of changes.
+type stringTerms map[string]*ast.Term
+
+func (st stringTerms) term(s string) *ast.Term {
+	t, ok := st[s]
+	if !ok {
+		t = ast.StringTerm(s)
+		st[s] = t
+	}
+	return t
+}
+
 func changesTerm(changes []planparse.Change) *ast.Term {
+	st := make(stringTerms)
 	terms := make([]*ast.Term, 0, len(changes))
 	for i := range changes {
 		c := &changes[i]
@@ -71,16 +107,16 @@ func changesTerm(changes []planparse.Change) *ast.Term {
 		}
 		terms = append(terms, ast.ObjectTerm(
 			item("address", ast.StringTerm(c.Address)),
-			item("kind", ast.StringTerm(string(c.Kind))),
-			item("stream_prefix", ast.StringTerm(c.StreamPrefix)),
-			item("consumer_group", ast.StringTerm(c.ConsumerGroup)),
-			item("coordinator_url", ast.StringTerm(c.CoordinatorURL)),
-			item("action", ast.StringTerm(string(c.Action))),
+			item("kind", st.term(string(c.Kind))),
+			item("stream_prefix", st.term(c.StreamPrefix)),
+			item("consumer_group", st.term(c.ConsumerGroup)),
+			item("coordinator_url", st.term(c.CoordinatorURL)),
+			item("action", st.term(string(c.Action))),
 			item("shards_before", intOrNull(c.ShardsBefore)),
 			item("shards_after", intOrNull(c.ShardsAfter)),
-			item("unknown", stringsTerm(c.Unknown)),
-			item("action_reason", ast.StringTerm(c.ActionReason)),
-			item("terraform_actions", stringsTerm(c.TerraformActions)),
+			item("unknown", st.strings(c.Unknown)),
+			item("action_reason", st.term(c.ActionReason)),
+			item("terraform_actions", st.strings(c.TerraformActions)),
 		))
 	}
 	return ast.ArrayTerm(terms...)
@@ -108,10 +144,16 @@ func desiredTerm(desired []planparse.Desired) *ast.Term {
 	return ast.ObjectTerm(prefixes...)
 }
 
+// liveTerm writes req.Live as its JSON, plus two derived fields per stream that
+// let a rule find a scale's starting count with one lookup per change:
+// shard_counts ({group: count}) and max_shard_count (absent when there are no
+// groups). A lookup into a rule-built map costs several times more in Rego.
 func liveTerm(live map[string]LiveStream) *ast.Term {
 	streams := make([][2]*ast.Term, 0, len(live))
 	for prefix, s := range live {
 		groups := make([]*ast.Term, 0, len(s.Groups))
+		counts := make([][2]*ast.Term, 0, len(s.Groups))
+		maxCount := -1
 		for _, g := range s.Groups {
 			groups = append(groups, ast.ObjectTerm(
 				item("consumer_group", ast.StringTerm(g.ConsumerGroup)),
@@ -122,12 +164,19 @@ func liveTerm(live map[string]LiveStream) *ast.Term {
 				item("live_members", ast.IntNumberTerm(g.LiveMembers)),
 				item("metadata_version", ast.NewTerm(ast.Number(strconv.FormatInt(g.MetadataVersion, 10)))),
 			))
+			counts = append(counts, [2]*ast.Term{ast.StringTerm(g.ConsumerGroup), ast.IntNumberTerm(g.ShardCount)})
+			maxCount = max(maxCount, g.ShardCount)
 		}
-		streams = append(streams, [2]*ast.Term{ast.StringTerm(prefix), ast.ObjectTerm(
+		stream := ast.NewObject(
 			item("stream_prefix", ast.StringTerm(s.StreamPrefix)),
 			item("groups", ast.ArrayTerm(groups...)),
 			item("metadata_version_regressed", ast.BooleanTerm(s.MetadataVersionRegressed)),
-		)})
+			item("shard_counts", ast.ObjectTerm(counts...)),
+		)
+		if maxCount >= 0 {
+			stream.Insert(ast.StringTerm("max_shard_count"), ast.IntNumberTerm(maxCount))
+		}
+		streams = append(streams, [2]*ast.Term{ast.StringTerm(prefix), ast.NewTerm(stream)})
 	}
 	return ast.ObjectTerm(streams...)
 }
@@ -164,6 +213,14 @@ func trueSet(keys []string) *ast.Term {
 	return ast.ObjectTerm(items...)
 }
 
+func (st stringTerms) strings(ss []string) *ast.Term {
+	terms := make([]*ast.Term, len(ss))
+	for i, s := range ss {
+		terms[i] = st.term(s)
+	}
+	return ast.ArrayTerm(terms...)
+}
+
 func stringsTerm(ss []string) *ast.Term {
 	terms := make([]*ast.Term, len(ss))
 	for i, s := range ss {
@@ -176,5 +233,5 @@ func intOrNull(n *int) *ast.Term {
 	if n == nil {
 		return ast.NullTerm()
 	}
-	return ast.IntNumberTerm(*n)
+	return ast.InternedTerm(*n)
 }

@@ -11,10 +11,11 @@ package shardgate.rules.active_migration
 import data.shardgate.lib
 
 warn contains v if {
-	some prefix in lib.changed_streams
-	some g in input.live[prefix].groups
-	id := object.get(g, "active_migration_id", "")
+	some prefix, stream in input.live
+	some g in stream.groups
+	id := g.active_migration_id
 	id != ""
+	lib.changed_streams[prefix]
 	msg := sprintf(
 		"group %s/%s has active migration %s (%s): the apply waits for it to finish before changing the stream",
 		[prefix, g.consumer_group, id, state_text(object.get(g, "migration_state", ""))],

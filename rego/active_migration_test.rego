@@ -6,7 +6,7 @@ import data.shardgate.rules.active_migration
 migrating := object.union(f.live_group("audit", 8), {"active_migration_id": "mig-42", "migration_state": "DRAINING"})
 
 test_active_migration_on_changed_stream_warns if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 4), migrating]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 4), migrating])}
 	found := active_migration.warn with input as {"changes": [f.scale(4, 8)], "live": live}
 	found == {{
 		"msg": "group orders/audit has active migration mig-42 (DRAINING): the apply waits for it to finish before changing the stream",
@@ -18,18 +18,18 @@ test_active_migration_on_changed_stream_warns if {
 
 test_migration_state_missing if {
 	group := object.remove(migrating, ["migration_state"])
-	live := {"orders": {"stream_prefix": "orders", "groups": [group]}}
+	live := {"orders": f.live_stream("orders", [group])}
 	found := active_migration.warn with input as {"changes": [f.scale(4, 8)], "live": live}
 	some v in found
 	contains(v.msg, "mig-42 (state unknown)")
 }
 
 test_unchanged_stream_quiet if {
-	live := {"payments": {"stream_prefix": "payments", "groups": [migrating]}}
+	live := {"payments": f.live_stream("payments", [migrating])}
 	count(active_migration.warn) == 0 with input as {"changes": [f.scale(4, 8)], "live": live}
 }
 
 test_no_migration_quiet if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 4), object.remove(f.live_group("audit", 4), ["active_migration_id"])]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 4), object.remove(f.live_group("audit", 4), ["active_migration_id"])])}
 	count(active_migration.warn) == 0 with input as {"changes": [f.scale(4, 8)], "live": live}
 }

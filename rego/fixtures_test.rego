@@ -39,3 +39,14 @@ live_group(group, shards) := {
 }
 
 default_config := {"max_shard_delta": 4, "max_scale_factor": 2, "duplicate_tolerant_streams": {}}
+
+# live_stream is input.live[prefix] as the engine writes it, indexes included.
+live_stream(prefix, groups) := object.union(
+	{
+		"stream_prefix": prefix,
+		"groups": groups,
+		"metadata_version_regressed": false,
+		"shard_counts": {g.consumer_group: g.shard_count | some g in groups},
+	},
+	{"max_shard_count": m | count(groups) > 0; m := max([g.shard_count | some g in groups])},
+)

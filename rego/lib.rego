@@ -19,26 +19,25 @@ stream_finding(prefix, group, msg) := {
 	"address": "",
 }
 
-# current_shards is the shard count a scale starts from. Live coordinator state wins
-# over the plan: the plan's "before" is what Terraform last applied, and another
-# module or an operator may have scaled the stream since (coordinator.md §4).
-current_shards(c) := n if {
-	same := [g.shard_count | some g in input.live[c.stream_prefix].groups; g.consumer_group == c.consumer_group]
-	count(same) > 0
-	n := max(same)
-} else := n if {
-	counts := [g.shard_count | some g in input.live[c.stream_prefix].groups]
-	count(counts) > 0
-	n := max(counts)
-} else := c.shards_before if {
-	is_number(c.shards_before)
-}
+# current_shards is the shard count a scale starts from, null when unknown. Live
+# coordinator state wins over the plan: the plan's "before" is what Terraform last
+# applied, and another module or an operator may have scaled the stream since
+# (coordinator.md §4). A group the coordinator does not have yet starts from the
+# stream's largest group. shard_counts and max_shard_count are indexes the engine
+# adds to input.live, so this is two lookups rather than a walk over the groups.
+current_shards(c) := object.get(
+	input,
+	["live", c.stream_prefix, "shard_counts", c.consumer_group],
+	object.get(input, ["live", c.stream_prefix, "max_shard_count"], c.shards_before),
+)
 
 # scales_out holds for a scale that adds shards to what the stream has now.
 scales_out(c) if {
 	c.action == "scale"
 	is_number(c.shards_after)
-	c.shards_after > current_shards(c)
+	before := current_shards(c)
+	is_number(before)
+	c.shards_after > before
 }
 
 # changed_streams are the stream prefixes the plan changes.

@@ -8,27 +8,28 @@ test_current_shards_from_plan_without_live if {
 }
 
 test_current_shards_prefers_same_group_live if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("audit", 9), f.live_group("billing", 6)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("audit", 9), f.live_group("billing", 6)])}
 	lib.current_shards(f.scale(4, 8)) == 6 with input as {"live": live}
 }
 
 test_current_shards_max_over_other_groups if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("audit", 3), f.live_group("search", 5)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("audit", 3), f.live_group("search", 5)])}
 	lib.current_shards(f.scale(4, 8)) == 5 with input as {"live": live}
 }
 
 test_current_shards_ignores_other_streams if {
-	live := {"payments": {"stream_prefix": "payments", "groups": [f.live_group("billing", 12)]}}
+	live := {"payments": f.live_stream("payments", [f.live_group("billing", 12)])}
 	lib.current_shards(f.scale(4, 8)) == 4 with input as {"live": live}
 }
 
 test_current_shards_stream_without_groups_falls_back_to_plan if {
-	live := {"orders": {"stream_prefix": "orders", "groups": []}}
+	live := {"orders": f.live_stream("orders", [])}
 	lib.current_shards(f.scale(4, 8)) == 4 with input as {"live": live}
 }
 
-test_current_shards_undefined_when_unknown if {
-	not lib.current_shards(f.scale(null, 8)) with input as {"live": {}}
+test_current_shards_null_when_unknown if {
+	lib.current_shards(f.scale(null, 8)) == null with input as {"live": {}}
+	lib.current_shards(f.scale(null, 8)) == null with input as {}
 }
 
 test_scales_out if {
@@ -39,7 +40,7 @@ test_scales_out if {
 }
 
 test_scales_out_uses_live_count if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 8)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 8)])}
 	not lib.scales_out(f.scale(4, 8)) with input as {"live": live}
 }
 

@@ -49,23 +49,23 @@ test_finding_fields if {
 
 test_live_count_of_same_group_overrides_plan if {
 	# The plan says 4 -> 8, but the coordinator is at 2: that is a factor of 4.
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 2), f.live_group("audit", 4)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 2), f.live_group("audit", 4)])}
 	contains(only_msg(deny_for([f.scale(4, 8)], live)), "from 2 to 8 shards (+6 shards, a factor of 4 up)")
 }
 
 test_live_count_can_allow if {
 	# The plan's before is stale (1), the coordinator is already at 3.
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 3)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 3)])}
 	count(deny_for([f.scale(1, 4)], live)) == 0
 }
 
 test_live_count_max_over_groups_when_group_is_new if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("audit", 2), f.live_group("search", 6)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("audit", 2), f.live_group("search", 6)])}
 	contains(only_msg(deny_for([f.scale(4, 13)], live)), "from 6 to 13 shards")
 }
 
 test_live_already_at_target_allowed if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 16)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 16)])}
 	count(deny_for([f.scale(4, 16)], live)) == 0
 }
 
@@ -75,7 +75,7 @@ test_unknown_counts_skipped if {
 }
 
 test_unknown_before_uses_live if {
-	live := {"orders": {"stream_prefix": "orders", "groups": [f.live_group("billing", 2)]}}
+	live := {"orders": f.live_stream("orders", [f.live_group("billing", 2)])}
 	contains(only_msg(deny_for([f.scale(null, 40)], live)), "from 2 to 40 shards")
 }
 

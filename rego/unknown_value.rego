@@ -13,7 +13,8 @@ checked_fields := {"shard_count", "stream_prefix", "consumer_group"}
 
 deny contains v if {
 	some c in input.changes
-	fields := sort([f | some f in object.get(c, "unknown", []); f in checked_fields])
+	count(c.unknown) > 0
+	fields := sort([f | some f in c.unknown; f in checked_fields])
 	count(fields) > 0
 	msg := sprintf(
 		"%s: %s unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
