@@ -192,3 +192,29 @@ func TestCheckWarnsAboutUnknownExceptionLabels(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Contains(t, stderr, `label "policy-exception/shard-delta" waives no known rule`)
 }
+
+// Sensitive values in a plan (variables, the configuration's literal arguments,
+// sensitive attributes) never reach any output format.
+func TestCheckNeverPrintsSensitiveValues(t *testing.T) {
+	raw, err := os.ReadFile("../../examples/plans/02-scale-too-far.json")
+	require.NoError(t, err)
+	var plan map[string]any
+	require.NoError(t, json.Unmarshal(raw, &plan))
+	const secret = "hunter2-very-secret"
+	plan["variables"].(map[string]any)["coordinator_password"] = map[string]any{"value": secret}
+	for _, rc := range plan["resource_changes"].([]any) {
+		change := rc.(map[string]any)["change"].(map[string]any)
+		if after, ok := change["after"].(map[string]any); ok {
+			after["input"].(map[string]any)["password_like"] = secret
+			change["after_sensitive"] = map[string]any{"input": map[string]any{"password_like": true}}
+		}
+	}
+	b, err := json.Marshal(plan)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	for _, format := range []string{"text", "json", "markdown"} {
+		_, out, stderr := run(t, "check", "--plan", path, "--format", format)
+		require.NotContains(t, out+stderr, secret, format)
+	}
+}

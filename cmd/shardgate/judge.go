@@ -173,7 +173,12 @@ func readPlan(path string, stdin io.Reader) (*planparse.ChangeSet, error) {
 	if bytes.Equal(head[:n], zipMagic) {
 		return nil, fmt.Errorf("%s is a saved binary plan: run 'terraform show -json %s > plan.json' first, or use 'shardgate plan'", path, path)
 	}
-	cs, err := planparse.Parse(io.MultiReader(bytes.NewReader(head[:n]), r))
+	// ParseBytes is the fast path; plan files are read whole.
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	cs, err := planparse.ParseBytes(append(head[:n], rest...))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
