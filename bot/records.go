@@ -1,0 +1,252 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/store"
+)
+
+// Store buckets of the bot's records.
+const (
+	bucketPRs          = "prs"
+	bucketPlans        = "plans"
+	bucketLabels       = "labels"
+	bucketAttestations = "attestations"
+	bucketVersions     = "metadata_versions"
+)
+
+// PRRef names one pull request of one installation.
+type PRRef struct {
+	Installation int64  `json:"installation"`
+	Owner        string `json:"owner"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+}
+
+// FullName is "owner/repo".
+func (p PRRef) FullName() string { return p.Owner + "/" + p.Repo }
+
+// Key orders a repository's pull requests by number.
+func (p PRRef) Key() string { return fmt.Sprintf("%s/%s#%08d", p.Owner, p.Repo, p.Number) }
+
+func (p PRRef) String() string { return fmt.Sprintf("%s/%s#%d", p.Owner, p.Repo, p.Number) }
+
+// PRState is what shardgate remembers of a pull request between events.
+type PRState struct {
+	Ref        PRRef     `json:"ref"`
+	Author     string    `json:"author"`
+	HeadSHA    string    `json:"head_sha"`
+	HeadSeenAt time.Time `json:"head_seen_at"`
+	BaseRef    string    `json:"base_ref"`
+	Draft      bool      `json:"draft"`
+	CommentID  int64     `json:"comment_id,omitempty"`
+	// Status is the line at the top of the comment (queued, planning, done…).
+	Status string `json:"status"`
+	// Notes are shown under the status until the head changes (labels removed…).
+	Notes []string `json:"notes,omitempty"`
+	// Projects are the project names planned for HeadSHA, in order.
+	Projects []string `json:"projects,omitempty"`
+	// ConfigError is a bad .shardgate.yaml on the base branch, shown instead of plans.
+	ConfigError string `json:"config_error,omitempty"`
+}
+
+// PlanRecord is one project's plan of one head commit, with its last judgement.
+type PlanRecord struct {
+	Project     string                       `json:"project"`
+	Dir         string                       `json:"dir"`
+	Workspace   string                       `json:"workspace"`
+	HeadSHA     string                       `json:"head_sha"`
+	ChangeSet   *planparse.ChangeSet         `json:"change_set,omitempty"`
+	Fingerprint string                       `json:"fingerprint,omitempty"`
+	Error       string                       `json:"error,omitempty"`
+	Coordinator policy.Coordinator           `json:"coordinator"`
+	Live        map[string]policy.LiveStream `json:"live,omitempty"`
+	LockWaits   []report.LockWait            `json:"lock_waits"`
+	Decision    policy.Decision              `json:"decision"`
+	PlannedAt   time.Time                    `json:"planned_at"`
+	CheckRunID  int64                        `json:"check_run_id,omitempty"`
+}
+
+// LabelRecord is who added an exception label, and on which head commit.
+type LabelRecord struct {
+	Label   string    `json:"label"`
+	Actor   string    `json:"actor"`
+	HeadSHA string    `json:"head_sha"`
+	AddedAt time.Time `json:"added_at"`
+}
+
+// Fingerprint identifies a change set by what it would do to the coordinator:
+// every non-noop change and every desired shard count, in a canonical order.
+func Fingerprint(cs *planparse.ChangeSet) string {
+	if cs == nil {
+		return ""
+	}
+	var lines []string
+	for _, c := range cs.Changes {
+		if c.Action == planparse.ActionNoop {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("change %s %s/%s %s %s %s %s %s", c.Address, c.StreamPrefix, c.ConsumerGroup,
+			c.CoordinatorURL, c.Action, intText(c.ShardsBefore), intText(c.ShardsAfter), strings.Join(c.Unknown, ",")))
+	}
+	for _, d := range cs.Desired {
+		lines = append(lines, fmt.Sprintf("desired %s %s/%s %d", d.Address, d.StreamPrefix, d.ConsumerGroup, d.ShardCount))
+	}
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+func intText(p *int) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// records wraps the store with the bot's typed records.
+type records struct{ st store.Store }
+
+func getJSON[T any](ctx context.Context, st store.Store, bucket, key string) (*T, error) {
+	b, err := st.Get(ctx, bucket, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("decode %s record %s: %w", bucket, key, err)
+	}
+	return &v, nil
+}
+
+func putJSON(ctx context.Context, st store.Store, bucket, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s record %s: %w", bucket, key, err)
+	}
+	return st.Put(ctx, bucket, key, b)
+}
+
+func (r records) pr(ctx context.Context, ref PRRef) (*PRState, error) {
+	return getJSON[PRState](ctx, r.st, bucketPRs, ref.Key())
+}
+
+func (r records) putPR(ctx context.Context, s *PRState) error {
+	return putJSON(ctx, r.st, bucketPRs, s.Ref.Key(), s)
+}
+
+func planKey(ref PRRef, sha, project string) string {
+	return ref.Key() + "@" + sha + "/" + project
+}
+
+func (r records) plan(ctx context.Context, ref PRRef, sha, project string) (*PlanRecord, error) {
+	return getJSON[PlanRecord](ctx, r.st, bucketPlans, planKey(ref, sha, project))
+}
+
+func (r records) putPlan(ctx context.Context, ref PRRef, p *PlanRecord) error {
+	return putJSON(ctx, r.st, bucketPlans, planKey(ref, p.HeadSHA, p.Project), p)
+}
+
+// plans returns the plan records of one head commit, by project name.
+func (r records) plans(ctx context.Context, ref PRRef, sha string) ([]*PlanRecord, error) {
+	kvs, err := r.st.List(ctx, bucketPlans, ref.Key()+"@"+sha+"/")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*PlanRecord, 0, len(kvs))
+	for _, kv := range kvs {
+		var p PlanRecord
+		if err := json.Unmarshal(kv.Value, &p); err != nil {
+			return nil, fmt.Errorf("decode plan record %s: %w", kv.Key, err)
+		}
+		out = append(out, &p)
+	}
+	return out, nil
+}
+
+func labelKey(ref PRRef, label string) string { return ref.Key() + "/" + label }
+
+func (r records) label(ctx context.Context, ref PRRef, label string) (*LabelRecord, error) {
+	return getJSON[LabelRecord](ctx, r.st, bucketLabels, labelKey(ref, label))
+}
+
+func (r records) putLabel(ctx context.Context, ref PRRef, l *LabelRecord) error {
+	return putJSON(ctx, r.st, bucketLabels, labelKey(ref, l.Label), l)
+}
+
+func (r records) deleteLabel(ctx context.Context, ref PRRef, label string) error {
+	return r.st.Delete(ctx, bucketLabels, labelKey(ref, label))
+}
+
+func attestationKey(ref PRRef, prefix string) string { return ref.Key() + "/" + prefix }
+
+func (r records) putAttestation(ctx context.Context, ref PRRef, a policy.Attestation) error {
+	return putJSON(ctx, r.st, bucketAttestations, attestationKey(ref, a.StreamPrefix), a)
+}
+
+// attestations returns the pull request's attestations made on head sha.
+func (r records) attestations(ctx context.Context, ref PRRef, sha string) ([]policy.Attestation, error) {
+	kvs, err := r.st.List(ctx, bucketAttestations, ref.Key()+"/")
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.Attestation
+	for _, kv := range kvs {
+		var a policy.Attestation
+		if err := json.Unmarshal(kv.Value, &a); err != nil {
+			return nil, fmt.Errorf("decode attestation %s: %w", kv.Key, err)
+		}
+		if a.HeadSHA == sha {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// storeVersions keeps the highest metadataVersion seen per coordinator group
+// in the store, so a restored Redis is noticed across restarts.
+type storeVersions struct {
+	st  store.Store
+	url string
+}
+
+var _ coord.VersionMemory = storeVersions{}
+
+func (v storeVersions) key(prefix, group string) string { return v.url + "|" + prefix + "/" + group }
+
+// HighestMetadataVersion implements coord.VersionMemory.
+func (v storeVersions) HighestMetadataVersion(ctx context.Context, prefix, group string) (int64, bool, error) {
+	p, err := getJSON[int64](ctx, v.st, bucketVersions, v.key(prefix, group))
+	if err != nil || p == nil {
+		return 0, false, err
+	}
+	return *p, true, nil
+}
+
+// RecordMetadataVersion implements coord.VersionMemory.
+func (v storeVersions) RecordMetadataVersion(ctx context.Context, prefix, group string, version int64) error {
+	return v.st.Update(ctx, bucketVersions, v.key(prefix, group), func(old []byte) ([]byte, error) {
+		var before int64
+		if old != nil {
+			if err := json.Unmarshal(old, &before); err != nil {
+				return nil, err
+			}
+		}
+		return json.Marshal(max(before, version))
+	})
+}
