@@ -2,12 +2,17 @@ package policy
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/planparse"
+	policyfiles "github.com/shardgate/shardgate/rego"
 )
 
 func newEngine(t *testing.T, opts ...Option) *Engine {
@@ -168,3 +173,32 @@ func violationRules(d Decision) []string {
 }
 
 func intp(n int) *int { return &n }
+
+// TestUserPolicyRegoTests runs the example user policy's own Rego tests (the one
+// docs/policy-input.md shows) with the engine's compiler.
+func TestUserPolicyRegoTests(t *testing.T) {
+	modules, err := loadBuiltin(false)
+	require.NoError(t, err)
+	dir := filepath.Join("testdata", "userpolicy")
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".rego" {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		m, err := ast.ParseModuleWithOpts(p, string(src), policyfiles.ParserOptions)
+		modules[p] = m
+		return err
+	}))
+	results, err := tester.NewRunner().SetCompiler(policyfiles.NewCompiler()).SetModules(modules).RunTests(context.Background(), nil)
+	require.NoError(t, err)
+	ran := 0
+	for r := range results {
+		ran++
+		require.NoError(t, r.Error, r.Name)
+		require.False(t, r.Fail, r.Name)
+	}
+	require.Equal(t, 2, ran)
+}
