@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 var (
 	// ErrInUse: another process (or another Bolt in this one) holds the file.
 	ErrInUse = errors.New("store: in use by another shardgate process")
-	// ErrNotStore: the file exists but is not a shardgate bbolt store.
-	ErrNotStore = errors.New("store: not a shardgate store")
+	// ErrNotStore: the file exists but is not a shardgate bbolt store, or is
+	// one that is corrupt.
+	ErrNotStore = errors.New("store: not a valid shardgate store")
 )
 
 const (
@@ -127,14 +129,26 @@ func OpenBolt(path string, opts ...BoltOption) (*Bolt, error) {
 
 // openDB turns bbolt's terse open errors into ones an operator can act on.
 func openDB(path string, lockWait time.Duration) (db *bolt.DB, err error) {
-	// bbolt trusts the file's meta pages; a file that only looks like bbolt
-	// can make it panic while mapping, and a bad file must be an error.
+	// bbolt trusts a file whose meta pages check out and may panic on what
+	// they point to; a bad file must be an error, not a crash at start.
+	// bbolt does not close the file when it panics, so keep it to release
+	// the lock: a caller that reports the error may try again in-process.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("open store %s: %w: the file is corrupt", path, ErrNotStore)
+			if file != nil {
+				unlockFile(file)
+				_ = file.Close()
+			}
+			db, err = nil, fmt.Errorf("open store %s: %w: the file is corrupt (%v)", path, ErrNotStore, r)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, OpenFile: openFile})
 	switch {
 	case err == nil:
 		return db, nil
@@ -152,7 +166,12 @@ func openDB(path string, lockWait time.Duration) (db *bolt.DB, err error) {
 
 // init creates the buckets of a new file, and refuses a bbolt file that some
 // other program wrote: writing our buckets into it would damage its data.
-func (b *Bolt) init() error {
+func (b *Bolt) init() (err error) {
+	defer func() { // see openDB
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the file is corrupt (%v)", ErrNotStore, r)
+		}
+	}()
 	return b.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {

@@ -98,16 +98,31 @@ func TestBoltRefusesFilesItDidNotWrite(t *testing.T) {
 	}))
 	require.NoError(t, db.Close())
 
+	// A store whose pages after the two meta pages were overwritten: the meta
+	// checksums still match, and bbolt panics on the freelist they point to.
+	corrupt := filepath.Join(dir, "corrupt.db")
+	s, err := OpenBolt(corrupt)
+	require.NoError(t, err)
+	enqueue(t, s, "d", "x", []byte("p"))
+	require.NoError(t, s.Close())
+	data, err := os.ReadFile(corrupt)
+	require.NoError(t, err)
+	for i := 2 * os.Getpagesize(); i < len(data); i++ {
+		data[i] = 0xff
+	}
+	require.NoError(t, os.WriteFile(corrupt, data, 0o600))
+
 	tests := []struct {
 		name     string
 		content  []byte // nil: use path as is
 		path     string
 		wantText string
 	}{
-		{name: "text file", content: []byte(strings.Repeat("not a database\n", 2000)), wantText: "not a shardgate store"},
-		{name: "short garbage", content: []byte("hello"), wantText: "not a shardgate store"},
-		{name: "page of zeros", content: make([]byte, 4096*4), wantText: "not a shardgate store"},
+		{name: "text file", content: []byte(strings.Repeat("not a database\n", 2000)), wantText: "not a valid shardgate store"},
+		{name: "short garbage", content: []byte("hello"), wantText: "not a valid shardgate store"},
+		{name: "page of zeros", content: make([]byte, 4096*4), wantText: "not a valid shardgate store"},
 		{name: "another program's bbolt file", path: otherBolt, wantText: "holds other data"},
+		{name: "store with corrupt pages", path: corrupt, wantText: "the file is corrupt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +140,8 @@ func TestBoltRefusesFilesItDidNotWrite(t *testing.T) {
 			after, err := os.ReadFile(path)
 			require.NoError(t, err)
 			require.Equal(t, before, after, "a refused file is left as it was")
+			_, err = OpenBolt(path, WithLockTimeout(50*time.Millisecond))
+			require.NotErrorIs(t, err, ErrInUse, "a refused open lets go of the file lock")
 		})
 	}
 
