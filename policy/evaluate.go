@@ -18,6 +18,11 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 	if req.ChangeSet == nil {
 		return failClosed(errors.New("evaluate policies: no change set"))
 	}
+	// OPA notices cancellation asynchronously, so a small plan could still pass
+	// under a context that is already done.
+	if err := ctx.Err(); err != nil {
+		return failClosed(fmt.Errorf("evaluate policies: %w", err))
+	}
 	if req.Now.IsZero() && len(req.Attestations) > 0 {
 		// Without a time no attestation can be judged fresh; guessing either way
 		// would be wrong.

@@ -53,8 +53,9 @@ func TestEvaluateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	d, err := newEngine(t).Evaluate(ctx, Request{ChangeSet: changeSet(scaleChange("orders", "billing", 4, 8))})
-	require.Error(t, err)
+	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, d.Allowed)
+	require.Equal(t, RulePolicyError, d.Violations[0].Rule)
 }
 
 // TestEvaluateConcurrent shares one engine between goroutines; run with -race.
