@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -73,3 +74,5 @@ func newRepoWithPR(t *testing.T, gh *Server) (*GitRepo, PullRequest) {
 	pr := gh.OpenPR("acme", "infra", PullRequest{Title: "Scale orders", User: "alice", HeadRef: "change"})
 	return g, pr
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

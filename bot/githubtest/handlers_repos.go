@@ -185,7 +185,7 @@ func createStatus(s *Server, c *call) reply {
 	now := ts(s.now())
 	return created(merge(s.spec.skeleton("status"), map[string]any{
 		"id": st.ID, "node_id": nodeID("StatusContext", st.ID), "state": st.State, "context": st.Context,
-		"description": nilIfEmpty(st.Description), "target_url": nilIfEmpty(st.TargetURL),
+		"description": st.Description, "target_url": st.TargetURL,
 		"url":        fmt.Sprintf("%srepos/%s/statuses/%s", s.URL(), r.fullName(), st.SHA),
 		"avatar_url": nil, "created_at": now, "updated_at": now, "creator": s.userJSON(s.botLogin),
 	}))

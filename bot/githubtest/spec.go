@@ -87,6 +87,11 @@ func (sp *spec) validateRequest(r *http.Request, body []byte) (*routers.Route, m
 		return nil, nil, fmt.Errorf("find route: %w", err)
 	}
 	for k, v := range params {
+		// The legacy router lets a trailing parameter match nothing
+		// ("/pulls" matches "/pulls/{pull_number}"); GitHub answers 404.
+		if v == "" {
+			return nil, nil, fmt.Errorf("find route: empty %s: %w", k, &routers.RouteError{Reason: routers.ErrPathNotFound.Error()})
+		}
 		if params[k], err = url.PathUnescape(v); err != nil {
 			return nil, nil, fmt.Errorf("unescape %s: %w", k, err)
 		}
