@@ -1,16 +1,3 @@
-// Package githubtest is an in-process fake of the GitHub REST API for the
-// bot's tests. Every request is checked against the 2021 OpenAPI subset in
-// testdata/github/openapi (kin-openapi); a request outside it is answered
-// 404/422 and fails the test. Answers are built from the spec's schemas and
-// validated too, so the bot decodes documented shapes.
-//
-// The bot must build its client for the fake with the API URL as base:
-//
-//	client := github.NewClient(httpClient)
-//	client.BaseURL, _ = url.Parse(srv.URL()) // ends in "/"
-//
-// not WithEnterpriseURLs, which appends "api/v3/". ghinstallation's
-// Transport.BaseURL is strings.TrimSuffix(srv.URL(), "/").
 package githubtest
 
 import (
@@ -229,9 +216,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(c *call) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f, ok := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path); ok {
-		return f
-	}
 	key := c.r.Method + " " + c.route.Path
 	h, ok := handlers[key]
 	if !ok {
@@ -248,6 +232,9 @@ func (s *Server) handle(c *call) reply {
 			return rep
 		}
 		c.installationID = id
+	}
+	if f, ok := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path); ok {
+		return f
 	}
 	return h(s, c)
 }

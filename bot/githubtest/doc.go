@@ -1,0 +1,37 @@
+// Package githubtest is an in-process fake of the GitHub REST API for the
+// bot's tests. Every request is checked against the 2021 OpenAPI subset in
+// testdata/github/openapi (kin-openapi): a request outside it (unknown path
+// or method, bad parameter, bad body) is answered 404/422 AND reported with
+// t.Errorf, so the test fails. Answers are built from the spec's schemas and
+// validated before they are written, so the bot decodes documented shapes.
+//
+// # Wiring the bot to the fake
+//
+// Set the API URL to srv.URL() (it ends in "/") and use it as go-github's
+// BaseURL directly, not through WithEnterpriseURLs, which appends "api/v3/":
+//
+//	client := github.NewClient(httpClient)
+//	client.BaseURL, _ = url.Parse(srv.URL())
+//
+// ghinstallation authenticates against the fake end to end:
+//
+//	itr, _ := ghinstallation.New(http.DefaultTransport, srv.AppID(), installationID, srv.AppPrivateKeyPEM())
+//	itr.BaseURL = strings.TrimSuffix(srv.URL(), "/")
+//
+// # Behaviour worth knowing
+//
+//   - Repositories belong to one installation (DefaultInstallationID unless
+//     InInstallation is given); other installations' tokens get 404.
+//   - go-github v60's Issues.RemoveLabelForIssue does not escape the label;
+//     the spec's {name} is one path segment, so pass url.PathEscape(label)
+//     for names with "/" such as "policy-exception/<rule>".
+//   - Tarball links redirect to a one-off URL on this server that streams
+//     `git archive` of the commit with GitHub's "<owner>-<repo>-<sha7>/"
+//     prefix; the link expires after five minutes.
+//   - Comments and labels written through the API are by BotLogin; labels
+//     added by a person come from AddLabel and record that actor.
+//   - A 403 from FailNext is GitHub's secondary rate limit error; go-github
+//     then refuses further calls on that client until Retry-After passes.
+//   - Operations of the subset the bot has no use for (team membership
+//     PUT/DELETE, contents PUT/DELETE) answer 501 and fail the test.
+package githubtest

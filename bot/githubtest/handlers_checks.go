@@ -1,0 +1,101 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// checkRunInput is the writable part of a check run; pointers tell "not
+// sent" from "cleared" on update.
+type checkRunInput struct {
+	Name        *string    `json:"name"`
+	HeadSHA     string     `json:"head_sha"`
+	Status      *string    `json:"status"`
+	Conclusion  *string    `json:"conclusion"`
+	ExternalID  *string    `json:"external_id"`
+	DetailsURL  *string    `json:"details_url"`
+	StartedAt   *time.Time `json:"started_at"`
+	CompletedAt *time.Time `json:"completed_at"`
+	Output      *struct {
+		Title   string `json:"title"`
+		Summary string `json:"summary"`
+		Text    string `json:"text"`
+	} `json:"output"`
+}
+
+func (s *Server) applyCheckRun(cr *CheckRun, in checkRunInput) {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&cr.Name, in.Name)
+	set(&cr.Status, in.Status)
+	set(&cr.Conclusion, in.Conclusion)
+	set(&cr.ExternalID, in.ExternalID)
+	set(&cr.DetailsURL, in.DetailsURL)
+	if in.StartedAt != nil {
+		cr.StartedAt = *in.StartedAt
+	}
+	if in.CompletedAt != nil {
+		cr.CompletedAt = *in.CompletedAt
+	}
+	if in.Output != nil {
+		cr.Title, cr.Summary, cr.Text = in.Output.Title, in.Output.Summary, in.Output.Text
+	}
+	// GitHub completes a run given a conclusion, and stamps completion.
+	if in.Conclusion != nil && *in.Conclusion != "" {
+		cr.Status = "completed"
+	}
+	if cr.Status == "completed" && cr.CompletedAt.IsZero() {
+		cr.CompletedAt = s.now().UTC()
+	}
+}
+
+func createCheckRun(s *Server, c *call) reply {
+	r, found := s.repoOf(c)
+	if !found {
+		return notFound()
+	}
+	var in checkRunInput
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return unprocessable("invalid check run: " + err.Error())
+	}
+	cr := &CheckRun{ID: s.id(), HeadSHA: in.HeadSHA, Status: "queued", StartedAt: s.now().UTC()}
+	s.applyCheckRun(cr, in)
+	r.checkRuns[cr.ID] = cr
+	return created(s.checkRunJSON(r, cr))
+}
+
+func (s *Server) checkRunOf(c *call) (*repo, *CheckRun, bool) {
+	r, found := s.repoOf(c)
+	if !found {
+		return nil, nil, false
+	}
+	id, _ := strconv.ParseInt(c.params["check_run_id"], 10, 64)
+	cr := r.checkRuns[id]
+	return r, cr, cr != nil
+}
+
+func getCheckRun(s *Server, c *call) reply {
+	r, cr, found := s.checkRunOf(c)
+	if !found {
+		return notFound()
+	}
+	return ok(s.checkRunJSON(r, cr))
+}
+
+func updateCheckRun(s *Server, c *call) reply {
+	r, cr, found := s.checkRunOf(c)
+	if !found {
+		return notFound()
+	}
+	var in checkRunInput
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return unprocessable("invalid check run: " + err.Error())
+	}
+	s.applyCheckRun(cr, in)
+	cr.Updates++
+	return ok(s.checkRunJSON(r, cr))
+}
