@@ -84,12 +84,28 @@ type Config struct {
 	ConvergeTimeout   time.Duration
 }
 
-// CoordinatorFor returns the credentials of the longest URL prefix matching url.
+// CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
+// same scheme and host:port, and a path that starts with the prefix's path at a
+// segment boundary. The longest prefix wins. Coordinator URLs come from the
+// pull request's own plan, so a URL no prefix covers gets no credentials (and
+// shardgate does not call it at all).
 func (c *Config) CoordinatorFor(coordinatorURL string) (CoordinatorCredentials, bool) {
+	u, err := url.Parse(coordinatorURL)
+	if err != nil || u.User != nil {
+		return CoordinatorCredentials{}, false
+	}
 	var best CoordinatorCredentials
 	found := false
 	for _, cc := range c.Coordinators {
-		if strings.HasPrefix(coordinatorURL, cc.URLPrefix) && len(cc.URLPrefix) >= len(best.URLPrefix) {
+		p, err := url.Parse(cc.URLPrefix)
+		if err != nil || !strings.EqualFold(p.Scheme, u.Scheme) || !strings.EqualFold(p.Host, u.Host) {
+			continue
+		}
+		prefix := strings.TrimSuffix(p.Path, "/")
+		if u.Path != prefix && !strings.HasPrefix(u.Path, prefix+"/") {
+			continue
+		}
+		if !found || len(cc.URLPrefix) > len(best.URLPrefix) {
 			best, found = cc, true
 		}
 	}

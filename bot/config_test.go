@@ -78,11 +78,19 @@ allow_fork_prs: true
 	require.True(t, ok)
 	require.Equal(t, "special", cc.Username)
 	require.Equal(t, "special-pass", cc.Password.Reveal())
-	cc, ok = cfg.CoordinatorFor("http://coord.prod:8080")
+	cc, ok = cfg.CoordinatorFor("http://coord.prod")
 	require.True(t, ok)
 	require.Equal(t, "coord-pass", cc.Password.Reveal())
-	_, ok = cfg.CoordinatorFor("http://elsewhere")
-	require.False(t, ok)
+	for _, other := range []string{"http://elsewhere", "http://coord.prod.evil.com", "http://coord.prod@evil.com",
+		"https://coord.prod", "http://coord.prod:8080", "http://coord.prod/specialist", "::not a url"} {
+		cc, ok = cfg.CoordinatorFor(other)
+		if other == "http://coord.prod/specialist" {
+			require.True(t, ok)
+			require.Equal(t, "terraform", cc.Username, "a path prefix matches at segment boundaries only")
+			continue
+		}
+		require.False(t, ok, other)
+	}
 
 	// No secret can leak through formatting, logging or JSON.
 	js, err := json.Marshal(cfg)

@@ -26,6 +26,9 @@ type Dispatcher struct {
 	log      *logrus.Entry
 	poll     time.Duration
 
+	// observe records each job's outcome and duration (metrics); may be nil.
+	observe func(event string, err error, d time.Duration)
+
 	wake   chan struct{}
 	stop   chan struct{}
 	cancel context.CancelFunc
@@ -130,6 +133,9 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	}
 	if cerr := d.store.Complete(context.WithoutCancel(ctx), job.ID, err); cerr != nil {
 		log.WithError(cerr).Error("record a job's outcome")
+	}
+	if d.observe != nil {
+		d.observe(job.Event, err, time.Since(start))
 	}
 	log = log.WithField("duration_ms", time.Since(start).Milliseconds())
 	if err != nil {

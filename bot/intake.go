@@ -29,6 +29,8 @@ type Intake struct {
 	log       *logrus.Entry
 	// notify wakes the dispatcher after an enqueue; it never blocks.
 	notify func()
+	// observe counts deliveries by event and outcome (metrics); may be nil.
+	observe func(event, outcome string)
 }
 
 // NewIntake returns the webhook handler. events lists the X-GitHub-Event values
@@ -54,6 +56,13 @@ type intakeReply struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+func (in *Intake) reply(w http.ResponseWriter, event string, code int, r intakeReply) {
+	if in.observe != nil {
+		in.observe(event, r.Status)
+	}
+	reply(w, code, r)
+}
+
 func reply(w http.ResponseWriter, code int, r intakeReply) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -64,7 +73,7 @@ func reply(w http.ResponseWriter, code int, r intakeReply) {
 func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		reply(w, http.StatusMethodNotAllowed, intakeReply{Status: "rejected", Reason: "webhooks are POSTed"})
+		in.reply(w, "", http.StatusMethodNotAllowed, intakeReply{Status: "rejected", Reason: "webhooks are POSTed"})
 		return
 	}
 	event := r.Header.Get("X-GitHub-Event")
@@ -76,32 +85,32 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			log.Warn("webhook body over the size limit")
-			reply(w, http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
+			in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
 			return
 		}
-		reply(w, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "could not read the body"})
+		in.reply(w, "", http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "could not read the body"})
 		return
 	}
 	if !in.validSignature(r.Header.Get("X-Hub-Signature-256"), body) {
 		log.Warn("webhook signature missing or wrong")
-		reply(w, http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
 		return
 	}
 	switch {
 	case event == "":
-		reply(w, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Event is missing"})
+		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Event is missing"})
 		return
 	case event == "ping":
-		reply(w, http.StatusOK, intakeReply{Status: "pong"})
+		in.reply(w, event, http.StatusOK, intakeReply{Status: "pong"})
 		return
 	case !in.handled[event]:
-		reply(w, http.StatusAccepted, intakeReply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
+		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
 		return
 	case delivery == "":
-		reply(w, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
+		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
 		return
 	case !json.Valid(body):
-		reply(w, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "body is not JSON"})
+		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "body is not JSON"})
 		return
 	}
 	job := &store.Job{DeliveryID: delivery, Kind: JobKindEvent, Event: event, Payload: body}
@@ -109,18 +118,18 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		log.Info("redelivery of a queued delivery acknowledged; not run twice")
-		reply(w, http.StatusAccepted, intakeReply{Status: "duplicate", Reason: "this delivery was already received"})
+		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "duplicate", Reason: "this delivery was already received"})
 	case errors.Is(err, store.ErrQueueFull):
 		log.Warn("queue full: delivery refused")
 		w.Header().Set("Retry-After", "60")
-		reply(w, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "queue is full; redeliver later"})
+		in.reply(w, event, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "queue is full; redeliver later"})
 	case err != nil:
 		log.WithError(err).Error("could not persist a delivery")
-		reply(w, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "could not persist the delivery; redeliver later"})
+		in.reply(w, event, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "could not persist the delivery; redeliver later"})
 	default:
 		log.WithField(FieldJob, job.ID).Info("delivery queued")
 		in.notify()
-		reply(w, http.StatusAccepted, intakeReply{Status: "queued", JobID: job.ID})
+		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "queued", JobID: job.ID})
 	}
 }
 

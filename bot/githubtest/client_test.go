@@ -3,6 +3,7 @@ package githubtest
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-github/v60/github"
@@ -57,6 +58,28 @@ func TestClientEditOthersCommentForbidden(t *testing.T) {
 	_, resp, err := client.Issues.EditComment(context.Background(), "acme", "infra", c.ID, &github.IssueComment{Body: github.String("x")})
 	require.Error(t, err)
 	require.Equal(t, 403, resp.StatusCode)
+}
+
+func TestClientCommentLengthLimit(t *testing.T) {
+	gh := New(t)
+	_, pr := newRepoWithPR(t, gh)
+	client := newClient(t, gh, DefaultInstallationID)
+	tests := []struct {
+		name   string
+		length int
+		want   int
+	}{
+		{"at the limit", maxCommentRunes, 201},
+		{"over the limit", maxCommentRunes + 1, 422},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := strings.Repeat("é", tt.length)
+			_, resp, err := client.Issues.CreateComment(context.Background(), "acme", "infra", pr.Number, &github.IssueComment{Body: &body})
+			require.Equal(t, tt.want, resp.StatusCode)
+			require.Equal(t, tt.want == 201, err == nil)
+		})
+	}
 }
 
 func TestClientCheckRuns(t *testing.T) {

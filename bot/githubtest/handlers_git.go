@@ -219,8 +219,8 @@ func tarballLink(s *Server, c *call) reply {
 }
 
 // serveDownload streams `git archive` of the commit with GitHub's
-// "<owner>-<repo>-<short sha>/" prefix.
-func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
+// "<owner>-<repo>-<short sha>/" prefix and returns the status it wrote.
+func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) int {
 	s.mu.Lock()
 	d, found := s.downloads[r.URL.Query().Get("token")]
 	var rp *repo
@@ -231,7 +231,7 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !found || rp == nil || expired || !strings.HasSuffix(r.URL.Path, "/"+d.sha) {
 		writeJSON(w, notFound())
-		return
+		return http.StatusNotFound
 	}
 	short := d.sha[:7]
 	w.Header().Set("Content-Type", "application/x-gzip")
@@ -240,4 +240,5 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
 	if _, err := rp.git.run(w, "archive", "--format=tar.gz", prefix, d.sha); err != nil {
 		s.t.Errorf("githubtest: archive %s: %v", d.sha, err)
 	}
+	return http.StatusOK
 }

@@ -88,6 +88,9 @@ func (s *Server) OpenPR(owner, name string, pr PullRequest) PullRequest {
 	if p.Created.IsZero() {
 		p.Created = s.now().UTC()
 	}
+	if p.HeadRef == "" && p.HeadSHA == "" {
+		s.t.Fatalf("githubtest: pull request #%d of %s needs a HeadRef or a HeadSHA", p.Number, r.fullName())
+	}
 	s.resolvePR(r, &p)
 	r.pulls[p.Number] = &p
 	for _, l := range p.Labels {

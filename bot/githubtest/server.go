@@ -165,8 +165,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, codeloadPrefix) {
-		s.record(r, body, 0, http.StatusOK)
-		s.serveDownload(w, r)
+		s.record(r, body, 0, s.serveDownload(w, r))
 		return
 	}
 	// GitHub treats a JSON null body as no body; go-github sends one for a

@@ -99,5 +99,7 @@ func TestTarballOfCommit(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		reqs := gh.Requests()
+		require.Equal(t, http.StatusNotFound, reqs[len(reqs)-1].Status)
 	})
 }

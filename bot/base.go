@@ -1,0 +1,40 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-github/v60/github"
+	"github.com/sirupsen/logrus"
+)
+
+// Base is what every event handler shares: the server and payload decoding.
+type Base struct{ s *Server }
+
+// parse decodes a webhook payload into go-github's type for the event; unknown
+// fields are ignored, so newer GitHub payloads still decode.
+func parse[T any](eventType string, payload []byte) (T, error) {
+	var zero T
+	ev, err := github.ParseWebHook(eventType, payload)
+	if err != nil {
+		return zero, fmt.Errorf("decode %s event: %w", eventType, err)
+	}
+	t, ok := ev.(T)
+	if !ok {
+		return zero, fmt.Errorf("decode %s event: unexpected type %T", eventType, ev)
+	}
+	return t, nil
+}
+
+// prRef names the pull request of an event from its repository and number.
+func prRef(inst *github.Installation, repo *github.Repository, number int) (PRRef, error) {
+	if inst.GetID() == 0 {
+		return PRRef{}, errNoInstallation
+	}
+	return PRRef{Installation: inst.GetID(), Owner: repo.GetOwner().GetLogin(), Repo: repo.GetName(), Number: number}, nil
+}
+
+// withPR enriches the context's logger with the pull request.
+func withPR(ctx context.Context, ref PRRef) context.Context {
+	return WithLogger(ctx, Logger(ctx).WithFields(logrus.Fields{FieldInstallation: ref.Installation, FieldRepo: ref.FullName(), FieldPR: ref.Number}))
+}

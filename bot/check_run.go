@@ -1,0 +1,56 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// CheckRun re-plans when someone re-runs one of shardgate's plan checks.
+type CheckRun struct{ *Base }
+
+var _ EventHandler = (*CheckRun)(nil)
+
+// Handles implements EventHandler.
+func (h *CheckRun) Handles() []string { return []string{"check_run"} }
+
+// Handle implements EventHandler.
+func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
+	ev, err := parse[*github.CheckRunEvent](eventType, payload)
+	if err != nil {
+		return err
+	}
+	cr := ev.GetCheckRun()
+	if ev.GetAction() != "rerequested" || cr.GetApp().GetID() != h.s.cfg.AppID || !strings.HasPrefix(cr.GetName(), "shardgate/plan") {
+		return nil
+	}
+	number := 0
+	if prs := cr.PullRequests; len(prs) > 0 {
+		number = prs[0].GetNumber()
+	} else if number, err = h.s.prForHead(ctx, ev.GetRepo(), cr.GetHeadSHA()); err != nil || number == 0 {
+		return err
+	}
+	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), number)
+	if err != nil {
+		return err
+	}
+	return h.s.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
+}
+
+// prForHead finds the pull request shardgate planned at sha (check_run events
+// of pushes to a PR branch may list no pull request).
+func (s *Server) prForHead(ctx context.Context, repo *github.Repository, sha string) (int, error) {
+	kvs, err := s.store.List(ctx, bucketPRs, repo.GetOwner().GetLogin()+"/"+repo.GetName()+"#")
+	if err != nil {
+		return 0, err
+	}
+	for _, kv := range kvs {
+		var st PRState
+		if json.Unmarshal(kv.Value, &st) == nil && st.HeadSHA == sha {
+			return st.Ref.Number, nil
+		}
+	}
+	return 0, nil
+}

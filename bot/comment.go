@@ -1,0 +1,212 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/report"
+)
+
+// CommentMarker is the hidden first line of shardgate's one comment per PR.
+const CommentMarker = "<!-- shardgate -->"
+
+// Check run name prefixes; the project name follows.
+const (
+	CheckPlanPrefix  = "shardgate/plan: "
+	CheckApplyPrefix = "shardgate/apply: "
+	// CheckConfigName is the check of a bad .shardgate.yaml.
+	CheckConfigName = "shardgate/plan: configuration"
+	// maxCheckText is GitHub's limit on a check run's output summary and text.
+	maxCheckText = 65535
+)
+
+// renderComment builds the living comment: marker, head, status, notes, then one
+// section per project, all under GitHub's limit.
+func (s *Server) renderComment(st *PRState, plans []*PlanRecord) string {
+	var b strings.Builder
+	b.WriteString(CommentMarker + "\n")
+	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
+	for _, n := range st.Notes {
+		fmt.Fprintf(&b, "\n> %s\n", n)
+	}
+	if st.ConfigError != "" {
+		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on `%s` (shardgate reads its configuration from the base branch, never from the pull request):\n\n```\n%s\n```\n",
+			st.BaseRef, fence(st.ConfigError))
+	}
+	head := b.String()
+	budget := report.MaxCommentChars - len(head) - 200
+	if len(plans) > 0 {
+		budget /= len(plans)
+	}
+	for _, p := range plans {
+		b.WriteString("\n")
+		b.WriteString(s.renderProject(p, budget))
+	}
+	out := b.String()
+	if len(out) > report.MaxCommentChars {
+		out = out[:report.MaxCommentChars-100] + "\n\n_…cut to fit GitHub's comment limit._\n"
+	}
+	return out
+}
+
+func (s *Server) renderProject(p *PlanRecord, budget int) string {
+	if p.Error != "" {
+		return fmt.Sprintf("### ❌ Project `%s`\n\nNot planned:\n\n```\n%s\n```\n", p.Project, fence(firstLines(p.Error, 40)))
+	}
+	rep := s.report(p)
+	return rep.Markdown(budget)
+}
+
+func (s *Server) report(p *PlanRecord) *report.Report {
+	return &report.Report{Project: p.Project, ChangeSet: p.ChangeSet, Decision: p.Decision, Rules: s.rules,
+		Coordinator: p.Coordinator, Approvers: s.approversText(), LockWaits: p.LockWaits}
+}
+
+// approversText says who may add exception labels and attest.
+func (s *Server) approversText() string {
+	var who []string
+	for _, u := range s.cfg.ApproverUsers {
+		who = append(who, "@"+u)
+	}
+	for _, t := range s.cfg.ApproverTeams {
+		who = append(who, "a member of @"+t)
+	}
+	return "an approver (" + strings.Join(who, ", ") + ") who is not the PR author"
+}
+
+// upsertComment edits shardgate's comment on the PR in place, creating it the
+// first time. The comment is found by id, else by its marker among the PR's
+// comments written by a bot, so a lost id never leads to a second comment.
+func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRState, body string) error {
+	ref := st.Ref
+	if st.CommentID != 0 {
+		_, resp, err := gh.Issues.EditComment(ctx, ref.Owner, ref.Repo, st.CommentID, &github.IssueComment{Body: &body})
+		if err == nil {
+			return nil
+		}
+		if resp == nil || resp.StatusCode != http.StatusNotFound {
+			return fmt.Errorf("edit comment on %s: %w", ref, err)
+		}
+		st.CommentID = 0 // deleted by someone: find or create again
+	}
+	id, err := findComment(ctx, gh, ref)
+	if err != nil {
+		return err
+	}
+	if id != 0 {
+		if _, _, err := gh.Issues.EditComment(ctx, ref.Owner, ref.Repo, id, &github.IssueComment{Body: &body}); err != nil {
+			return fmt.Errorf("edit comment on %s: %w", ref, err)
+		}
+		st.CommentID = id
+		return nil
+	}
+	c, _, err := gh.Issues.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, &github.IssueComment{Body: &body})
+	if err != nil {
+		return fmt.Errorf("create comment on %s: %w", ref, err)
+	}
+	st.CommentID = c.GetID()
+	return nil
+}
+
+func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < 50; page++ {
+		comments, resp, err := gh.Issues.ListComments(ctx, ref.Owner, ref.Repo, ref.Number, opts)
+		if err != nil {
+			return 0, fmt.Errorf("list comments of %s: %w", ref, err)
+		}
+		for _, c := range comments {
+			if strings.HasPrefix(c.GetBody(), CommentMarker) && c.GetUser().GetType() == "Bot" {
+				return c.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return 0, nil
+}
+
+// checkOutput is a check run's output for one project's plan.
+func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.CheckRunOutput) {
+	if p.Error != "" {
+		title := "Not planned"
+		summary := truncate(p.Error, maxCheckText)
+		return "failure", &github.CheckRunOutput{Title: &title, Summary: &summary}
+	}
+	rep := s.report(p)
+	title := truncate(rep.Summary(), 250)
+	var sum strings.Builder
+	sum.WriteString(rep.Summary() + "\n\n")
+	for _, v := range p.Decision.Violations {
+		fmt.Fprintf(&sum, "- **%s** on `%s`: %s\n", v.Rule, strings.Trim(v.StreamPrefix+"/"+v.ConsumerGroup, "/"), v.Message)
+	}
+	summary := truncate(sum.String(), maxCheckText)
+	text := rep.Markdown(maxCheckText)
+	conclusion = "success"
+	if !p.Decision.Allowed {
+		conclusion = "failure"
+	}
+	return conclusion, &github.CheckRunOutput{Title: &title, Summary: &summary, Text: &text}
+}
+
+// startCheck creates an in-progress check run on sha.
+func startCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) (int64, error) {
+	status := "in_progress"
+	cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{Name: name, HeadSHA: sha, Status: &status})
+	if err != nil {
+		return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
+	}
+	return cr.GetID(), nil
+}
+
+// finishCheck completes a check run, creating it when id is 0.
+func finishCheck(ctx context.Context, gh *github.Client, ref PRRef, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
+	status := "completed"
+	now := github.Timestamp{Time: time.Now()}
+	if id == 0 {
+		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
+			Name: name, HeadSHA: sha, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out})
+		if err != nil {
+			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
+		}
+		return cr.GetID(), nil
+	}
+	_, _, err := gh.Checks.UpdateCheckRun(ctx, ref.Owner, ref.Repo, id, github.UpdateCheckRunOptions{
+		Name: name, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out})
+	if err != nil {
+		return id, fmt.Errorf("update check run %q on %s: %w", name, ref, err)
+	}
+	return id, nil
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-20] + "\n…(truncated)"
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[len(lines)-n:], "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fence keeps text inside a ``` block from closing it.
+func fence(s string) string { return strings.ReplaceAll(s, "```", "'''") }

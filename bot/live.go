@@ -1,0 +1,102 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+)
+
+// Coordinator client settings for reads made while planning.
+const (
+	coordTimeout  = 10 * time.Second
+	coordAttempts = 3
+	coordBackoff  = 500 * time.Millisecond
+)
+
+// liveState reads every stream the change set touches from its coordinator.
+// A coordinator URL that the server configuration does not cover is never
+// called (the URL comes from the pull request); like an unreachable
+// coordinator, it is reported and the policy fails closed.
+func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
+	byURL := map[string]map[string]bool{}
+	for _, c := range cs.Changes {
+		if c.Action == planparse.ActionNoop || c.StreamPrefix == "" || c.CoordinatorURL == "" {
+			continue
+		}
+		if byURL[c.CoordinatorURL] == nil {
+			byURL[c.CoordinatorURL] = map[string]bool{}
+		}
+		byURL[c.CoordinatorURL][c.StreamPrefix] = true
+	}
+	if len(byURL) == 0 {
+		return policy.Coordinator{}, nil
+	}
+	urls := make([]string, 0, len(byURL))
+	for u := range byURL {
+		urls = append(urls, u)
+	}
+	sort.Strings(urls)
+	live := map[string]policy.LiveStream{}
+	for _, u := range urls {
+		client, err := s.coordClient(u)
+		if err != nil {
+			return policy.Coordinator{Consulted: true, Error: err.Error()}, nil
+		}
+		for prefix := range byURL[u] {
+			stream, err := client.Stream(ctx, prefix)
+			if err != nil {
+				return policy.Coordinator{Consulted: true, Error: fmt.Sprintf("%s: %s", u, oneLine(err.Error()))}, nil
+			}
+			live[prefix] = liveStream(stream)
+		}
+	}
+	return policy.Coordinator{Consulted: true, Reachable: true}, live
+}
+
+func liveStream(st *coord.Stream) policy.LiveStream {
+	ls := policy.LiveStream{StreamPrefix: st.Prefix, Groups: []policy.LiveGroup{}}
+	for _, g := range st.Groups {
+		lg := policy.LiveGroup{ConsumerGroup: g.ConsumerGroup, ShardCount: g.ShardCount, State: string(g.State),
+			LiveMembers: g.LiveMembers, MetadataVersion: g.MetadataVersion}
+		if m := g.ActiveMigration; m != nil {
+			lg.ActiveMigrationID, lg.MigrationState = m.ReshardingID, string(m.State)
+		}
+		if g.MetadataRegressed() {
+			ls.MetadataVersionRegressed = true
+		}
+		ls.Groups = append(ls.Groups, lg)
+	}
+	return ls
+}
+
+// coordClient returns the cached client of a configured coordinator URL.
+func (s *Server) coordClient(url string) (*coord.Client, error) {
+	creds, ok := s.cfg.CoordinatorFor(url)
+	if !ok {
+		return nil, fmt.Errorf("coordinator %s is not in this server's configuration (coordinators[].url_prefix), so shardgate does not call it", url)
+	}
+	s.coordMu.Lock()
+	defer s.coordMu.Unlock()
+	if c, ok := s.coords[url]; ok {
+		return c, nil
+	}
+	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
+		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(UserAgent)}
+	if creds.Username != "" {
+		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
+	}
+	if s.coordHTTP != nil {
+		opts = append(opts, coord.WithHTTPClient(s.coordHTTP))
+	}
+	c, err := coord.New(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator client for %s: %w", url, err)
+	}
+	s.coords[url] = c
+	return c, nil
+}

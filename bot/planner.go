@@ -1,0 +1,363 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/runner"
+)
+
+// planRequest says which pull request to plan and why.
+type planRequest struct {
+	ref PRRef
+	// explicit is set when someone asked (a /shardgate plan comment, a re-run
+	// check): drafts are planned then too.
+	explicit bool
+	trigger  string
+}
+
+// planPR plans every affected project of a pull request's head commit and
+// reports on the PR. Problems of the pull request itself (bad configuration,
+// terraform failures, a refused checkout) are reported there and are not job
+// errors; GitHub or store failures are.
+func (s *Server) planPR(ctx context.Context, req planRequest) error {
+	unlock := s.prLocks.lock(req.ref.Key())
+	defer unlock()
+	return s.planPRLocked(ctx, req)
+}
+
+func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
+	gh, pr, st, err := s.loadPR(ctx, req.ref)
+	if err != nil {
+		return err
+	}
+	log := Logger(ctx).WithFields(logrus.Fields{FieldRepo: req.ref.FullName(), FieldPR: req.ref.Number, FieldSHA: st.HeadSHA})
+	switch {
+	case pr.GetState() != "open":
+		log.Info("pull request is not open; not planning")
+		return nil
+	case isFork(pr) && !s.cfg.AllowForkPRs:
+		st.Status = "not planned: this pull request comes from a fork, and this shardgate server does not run Terraform for forks (`allow_fork_prs` is off). Push the branch to this repository instead."
+		return s.publish(ctx, gh, st, nil)
+	case pr.GetDraft() && !req.explicit:
+		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
+		return s.publish(ctx, gh, st, nil)
+	}
+	st.Status = fmt.Sprintf("planning `%s`…", shortSHA(st.HeadSHA))
+	st.ConfigError = ""
+	if err := s.publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+
+	pol, err := s.policyFor(ctx, gh, req.ref, pr.GetBase().GetRef(), pr.GetBase().GetSHA())
+	var cfgErr *repoconfig.Error
+	if errors.As(err, &cfgErr) {
+		return s.reportConfigError(ctx, gh, st, err)
+	}
+	if err != nil {
+		st.Status = "failed: " + oneLine(err.Error())
+		_ = s.publish(ctx, gh, st, nil)
+		return err
+	}
+	files, err := changedFiles(ctx, gh, req.ref)
+	if err != nil {
+		return err
+	}
+	projects := selectProjects(pol.repo, files)
+	st.Projects = nil
+	for _, p := range projects {
+		st.Projects = append(st.Projects, p.Name)
+	}
+	if len(projects) == 0 {
+		st.Status = "done: no Terraform project changed in this pull request."
+		return s.publish(ctx, gh, st, nil)
+	}
+
+	checkout, cleanup, coErr := s.checkout(ctx, req.ref, st.HeadSHA)
+	defer cleanup()
+	var plans []*PlanRecord
+	for _, p := range projects {
+		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
+		plans = append(plans, rec)
+		if rec.CheckRunID, err = startCheck(ctx, gh, req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+			return err
+		}
+		if checkout == "" {
+			rec.Error = "the pull request's files could not be fetched: " + oneLine(errText(coErr))
+		} else {
+			s.planProject(ctx, gh, st, rec, checkout, p, plans)
+		}
+		if rec.ChangeSet != nil {
+			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+				return err
+			}
+		}
+		rec.PlannedAt = s.now().UTC()
+		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+			return err
+		}
+		if err := s.publish(ctx, gh, st, plans); err != nil {
+			return err
+		}
+	}
+	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.now().UTC().Format("2006-01-02 15:04 MST"))
+	return s.publish(ctx, gh, st, plans)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// planProject runs terraform for one project and parses its plan into rec.
+func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, checkout string, p repoconfig.Project, plans []*PlanRecord) {
+	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, shortSHA(st.HeadSHA))
+		return
+	}
+	var varFiles []string
+	for _, vf := range p.VarFiles {
+		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
+	}
+	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: p.Workspace, VarFiles: varFiles,
+		OnLockWait: func(w runner.LockWait) {
+			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s (%s, lock id `%s`) since %s; shardgate waits and never force-unlocks.",
+				shortSHA(st.HeadSHA), p.Name, orUnknown(w.Lock.Who), orUnknown(w.Lock.OperationName()), orUnknown(w.Lock.ID), createdText(w.Lock.Created))
+			if err := s.publish(ctx, gh, st, plans); err != nil {
+				Logger(ctx).WithError(err).Warn("could not report a state lock wait")
+			}
+		}})
+	if err != nil {
+		rec.Error = oneLine(err.Error())
+		return
+	}
+	defer job.Close()
+	defer func() {
+		for _, w := range job.LockWaits() {
+			rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
+		}
+	}()
+	if err := job.Init(ctx); err != nil {
+		rec.Error = job.Redact(err.Error())
+		return
+	}
+	if _, err := job.Plan(ctx); err != nil {
+		rec.Error = job.Redact(err.Error())
+		return
+	}
+	shown, err := job.Show(ctx)
+	if err != nil {
+		rec.Error = job.Redact(err.Error())
+		return
+	}
+	cs, err := planparse.ParseBytes(shown.JSON)
+	if err != nil {
+		rec.Error = "terraform's plan could not be read: " + err.Error()
+		return
+	}
+	rec.ChangeSet = cs
+	rec.Fingerprint = Fingerprint(cs)
+	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
+}
+
+// finishPlan stores a project's result and completes its check run.
+func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord) error {
+	conclusion, out := s.checkOutput(rec)
+	id, err := finishCheck(ctx, gh, st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
+	if err != nil {
+		return err
+	}
+	rec.CheckRunID = id
+	return s.rec.putPlan(ctx, st.Ref, rec)
+}
+
+// publish saves the PR state and edits the comment to show it.
+func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
+	if err := s.upsertComment(ctx, gh, st, s.renderComment(st, plans)); err != nil {
+		return err
+	}
+	return s.rec.putPR(ctx, st)
+}
+
+func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *PRState, err error) error {
+	st.ConfigError = err.Error()
+	st.Projects = nil
+	st.Status = "blocked: the repository configuration is not valid."
+	title := "Fix .shardgate.yaml on " + st.BaseRef
+	summary := "shardgate reads `.shardgate.yaml` from the base branch `" + st.BaseRef + "`:\n\n```\n" + fence(err.Error()) + "\n```\n"
+	if _, ferr := finishCheck(ctx, gh, st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
+		&github.CheckRunOutput{Title: &title, Summary: &summary}); ferr != nil {
+		return ferr
+	}
+	return s.publish(ctx, gh, st, nil)
+}
+
+// checkout fetches the head tree into a fresh directory; cleanup removes it.
+func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, func(), error) {
+	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
+	if err != nil {
+		return "", func() {}, err
+	}
+	dir, err := os.MkdirTemp(s.workDir, "checkout-")
+	if err != nil {
+		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	if err := downloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
+		return "", cleanup, err
+	}
+	return dir, cleanup, nil
+}
+
+// loadPR reads the pull request from GitHub and the state shardgate kept of it,
+// voiding what an earlier head commit earned.
+func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github.PullRequest, *PRState, error) {
+	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pr, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
+	}
+	st, err := s.rec.pr(ctx, ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if st == nil {
+		st = &PRState{Ref: ref}
+	}
+	st.Ref.Installation = ref.Installation
+	st.Author = pr.GetUser().GetLogin()
+	st.BaseRef = pr.GetBase().GetRef()
+	st.Draft = pr.GetDraft()
+	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
+		old := st.HeadSHA
+		st.HeadSHA, st.HeadSeenAt, st.Notes = head, s.now().UTC(), nil
+		if old != "" {
+			if err := s.voidExceptionLabels(ctx, gh, st, old); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	return gh, pr, st, nil
+}
+
+func isFork(pr *github.PullRequest) bool {
+	head, base := pr.GetHead().GetRepo(), pr.GetBase().GetRepo()
+	return head == nil || !strings.EqualFold(head.GetFullName(), base.GetFullName())
+}
+
+// changedFiles lists the files a pull request changes (GitHub caps this at 3000).
+func changedFiles(ctx context.Context, gh *github.Client, ref PRRef) ([]string, error) {
+	var files []string
+	opts := &github.ListOptions{PerPage: 100}
+	for page := 0; page < 30; page++ {
+		fs, resp, err := gh.PullRequests.ListFiles(ctx, ref.Owner, ref.Repo, ref.Number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list files of %s: %w", ref, err)
+		}
+		for _, f := range fs {
+			files = append(files, f.GetFilename())
+			if prev := f.GetPreviousFilename(); prev != "" {
+				files = append(files, prev)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return files, nil
+}
+
+// selectProjects picks the projects a change touches. With configured projects:
+// those with a changed file under their dir, or all of them when a .tf file
+// outside every project changed (a shared module). Without: every directory
+// holding a changed .tf or .tfvars file.
+func selectProjects(cfg *repoconfig.Config, files []string) []repoconfig.Project {
+	if len(cfg.Projects) > 0 {
+		var out []repoconfig.Project
+		sharedTF := false
+		hit := map[string]bool{}
+		for _, f := range files {
+			inProject := false
+			for _, p := range cfg.Projects {
+				if p.Dir == "." || f == p.Dir || strings.HasPrefix(f, p.Dir+"/") {
+					hit[p.Name] = true
+					inProject = true
+				}
+			}
+			if !inProject && isTerraformFile(f) {
+				sharedTF = true
+			}
+		}
+		for _, p := range cfg.Projects {
+			if sharedTF || hit[p.Name] {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	dirs := map[string]bool{}
+	for _, f := range files {
+		if isTerraformFile(f) {
+			dirs[path.Dir(f)] = true
+		}
+	}
+	var out []repoconfig.Project
+	for d := range dirs {
+		out = append(out, repoconfig.Project{Name: d, Dir: d, Workspace: repoconfig.DefaultWorkspace})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+func isTerraformFile(f string) bool {
+	return strings.HasSuffix(f, ".tf") || strings.HasSuffix(f, ".tfvars") || strings.HasSuffix(f, ".tf.json")
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+func createdText(t time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,58 @@
+package bot
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/policy"
+)
+
+// PullRequest plans on pushes and re-judges on exception labels.
+type PullRequest struct{ *Base }
+
+var _ EventHandler = (*PullRequest)(nil)
+
+// Handles implements EventHandler.
+func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
+
+// Handle implements EventHandler.
+func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
+	ev, err := parse[*github.PullRequestEvent](eventType, payload)
+	if err != nil {
+		return err
+	}
+	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetNumber())
+	if err != nil {
+		return err
+	}
+	ctx = withPR(ctx, ref)
+	switch ev.GetAction() {
+	case "opened", "reopened", "synchronize":
+		return h.s.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
+	case "ready_for_review":
+		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
+	case "labeled", "unlabeled":
+		return h.label(ctx, ref, ev)
+	case "closed":
+		return h.s.closed(ctx, ref, ev.GetPullRequest())
+	}
+	return nil
+}
+
+// label records who added an exception label on which head, then judges again.
+func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullRequestEvent) error {
+	name := ev.GetLabel().GetName()
+	if !strings.HasPrefix(name, policy.ExceptionLabelPrefix) {
+		return nil
+	}
+	if ev.GetAction() == "labeled" {
+		if err := h.s.recordLabel(ctx, ref, name, ev.GetSender().GetLogin(), ev.GetPullRequest().GetHead().GetSHA()); err != nil {
+			return err
+		}
+	} else if err := h.s.rec.deleteLabel(ctx, ref, name); err != nil {
+		return err
+	}
+	return h.s.reevaluate(ctx, ref)
+}

@@ -1,0 +1,202 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/store"
+)
+
+// Server is shardgate's GitHub App service.
+type Server struct {
+	cfg     *Config
+	store   store.Store
+	rec     records
+	clients ClientCreator
+	runner  *runner.Runner
+	engine  *policy.Engine
+	rules   []policy.RuleInfo
+	log     *logrus.Entry
+	now     func() time.Time
+	workDir string
+
+	coordHTTP *http.Client
+	coordMu   sync.Mutex
+	coords    map[string]*coord.Client
+
+	prLocks keyedMutex
+	engines engineCache
+	teamCache ttlCache
+
+	dispatcher *Dispatcher
+	intake     *Intake
+	metrics    *metrics
+	registry   *prometheus.Registry
+}
+
+// Option adjusts a Server, mostly for tests.
+type Option func(*Server)
+
+// WithClientCreator replaces the GitHub App client creator.
+func WithClientCreator(c ClientCreator) Option { return func(s *Server) { s.clients = c } }
+
+// WithClock replaces time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// WithLogEntry sets the logger.
+func WithLogEntry(l *logrus.Entry) Option { return func(s *Server) { s.log = l } }
+
+// WithCoordinatorHTTPClient sets the HTTP client used to reach coordinators.
+func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) { s.coordHTTP = hc } }
+
+// New wires a server from a validated configuration and an open store.
+func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
+	s := &Server{cfg: cfg, store: st, rec: records{st: st}, now: time.Now, coords: map[string]*coord.Client{},
+		log: NewLogger(os.Stderr, logrus.InfoLevel)}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.clients == nil {
+		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), nil)
+		if err != nil {
+			return nil, err
+		}
+		s.clients = cc
+	}
+	bin, _, err := runner.FindTerraform(cfg.TerraformBinary, "")
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	wait := runner.DefaultWaitPolicy()
+	wait.Timeout = cfg.LockTimeout
+	ropts := []runner.Option{runner.WithWaitPolicy(wait)}
+	if cfg.PluginCacheDir != "" {
+		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
+	}
+	if s.runner, err = runner.New(bin, ropts...); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	if s.engine, err = policy.New(); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.rules = s.engine.Rules()
+	s.workDir = cfg.WorkDir
+	if s.workDir == "" {
+		s.workDir = filepath.Join(filepath.Dir(cfg.StorePath), "work")
+	}
+	if err := os.MkdirAll(s.workDir, 0o700); err != nil {
+		return nil, fmt.Errorf("new server: work dir: %w", err)
+	}
+	s.registry = prometheus.NewRegistry()
+	s.metrics = newMetrics(s.registry)
+	handlers := s.handlers()
+	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, hostname(), s.log); err != nil {
+		return nil, err
+	}
+	s.dispatcher.observe = s.metrics.observeJob
+	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
+		return nil, err
+	}
+	s.intake.observe = s.metrics.observeDelivery
+	return s, nil
+}
+
+func (s *Server) handlers() []EventHandler {
+	base := &Base{s: s}
+	return []EventHandler{
+		&PullRequest{Base: base},
+		&IssueComment{Base: base},
+		&CheckRun{Base: base},
+		&Installation{Base: base},
+	}
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "shardgate"
+	}
+	return h
+}
+
+// Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/webhook", s.intake)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.store.Ping(r.Context()); err != nil {
+			http.Error(w, "store not reachable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Start requeues interrupted jobs and starts the workers.
+func (s *Server) Start(ctx context.Context) error { return s.dispatcher.Start(ctx) }
+
+// Close drains the workers: running jobs get until ctx's deadline, then are
+// handed back to the queue for the next start.
+func (s *Server) Close(ctx context.Context) { s.dispatcher.Close(ctx) }
+
+// Run serves on cfg.Listen until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context, grace time.Duration) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: s.cfg.Listen, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	s.log.WithField("listen", s.cfg.Listen).Info("shardgate serving")
+	select {
+	case err := <-errc:
+		s.Close(context.Background())
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	s.Close(sctx)
+	s.log.Info("shardgate stopped")
+	return nil
+}
+
+// keyedMutex serialises work per key (one pull request at a time).
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*sync.Mutex{}
+	}
+	l, ok := k.m[key]
+	if !ok {
+		l = &sync.Mutex{}
+		k.m[key] = l
+	}
+	k.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+var errNoInstallation = errors.New("the event carries no installation id")

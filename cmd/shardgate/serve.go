@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/store"
+)
+
+func init() {
+	register("serve", command{summary: "run the GitHub App webhook service", run: runServe})
+}
+
+const serveSynopsis = "shardgate serve --config FILE"
+
+// shutdownGrace is how long running jobs get to finish on SIGTERM before they
+// are handed back to the queue for the next start.
+const shutdownGrace = 30 * time.Second
+
+// runServe serves webhooks until SIGINT/SIGTERM. Exit 2 for a bad configuration
+// (every problem listed), 1 when the service fails while running.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", serveSynopsis, stderr)
+	configPath := fs.String("config", "", "server configuration file (YAML, version: 1)")
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
+	}
+	if *configPath == "" {
+		return usageError(stderr, "serve", "--config is required (run 'shardgate serve --help')")
+	}
+	cfg, err := bot.LoadConfig(*configPath, os.LookupEnv)
+	if err != nil {
+		return usageError(stderr, "serve", "%v", err)
+	}
+	st, err := store.OpenBolt(cfg.StorePath)
+	if err != nil {
+		return usageError(stderr, "serve", "%v", err)
+	}
+	defer st.Close()
+	log := bot.NewLogger(stderr, logrus.InfoLevel)
+	srv, err := bot.New(cfg, st, bot.WithLogEntry(log))
+	if err != nil {
+		return usageError(stderr, "serve", "%v", err)
+	}
+	go pruneLoop(ctx, st, log)
+	fmt.Fprintf(stdout, "shardgate serving on %s\n", cfg.Listen)
+	if err := srv.Run(ctx, shutdownGrace); err != nil {
+		fmt.Fprintf(stderr, "shardgate serve: %v\n", err)
+		return exitDenied
+	}
+	return exitOK
+}
+
+// pruneLoop drops finished jobs and delivery ids older than GitHub's
+// redelivery window, hourly.
+func pruneLoop(ctx context.Context, st *store.Bolt, log *logrus.Entry) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := st.PruneDone(ctx, time.Now().Add(-store.DeliveryRetention)); err != nil {
+				log.WithError(err).Warn("prune finished jobs")
+			} else if n > 0 {
+				log.WithField("jobs", n).Info("pruned finished jobs")
+			}
+		}
+	}
+}
