@@ -25,7 +25,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-func (m *metrics) observeDelivery(event, outcome string) { m.deliveries.WithLabelValues(event, outcome).Inc() }
+func (m *metrics) observeDelivery(event, outcome string) {
+	m.deliveries.WithLabelValues(event, outcome).Inc()
+}
 
 func (m *metrics) observeJob(event string, err error, d time.Duration) {
 	outcome := "done"

@@ -15,8 +15,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 )
 

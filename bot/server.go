@@ -37,8 +37,8 @@ type Server struct {
 	coordMu   sync.Mutex
 	coords    map[string]*coord.Client
 
-	prLocks keyedMutex
-	engines engineCache
+	prLocks   keyedMutex
+	engines   engineCache
 	teamCache ttlCache
 
 	dispatcher *Dispatcher
