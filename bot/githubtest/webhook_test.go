@@ -224,3 +224,19 @@ func TestDeliverSendsGitHubHeaders(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookMutatesOnlyWhatTheTestChanges(t *testing.T) {
+	orig := Webhook(t, "pull_request", "converted_to_draft.with-installation.payload", nil)
+	body := Webhook(t, "pull_request", "converted_to_draft.with-installation.payload", func(p map[string]any) {
+		Set(p, "installation.id", 5)
+		Set(p, "pull_request.head.sha", "abc")
+	})
+	var before, after map[string]any
+	require.NoError(t, json.Unmarshal(orig, &before))
+	require.NoError(t, json.Unmarshal(body, &after))
+	require.Equal(t, float64(5), after["installation"].(map[string]any)["id"])
+	require.Equal(t, "abc", after["pull_request"].(map[string]any)["head"].(map[string]any)["sha"])
+	after["installation"].(map[string]any)["id"] = before["installation"].(map[string]any)["id"]
+	after["pull_request"].(map[string]any)["head"].(map[string]any)["sha"] = before["pull_request"].(map[string]any)["head"].(map[string]any)["sha"]
+	require.Equal(t, before, after)
+}
