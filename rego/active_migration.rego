@@ -24,4 +24,5 @@ warn contains v if {
 }
 
 state_text(state) := state if state != ""
+
 else := "state unknown"

@@ -19,4 +19,5 @@ deny contains v if {
 }
 
 reason_text(reason) := reason if reason != ""
+
 else := "no reason given"

@@ -30,7 +30,7 @@ deny contains v if {
 	# function call costs more than these comparisons. Multiplying rather than
 	# dividing also covers a stream at 0 shards (retired through the API), whose
 	# factor is infinite.
-	true in [abs(after - before) > delta_limit, after > before * factor_limit, before > after * factor_limit]
+	true in [abs(after - before) > delta_limit, after > (before * factor_limit), before > (after * factor_limit)]
 
 	msg := sprintf(
 		"%s scales stream %s from %d to %d shards (%+d shards, %s), over the limits of %v shards and a factor of %v per change",
