@@ -74,7 +74,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 	d := Decision{
 		Warnings:         nonNil(sortWarnings(warnings)),
 		AttestationsUsed: nonNil(used),
-		LabelsNotCounted: nonNil(labelsNotCounted(req.Labels)),
+		LabelsNotCounted: nonNil(e.labelsNotCounted(req.Labels)),
 	}
 	kept, applied := applyExceptions(sortViolations(violations), req.Labels)
 	d.Violations, d.ExceptionsApplied = nonNil(kept), nonNil(applied)
@@ -217,11 +217,23 @@ func applyExceptions(violations []Violation, labels []Label) ([]Violation, []Exc
 	return kept, applied
 }
 
-// labelsNotCounted are the exception labels on the pull request that do not count.
-func labelsNotCounted(labels []Label) []Label {
+// labelsNotCounted are the exception labels on the pull request that do not count,
+// including counted ones that name a rule that cannot be waived: the author of the
+// label should hear that it changes nothing.
+func (e *Engine) labelsNotCounted(labels []Label) []Label {
 	var out []Label
 	for _, l := range labels {
-		if !l.Counted && strings.HasPrefix(l.Name, ExceptionLabelPrefix) {
+		id, isException := strings.CutPrefix(l.Name, ExceptionLabelPrefix)
+		if !isException {
+			continue
+		}
+		if !l.Counted {
+			out = append(out, l)
+			continue
+		}
+		if info, known := e.rules[id]; known && !info.Waivable {
+			l.Counted = false
+			l.Reason = "rule " + id + " cannot be waived"
 			out = append(out, l)
 		}
 	}

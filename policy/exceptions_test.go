@@ -63,16 +63,24 @@ func TestEvaluateExceptions(t *testing.T) {
 			wantNotCounted: []string{"policy-exception/no_destroy"},
 		},
 		{
-			name:      "label never waives a conflicting shard count",
-			changes:   conflict,
-			labels:    []Label{{Name: "policy-exception/conflicting_shard_count", Actor: "ops-lead", Counted: true}},
-			wantRules: []string{RuleConflictingShardCount},
+			name:           "label never waives a conflicting shard count",
+			changes:        conflict,
+			labels:         []Label{{Name: "policy-exception/conflicting_shard_count", Actor: "ops-lead", Counted: true}},
+			wantRules:      []string{RuleConflictingShardCount},
+			wantNotCounted: []string{"policy-exception/conflicting_shard_count"},
 		},
 		{
-			name:      "label never waives an unknown value",
-			changes:   unknown,
-			labels:    []Label{{Name: "policy-exception/unknown_value", Actor: "ops-lead", Counted: true}},
-			wantRules: []string{RuleUnknownValue},
+			name:           "label never waives an unknown value",
+			changes:        unknown,
+			labels:         []Label{{Name: "policy-exception/unknown_value", Actor: "ops-lead", Counted: true}},
+			wantRules:      []string{RuleUnknownValue},
+			wantNotCounted: []string{"policy-exception/unknown_value"},
+		},
+		{
+			name:      "label of an unknown rule is left to the caller",
+			changes:   deleteAndScale,
+			labels:    []Label{{Name: "policy-exception/shard-delta", Actor: "ops-lead", Counted: true}},
+			wantRules: []string{RuleNoDestroy, RuleQuiesceAttestation, RuleShardDelta},
 		},
 	}
 	e := newEngine(t)

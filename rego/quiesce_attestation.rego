@@ -10,6 +10,8 @@
 #   exception_label: policy-exception/quiesce_attestation
 package shardgate.rules.quiesce_attestation
 
+import data.shardgate.lib
+
 # scaled are the stream prefixes the plan scales. A scale is stream-level, so one
 # finding per prefix, however many groups of it the plan touches.
 scaled contains c.stream_prefix if {
@@ -34,7 +36,7 @@ deny contains v if {
 	addrs := [c.address | some c in input.changes; c.action == "scale"; c.stream_prefix == prefix]
 	msg := sprintf(
 		"scaling stream %s (%s) routes partition keys to other shards: pause its producers and drain their in-flight retries first, then attest with `/shardgate attest quiesce %s` (or list the stream in duplicate_tolerant_streams if its consumers tolerate duplicates)",
-		[prefix, data.shardgate.lib.addresses(addrs), prefix],
+		[prefix, lib.addresses(addrs), prefix],
 	)
-	v := data.shardgate.lib.stream_finding(prefix, "", msg)
+	v := lib.stream_finding(prefix, "", msg)
 }
