@@ -40,6 +40,14 @@ scales_out(c) if {
 	c.shards_after > before
 }
 
+# scaled_out_streams are the stream prefixes the plan scales out. Helper rules live
+# here rather than in a rule package: the engine evaluates every rule of every rule
+# package, while these are computed only when a rule asks.
+scaled_out_streams contains c.stream_prefix if {
+	some c in input.changes
+	scales_out(c)
+}
+
 # changed_streams are the stream prefixes the plan changes.
 changed_streams contains c.stream_prefix if {
 	some c in input.changes

@@ -60,3 +60,12 @@ test_changed_streams if {
 	]}
 	streams == {"a", "b"}
 }
+
+test_scaled_out_streams if {
+	streams := lib.scaled_out_streams with input as {"changes": [
+		f.scale(4, 8),
+		f.change({"action": "scale", "stream_prefix": "payments", "shards_before": 8, "shards_after": 4}),
+		f.change({"action": "create", "stream_prefix": "clicks", "shards_before": null, "shards_after": 4}),
+	]}
+	streams == {"orders"}
+}

@@ -11,21 +11,21 @@ package shardgate.rules.no_live_members
 import data.shardgate.lib
 
 # Idle groups are rare, so they are looked for first: most plans then never
-# compute a scale's starting count here.
+# compute a scale's starting count here, and when some are idle, the scaled-out
+# streams are computed once rather than once per idle group.
 warn contains v if {
-	some prefix, stream in input.live
-	some g in stream.groups
-	g.live_members == 0
-	scaled_out(prefix)
+	idle := [[prefix, g.consumer_group] |
+		some prefix, stream in input.live
+		some g in stream.groups
+		g.live_members == 0
+	]
+	count(idle) > 0
+	streams := lib.scaled_out_streams
+	some [prefix, group] in idle
+	streams[prefix]
 	msg := sprintf(
 		"stream %s is scaled out but its group %s has no live members: the migration would never leave ACTIVE and would block every later scale until rolled back; deploy the group's consumers first",
-		[prefix, g.consumer_group],
+		[prefix, group],
 	)
-	v := lib.stream_finding(prefix, g.consumer_group, msg)
-}
-
-scaled_out(prefix) if {
-	some c in input.changes
-	c.stream_prefix == prefix
-	lib.scales_out(c)
+	v := lib.stream_finding(prefix, group, msg)
 }
