@@ -134,8 +134,11 @@ func findings(id, set string, pkg map[string]any) ([]finding, error) {
 		if f.Message, err = field(obj, "msg", true); err != nil {
 			return nil, fmt.Errorf("evaluate rule %s: %s value: %w", id, set, err)
 		}
-		for key, dst := range map[string]*string{"stream_prefix": &f.StreamPrefix, "consumer_group": &f.ConsumerGroup, "address": &f.Address} {
-			if *dst, err = field(obj, key, false); err != nil {
+		for _, opt := range []struct {
+			key string
+			dst *string
+		}{{"stream_prefix", &f.StreamPrefix}, {"consumer_group", &f.ConsumerGroup}, {"address", &f.Address}} {
+			if *opt.dst, err = field(obj, opt.key, false); err != nil {
 				return nil, fmt.Errorf("evaluate rule %s: %s value: %w", id, set, err)
 			}
 		}

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -110,7 +112,7 @@ func changesTerm(changes []planparse.Change) *ast.Term {
 			item("kind", st.term(string(c.Kind))),
 			item("stream_prefix", st.term(c.StreamPrefix)),
 			item("consumer_group", st.term(c.ConsumerGroup)),
-			item("coordinator_url", st.term(c.CoordinatorURL)),
+			item("coordinator_url", st.term(redactURL(c.CoordinatorURL))),
 			item("action", st.term(string(c.Action))),
 			item("shards_before", intOrNull(c.ShardsBefore)),
 			item("shards_after", intOrNull(c.ShardsAfter)),
@@ -120,6 +122,19 @@ func changesTerm(changes []planparse.Change) *ast.Term {
 		))
 	}
 	return ast.ArrayTerm(terms...)
+}
+
+// redactURL hides a password in a coordinator URL: policy errors and messages can
+// quote input values, and they end up in pull-request comments.
+func redactURL(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // desiredTerm groups desired counts as {prefix: {"<count>": [address, ...]}}.
