@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -140,7 +141,8 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st 
 		if err := json.Unmarshal(kv.Value, &rec); err != nil || rec.HeadSHA == st.HeadSHA {
 			continue
 		}
-		resp, err := gh.Issues.RemoveLabelForIssue(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, rec.Label)
+		// go-github does not escape the name, and exception labels hold a "/".
+		resp, err := gh.Issues.RemoveLabelForIssue(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, url.PathEscape(rec.Label))
 		if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 			return fmt.Errorf("remove label %s from %s: %w", rec.Label, st.Ref, err)
 		}

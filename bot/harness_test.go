@@ -1,0 +1,299 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/store"
+)
+
+const (
+	owner    = "acme"
+	repoName = "streams"
+	author   = "octo-dev"
+	approver = "alice"
+	teamMate = "carol" // an approver through the acme/sre team
+	outsider = "mallory"
+)
+
+// harness is the whole product on loopback: the fake GitHub, the coordinator
+// simulator, a git repository with the example stream-group module, the real
+// terraform, and shardgate's service behind its HTTP handler.
+type harness struct {
+	t       *testing.T
+	gh      *githubtest.Server
+	repo    *githubtest.GitRepo
+	sim     *coordsim.Sim
+	simURL  string
+	state   string // the shared local Terraform state, as a remote backend would be
+	cfg     *Config
+	st      *store.Bolt
+	srv     *Server
+	web     *httptest.Server
+	logs    *strings.Builder
+	started bool
+}
+
+// groups renders the root module's groups map: "prefix/group" -> shard count.
+func groupsHCL(groups map[string]int) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for k, n := range groups {
+		prefix, group, _ := strings.Cut(k, "/")
+		fmt.Fprintf(&b, "    %q = { stream_prefix = %q, consumer_group = %q, shard_count = %d }\n", k, prefix, group, n)
+	}
+	b.WriteString("  }")
+	return b.String()
+}
+
+var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	tf := tftest.Binary(t)
+	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
+	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
+	simSrv := httptest.NewServer(h.sim)
+	t.Cleanup(simSrv.Close)
+	h.simURL = simSrv.URL
+	h.state = filepath.Join(t.TempDir(), "terraform.tfstate")
+
+	module, err := filepath.Glob(filepath.Join("..", "examples", "modules", "stream-group", "*"))
+	require.NoError(t, err)
+	for _, f := range module {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		h.repo.WriteFile("modules/stream-group/"+filepath.Base(f), string(b))
+	}
+	h.writeRoot(baseGroups)
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n")
+	h.repo.Commit("initial streams")
+	h.gh.AddRepo(owner, repoName, h.repo)
+	h.gh.AddTeamMember("acme", "sre", teamMate)
+	for _, u := range []string{author, approver, teamMate} {
+		h.gh.SetPermission(owner, repoName, u, "write")
+	}
+	h.gh.SetPermission(owner, repoName, outsider, "read")
+	h.applyMain(tf)
+
+	h.cfg = &Config{
+		Listen: "127.0.0.1:0", GitHubAPIURL: h.gh.URL(), AppID: h.gh.AppID(),
+		PrivateKey: NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tf, LockTimeout: time.Minute,
+		Coordinators:   []CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: NewSecret("password")}},
+		ApproverUsers:  []string{approver}, ApproverTeams: []string{"acme/sre"},
+		Policy:         policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
+		QueueSize:      100, Workers: 2, WorkDir: t.TempDir(),
+	}
+	h.start()
+	return h
+}
+
+// writeRoot writes the root configuration with the given groups; its state is
+// the shared file h.state and it talks to the simulator.
+func (h *harness) writeRoot(groups map[string]int) {
+	h.repo.WriteFile("streams/main.tf", fmt.Sprintf(`terraform {
+  backend "local" {
+    path = %q
+  }
+}
+
+variable "coordinator_username" {
+  type    = string
+  default = ""
+}
+
+variable "coordinator_password" {
+  type      = string
+  default   = ""
+  sensitive = true
+}
+
+module "stream_group" {
+  source   = "../modules/stream-group"
+  for_each = %s
+
+  coordinator_base_url = %q
+  coordinator_username = var.coordinator_username
+  coordinator_password = var.coordinator_password
+  stream_prefix        = each.value.stream_prefix
+  consumer_group       = each.value.consumer_group
+  shard_count          = each.value.shard_count
+  poll_interval_seconds = 1
+}
+`, h.state, groupsHCL(groups), h.simURL))
+}
+
+// applyMain applies the default branch with the real terraform, as an operator
+// would have before the pull request: the simulator then holds the groups.
+func (h *harness) applyMain(tf string) {
+	h.t.Helper()
+	dir := h.t.TempDir()
+	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "main.tar"), "main").CombinedOutput()
+	require.NoError(h.t, err, string(out))
+	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "main.tar"), "-C", dir).CombinedOutput()
+	require.NoError(h.t, err, string(out))
+	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_VAR_coordinator_username=admin", "TF_VAR_coordinator_password=password")
+	for _, args := range [][]string{{"init", "-input=false"}, {"apply", "-input=false", "-auto-approve"}} {
+		cmd := exec.Command(tf, args...)
+		cmd.Dir, cmd.Env = filepath.Join(dir, "streams"), env
+		out, err := cmd.CombinedOutput()
+		require.NoError(h.t, err, string(out))
+	}
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	var err error
+	if h.st == nil {
+		h.st, err = store.OpenBolt(h.cfg.StorePath)
+		require.NoError(h.t, err)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	if testing.Verbose() {
+		log.SetOutput(os.Stderr)
+	}
+	log.SetFormatter(&logrus.JSONFormatter{})
+	h.srv, err = New(h.cfg, h.st, WithLogEntry(logrus.NewEntry(log)))
+	require.NoError(h.t, err)
+	h.web = httptest.NewServer(h.srv.Handler())
+	require.NoError(h.t, h.srv.Start(context.Background()))
+	h.started = true
+	h.t.Cleanup(h.stop)
+}
+
+// stop shuts the service down as SIGTERM would, keeping the store.
+func (h *harness) stop() {
+	if !h.started {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.web.Close()
+	h.srv.Close(ctx)
+	h.started = false
+}
+
+// deliver sends a signed webhook and returns the intake's answer.
+func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, intakeReply) {
+	h.t.Helper()
+	resp, err := githubtest.Deliver(h.web.URL+"/webhook", event, body, testSecret, opts...)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	var r intakeReply
+	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&r))
+	return resp.StatusCode, r
+}
+
+// run delivers a webhook and waits until its job is done.
+func (h *harness) run(event string, body []byte) {
+	h.t.Helper()
+	code, r := h.deliver(event, body)
+	require.Equal(h.t, 202, code, r.Reason)
+	require.Equal(h.t, "queued", r.Status)
+	h.waitJob(r.JobID)
+}
+
+func (h *harness) waitJob(id string) {
+	h.t.Helper()
+	var job *store.Job
+	require.Eventually(h.t, func() bool {
+		var err error
+		job, err = h.st.GetJob(context.Background(), id)
+		return err == nil && (job.State == store.JobDone || job.State == store.JobFailed)
+	}, 3*time.Minute, 50*time.Millisecond)
+	require.Equal(h.t, store.JobDone, job.State, "job %s failed: %s", id, job.LastError)
+}
+
+// openPR pushes a branch that sets the given groups and opens a pull request.
+func (h *harness) openPR(branch string, groups map[string]int) githubtest.PullRequest {
+	h.t.Helper()
+	h.repo.Checkout("main")
+	h.repo.Branch(branch)
+	h.writeRoot(groups)
+	h.repo.Commit("change streams on " + branch)
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: branch, User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(h.t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	return pr
+}
+
+// push adds a commit to the PR's branch and delivers synchronize.
+func (h *harness) push(pr githubtest.PullRequest, change func()) string {
+	h.t.Helper()
+	before := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	h.repo.Checkout(pr.HeadRef)
+	change()
+	h.repo.Commit("another push")
+	head := h.gh.SyncPR(owner, repoName, pr.Number)
+	h.run("pull_request", githubtest.PullRequestSynchronize(h.t, h.gh.PRPayload(owner, repoName, pr.Number), before))
+	return head
+}
+
+// comment delivers a PR comment by user.
+func (h *harness) comment(pr githubtest.PullRequest, user, body string) githubtest.Comment {
+	h.t.Helper()
+	c := h.gh.AddComment(owner, repoName, pr.Number, user, body)
+	h.run("issue_comment", githubtest.IssueCommentOnPR(h.t, githubtest.CommentPayload{
+		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number,
+		Author: author, CommentID: c.ID, Body: body, User: user}))
+	return c
+}
+
+// label adds a label as actor and delivers the labeled event.
+func (h *harness) label(pr githubtest.PullRequest, label, actor string) {
+	h.t.Helper()
+	h.gh.AddLabel(owner, repoName, pr.Number, label, actor)
+	p := h.gh.PRPayload(owner, repoName, pr.Number)
+	p.Sender = actor
+	h.run("pull_request", githubtest.PullRequestLabeled(h.t, p, label))
+}
+
+// shardgateComments are the comments carrying shardgate's marker.
+func (h *harness) shardgateComments(pr githubtest.PullRequest) []githubtest.Comment {
+	var out []githubtest.Comment
+	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
+		if strings.HasPrefix(c.Body, CommentMarker) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// theComment is shardgate's one comment on the PR.
+func (h *harness) theComment(pr githubtest.PullRequest) string {
+	h.t.Helper()
+	cs := h.shardgateComments(pr)
+	require.Len(h.t, cs, 1, "exactly one shardgate comment")
+	return cs[0].Body
+}
+
+// check returns the latest check run of that name on sha.
+func (h *harness) check(name, sha string) githubtest.CheckRun {
+	h.t.Helper()
+	var found *githubtest.CheckRun
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		if c.Name == name && c.HeadSHA == sha {
+			c := c
+			found = &c
+		}
+	}
+	require.NotNil(h.t, found, "no check run %q on %s", name, sha)
+	return *found
+}

@@ -1,0 +1,203 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/githubtest"
+)
+
+func with(groups map[string]int, changes map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range groups {
+		out[k] = v
+	}
+	for k, v := range changes {
+		if v == 0 {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// The review flow of one pull request, step by step, against the real terraform,
+// the coordinator simulator and the fake GitHub.
+func TestPullRequestReviewFlow(t *testing.T) {
+	h := newHarness(t)
+	bigScale := with(baseGroups, map[string]int{"create-order/billing": 16, "create-order/audit": 16})
+
+	// Opened: one comment, one check, the coordinator changes, denied.
+	pr := h.openPR("scale-create-order", bigScale)
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	body := h.theComment(pr)
+	require.Contains(t, body, "| `create-order` | `billing` | scale | 4 → 16 |")
+	require.Contains(t, body, "Live coordinator state was read")
+	require.Contains(t, body, "(`shard_delta`)")
+	require.Contains(t, body, "(`quiesce_attestation`)")
+	check := h.check(CheckPlanPrefix+"streams", head)
+	require.Equal(t, "completed", check.Status)
+	require.Equal(t, "failure", check.Conclusion)
+	require.Contains(t, check.Summary, "shard_delta")
+
+	// An exception label added by the PR's author does not count.
+	h.label(pr, "policy-exception/shard_delta", author)
+	body = h.theComment(pr)
+	require.Contains(t, body, "Labels not counted")
+	require.Contains(t, body, "added by the pull request's author")
+	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", head).Conclusion)
+
+	// An outsider's command is refused with a reason.
+	c := h.comment(pr, outsider, "/shardgate attest quiesce create-order")
+	require.Equal(t, []string{"-1"}, reactions(h, c.ID))
+	require.True(t, hasComment(h, pr, "need write access"))
+
+	// An approver's label counts; the quiesce attestation is still missing.
+	h.gh.RemoveLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", author)
+	h.label(pr, "policy-exception/shard_delta", approver)
+	body = h.theComment(pr)
+	require.Contains(t, body, "Exceptions applied")
+	require.Contains(t, body, "by @"+approver)
+	require.Contains(t, body, "(`quiesce_attestation`)")
+
+	// An approver (through a team) attests that producers are quiesced: allowed.
+	c = h.comment(pr, teamMate, "Producers paused, retries drained.\n/shardgate attest quiesce create-order")
+	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
+	body = h.theComment(pr)
+	require.Contains(t, body, "✅ **Allowed")
+	require.Contains(t, body, "Producer-quiesce attestations used")
+	require.Equal(t, "success", h.check(CheckPlanPrefix+"streams", head).Conclusion)
+
+	// A push voids the exception label (removed, and said so) and the
+	// attestation (bound to the old head): the same comment is edited.
+	commentID := h.shardgateComments(pr)[0].ID
+	newHead := h.push(pr, func() { h.repo.WriteFile("streams/README.md", "streams\n") })
+	require.NotEqual(t, head, newHead)
+	require.Len(t, h.shardgateComments(pr), 1, "one comment, edited in place")
+	require.Equal(t, commentID, h.shardgateComments(pr)[0].ID)
+	body = h.theComment(pr)
+	require.Contains(t, body, "Removed `policy-exception/shard_delta`")
+	require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), "policy-exception/shard_delta")
+	require.Contains(t, body, "(`shard_delta`)")
+	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", newHead).Conclusion)
+	require.Equal(t, "success", h.check(CheckPlanPrefix+"streams", head).Conclusion, "the old head's check keeps its verdict")
+
+	// /shardgate help answers with the commands.
+	c = h.comment(pr, author, "/shardgate help")
+	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
+	require.True(t, hasComment(h, pr, "/shardgate attest quiesce <stream_prefix>"))
+}
+
+func reactions(h *harness, commentID int64) []string {
+	var out []string
+	for _, r := range h.gh.Reactions(owner, repoName, commentID) {
+		out = append(out, r.Content)
+	}
+	return out
+}
+
+func hasComment(h *harness, pr githubtest.PullRequest, text string) bool {
+	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
+		if strings.Contains(c.Body, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// A pull request cannot loosen its own gate: .shardgate.yaml and the policy
+// settings come from the base branch.
+func TestPolicyLoosenedInThePullRequestIsIgnored(t *testing.T) {
+	h := newHarness(t)
+	h.repo.Checkout("main")
+	h.repo.Branch("loosen")
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\nstreams:\n  duplicate_tolerant: [create-order]\npolicy:\n  max_shard_delta: 100\n  max_scale_factor: 10\n")
+	h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 16, "create-order/audit": 16}))
+	h.repo.Commit("scale and loosen the policy")
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "loosen", User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	body := h.theComment(pr)
+	require.Contains(t, body, "(`shard_delta`)")
+	require.Contains(t, body, "(`quiesce_attestation`)")
+	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+}
+
+// A bad .shardgate.yaml on the base branch is a failed check and a comment
+// saying what to fix.
+func TestBadRepoConfigIsReported(t *testing.T) {
+	h := newHarness(t)
+	h.repo.Checkout("main")
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - dir: streams\npolcy: {}\n")
+	h.repo.Commit("break the config")
+	pr := h.openPR("small", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	body := h.theComment(pr)
+	require.Contains(t, body, "`.shardgate.yaml` on the base branch is not valid")
+	require.Contains(t, body, "field polcy not found")
+	check := h.check(CheckConfigName, head)
+	require.Equal(t, "failure", check.Conclusion)
+	require.Contains(t, check.Summary, "field polcy not found")
+}
+
+// Fork pull requests are not run unless the server allows it; drafts wait.
+func TestForksAndDrafts(t *testing.T) {
+	h := newHarness(t)
+	h.repo.Checkout("main")
+	h.repo.Branch("fork-branch")
+	h.writeRoot(with(baseGroups, map[string]int{"payments/ledger": 3}))
+	h.repo.Commit("from a fork")
+	fork := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "fork-branch", User: outsider, HeadRepo: "evil/streams"})
+	p := h.gh.PRPayload(owner, repoName, fork.Number)
+	h.run("pull_request", githubtest.PullRequestOpened(t, p))
+	require.Contains(t, h.theComment(fork), "comes from a fork")
+	require.Empty(t, h.gh.CheckRuns(owner, repoName), "no terraform ran")
+
+	h.repo.Checkout("main")
+	h.repo.Branch("draft-branch")
+	h.writeRoot(with(baseGroups, map[string]int{"payments/ledger": 3}))
+	h.repo.Commit("draft")
+	draft := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "draft-branch", User: author, Draft: true})
+	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, draft.Number)))
+	require.Contains(t, h.theComment(draft), "draft")
+	require.Empty(t, h.gh.CheckRuns(owner, repoName))
+	h.comment(draft, author, "/shardgate plan")
+	require.Contains(t, h.theComment(draft), "| `payments` | `ledger` | scale | 2 → 3 |")
+}
+
+// Unsigned webhooks store nothing; a redelivery runs once; queued jobs survive
+// a stop and run after the restart.
+func TestIntakeDurability(t *testing.T) {
+	h := newHarness(t)
+	h.repo.Checkout("main")
+	h.repo.Branch("grow")
+	h.writeRoot(with(baseGroups, map[string]int{"clicks/etl": 3}))
+	h.repo.Commit("new group")
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "grow", User: author})
+	body := githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number))
+
+	code, _ := h.deliver("pull_request", body, githubtest.WithSignature(""))
+	require.Equal(t, 401, code)
+	code, _ = h.deliver("pull_request", body, githubtest.WithSignature(githubtest.Sign("wrong", body)))
+	require.Equal(t, 401, code)
+	n, err := h.st.CountQueued(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	// Stop the workers, queue a delivery twice, "crash", restart.
+	h.srv.Close(context.Background())
+	code, first := h.deliver("pull_request", body, githubtest.WithDeliveryID("delivery-1"))
+	require.Equal(t, 202, code)
+	code, again := h.deliver("pull_request", body, githubtest.WithDeliveryID("delivery-1"))
+	require.Equal(t, 202, code)
+	require.Equal(t, "duplicate", again.Status)
+	h.web.Close()
+	h.started = false
+	h.start()
+	h.waitJob(first.JobID)
+	require.Contains(t, h.theComment(pr), "| `clicks` | `etl` | create | 3 |")
+	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "the delivery ran once")
+}
