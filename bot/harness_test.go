@@ -96,10 +96,10 @@ func newHarness(t *testing.T) *harness {
 		Listen: "127.0.0.1:0", GitHubAPIURL: h.gh.URL(), AppID: h.gh.AppID(),
 		PrivateKey: NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
 		StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tf, LockTimeout: time.Minute,
-		Coordinators:   []CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: NewSecret("password")}},
-		ApproverUsers:  []string{approver}, ApproverTeams: []string{"acme/sre"},
-		Policy:         policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
-		QueueSize:      100, Workers: 2, WorkDir: t.TempDir(),
+		Coordinators:  []CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: NewSecret("password")}},
+		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
+		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
+		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(),
 	}
 	h.start()
 	return h
