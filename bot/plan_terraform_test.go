@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -200,4 +202,54 @@ func TestIntakeDurability(t *testing.T) {
 	h.waitJob(first.JobID)
 	require.Contains(t, h.theComment(pr), "| `clicks` | `etl` | create | 3 |")
 	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "the delivery ran once")
+}
+
+// A labeled webhook shardgate never received (it was down): who added the label
+// comes from the issue events API, and it counts for the head it was added on.
+func TestLabelOriginFromIssueEvents(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("medium", with(baseGroups, map[string]int{"payments/ledger": 8}))
+	require.Contains(t, h.theComment(pr), "(`shard_delta`)")
+	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", approver) // no webhook
+	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/no_destroy", author)   // no webhook
+	h.comment(pr, approver, "/shardgate plan")
+	body := h.theComment(pr)
+	require.Contains(t, body, "`policy-exception/shard_delta` by @"+approver+" waives `shard_delta`")
+	require.Contains(t, body, "`policy-exception/no_destroy` by @"+author+": added by the pull request's author")
+}
+
+// GitHub's secondary rate limit is waited out; the delivery still succeeds.
+func TestSecondaryRateLimitIsRetried(t *testing.T) {
+	h := newHarness(t)
+	h.gh.FailNext("POST", "/repos/{owner}/{repo}/check-runs", 403, map[string]string{"Retry-After": "1"})
+	pr := h.openPR("ledger", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion,
+		"planned despite the rate limit (denied: no attestation)")
+}
+
+// Re-running shardgate's check re-plans the head.
+func TestCheckRunRerequestReplans(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("rerun", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	before := len(h.gh.CheckRuns(owner, repoName))
+	h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
+		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
+		Name: CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}}))
+	require.Greater(t, len(h.gh.CheckRuns(owner, repoName)), before)
+}
+
+func TestHealthReadyMetrics(t *testing.T) {
+	h := newHarness(t)
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "shardgate_webhook_deliveries_total"} {
+		if path == "/metrics" {
+			h.deliver("ping", []byte(`{"zen":"x"}`))
+		}
+		resp, err := http.Get(h.web.URL + path)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, path)
+		require.Contains(t, string(b), want, path)
+	}
 }
