@@ -211,7 +211,7 @@ func TestLabelOriginFromIssueEvents(t *testing.T) {
 	pr := h.openPR("medium", with(baseGroups, map[string]int{"payments/ledger": 8}))
 	require.Contains(t, h.theComment(pr), "(`shard_delta`)")
 	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", approver) // no webhook
-	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/no_destroy", author)   // no webhook
+	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/no_destroy", author)    // no webhook
 	h.comment(pr, approver, "/shardgate plan")
 	body := h.theComment(pr)
 	require.Contains(t, body, "`policy-exception/shard_delta` by @"+approver+" waives `shard_delta`")
