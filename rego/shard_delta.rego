@@ -23,13 +23,14 @@ deny contains v if {
 	c.action == "scale"
 	after := c.shards_after
 	is_number(after)
-	before := lib.current_shards(c)
-	is_number(before)
 
-	# Inline rather than a function: a plan can hold thousands of scales, and a
-	# function call costs more than these comparisons. Multiplying rather than
-	# dividing also covers a stream at 0 shards (retired through the API), whose
-	# factor is infinite.
+	# lib.current_shards, inlined along with the limit checks: a plan can hold
+	# thousands of scales, and a function call costs more than the lookups
+	# themselves. Multiplying rather than dividing also covers a stream at 0
+	# shards (retired through the API), whose factor is infinite.
+	live := object.get(input, ["live", c.stream_prefix], {})
+	before := object.get(live, ["shard_counts", c.consumer_group], object.get(live, "max_shard_count", c.shards_before))
+	is_number(before)
 	true in [abs(after - before) > delta_limit, after > (before * factor_limit), before > (after * factor_limit)]
 
 	msg := sprintf(
