@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -67,7 +68,12 @@ func New(opts ...Option) (*Engine, error) {
 			modules[name] = m
 		}
 	}
+	seenDirs := make(map[string]bool)
 	for _, dir := range o.dirs {
+		if seenDirs[filepath.Clean(dir)] {
+			continue
+		}
+		seenDirs[filepath.Clean(dir)] = true
 		user, err := loadDir(dir)
 		if err != nil {
 			return nil, err
@@ -75,10 +81,16 @@ func New(opts ...Option) (*Engine, error) {
 		if err := checkUserModules(user, builtinIDs); err != nil {
 			return nil, err
 		}
-		maps.Copy(modules, user)
+		for name, m := range user {
+			// A user file must never replace a built-in module of the same name.
+			if _, taken := modules[name]; taken {
+				return nil, fmt.Errorf("load policy dir %s: %s has the name of a built-in policy", dir, name)
+			}
+			modules[name] = m
+		}
 	}
 	if len(modules) == 0 {
-		return nil, errors.New("load policies: no policy files")
+		return nil, errors.New("no policy files to load")
 	}
 
 	compiler := policyfiles.NewCompiler()
@@ -90,7 +102,7 @@ func New(opts ...Option) (*Engine, error) {
 		return nil, fmt.Errorf("read policy metadata: %w", err)
 	}
 	if len(rules) == 0 {
-		return nil, fmt.Errorf("load policies: no package %s.<rule id>", rulesPackage)
+		return nil, fmt.Errorf("no package %s.<rule id> among the policies", rulesPackage)
 	}
 
 	// No rego.Runtime: policies see the input document and nothing of the process.

@@ -151,6 +151,11 @@ func TestNewErrors(t *testing.T) {
 			opts:    []Option{WithoutBuiltin()},
 			wantErr: []string{"no policy files"},
 		},
+		{
+			name:    "only helpers, no rule package",
+			opts:    []Option{WithoutBuiltin(), WithPolicyDirs(filepath.Join("testdata", "helpersonly"))},
+			wantErr: []string{"no package shardgate.rules.<rule id>"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,4 +206,25 @@ func TestUserPolicyRegoTests(t *testing.T) {
 		require.False(t, r.Fail, r.Name)
 	}
 	require.Equal(t, 2, ran)
+}
+
+// TestUserFileCannotReplaceBuiltin: a user directory laid out like shardgate's own
+// (a file rego/no_destroy.rego in another package) must not replace the built-in
+// module, which would silently drop the no_destroy rule.
+func TestUserFileCannotReplaceBuiltin(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "rego"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "rego", "no_destroy.rego"), []byte("package myorg.nothing\n\nx := 1\n"), 0o644))
+	t.Chdir(root)
+
+	e, err := New(WithPolicyDirs("rego"))
+	require.ErrorContains(t, err, "rego/no_destroy.rego has the name of a built-in policy")
+	require.Nil(t, e)
+}
+
+func TestSameDirTwice(t *testing.T) {
+	dir := filepath.Join("testdata", "userpolicy")
+	e := newEngine(t, WithPolicyDirs(dir, dir+"/"))
+	_, ok := e.Rule("max_shards")
+	require.True(t, ok)
 }

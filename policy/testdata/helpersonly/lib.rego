@@ -1,0 +1,3 @@
+package myorg.lib
+
+limit := 32
