@@ -127,6 +127,11 @@ func TestNewErrors(t *testing.T) {
 			wantErr: []string{"package shardgate.lib is reserved"},
 		},
 		{
+			name:    "rule head reaching into the helpers",
+			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "refhead"))},
+			wantErr: []string{"package shardgate is reserved"},
+		},
+		{
 			name:    "built-in rule id",
 			opts:    []Option{WithPolicyDirs(filepath.Join("testdata", "builtinid"))},
 			wantErr: []string{"rule id no_destroy is built in"},

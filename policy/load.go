@@ -17,7 +17,6 @@ import (
 // Rego package paths the engine relies on.
 const (
 	rulesPackage = "shardgate.rules"
-	libPackage   = "shardgate.lib"
 	// builtinPrefix names the embedded modules, so errors and annotations point at
 	// the repository's rego/ directory.
 	builtinPrefix = "rego/"
@@ -106,7 +105,9 @@ func pkgName(pkg *ast.Package) string {
 
 // checkUserModules rejects user modules that could change what a built-in rule
 // decides: a user rule adding bodies to a helper or a built-in package could widen
-// a condition under `not` and so weaken a built-in denial.
+// a condition under `not` and so weaken a built-in denial. Under `shardgate`, a
+// user may only declare new rule packages; checking the package is enough, since
+// a rule (even with a ref head) always lives under its module's package.
 func checkUserModules(modules map[string]*ast.Module, builtinIDs map[string]bool) error {
 	names := make([]string, 0, len(modules))
 	for name := range modules {
@@ -116,15 +117,15 @@ func checkUserModules(modules map[string]*ast.Module, builtinIDs map[string]bool
 	for _, name := range names {
 		pkg := modules[name].Package
 		n := pkgName(pkg)
-		if n == libPackage || strings.HasPrefix(n, libPackage+".") {
-			return fmt.Errorf("policy %s: package %s is reserved for shardgate's helpers", name, n)
+		if n != "shardgate" && !strings.HasPrefix(n, "shardgate.") {
+			continue
 		}
 		id, isRule, err := ruleID(pkg)
 		if err != nil {
 			return fmt.Errorf("policy %s: %w", name, err)
 		}
 		if !isRule {
-			continue
+			return fmt.Errorf("policy %s: package %s is reserved; under shardgate only %s.<rule id> packages may be added", name, n, rulesPackage)
 		}
 		if builtinIDs[id] || id == RulePolicyError {
 			return fmt.Errorf("policy %s: rule id %s is built in; pick another package name", name, id)
