@@ -25,7 +25,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 // volatile normalises what changes from run to run (times, the local user).
-var volatile = regexp.MustCompile(`valid until \d{4}-\d\d-\d\d \d\d:\d\d UTC|by @[^ ,]+`)
+var volatile = regexp.MustCompile(`valid until \d{4}-\d\d-\d\d \d\d:\d\d UTC|by @[^ ,:]+`)
 
 func normalise(s string) string {
 	return volatile.ReplaceAllStringFunc(s, func(m string) string {
