@@ -41,6 +41,7 @@ type harness struct {
 	repo    *githubtest.GitRepo
 	sim     *coordsim.Sim
 	simURL  string
+	simSrv  *httptest.Server
 	state   string // the shared local Terraform state, as a remote backend would be
 	cfg     *Config
 	st      *store.Bolt
@@ -69,9 +70,9 @@ func newHarness(t *testing.T) *harness {
 	tf := tftest.Binary(t)
 	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
-	simSrv := httptest.NewServer(h.sim)
-	t.Cleanup(simSrv.Close)
-	h.simURL = simSrv.URL
+	h.simSrv = httptest.NewServer(h.sim)
+	t.Cleanup(h.simSrv.Close)
+	h.simURL = h.simSrv.URL
 	h.state = filepath.Join(t.TempDir(), "terraform.tfstate")
 
 	module, err := filepath.Glob(filepath.Join("..", "examples", "modules", "stream-group", "*"))

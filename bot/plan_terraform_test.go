@@ -253,3 +253,16 @@ func TestHealthReadyMetrics(t *testing.T) {
 		require.Contains(t, string(b), want, path)
 	}
 }
+
+// An unreachable coordinator is said plainly and the policy fails closed, even
+// for a change every rule would allow.
+func TestCoordinatorUnreachableFailsClosed(t *testing.T) {
+	h := newHarness(t)
+	h.simSrv.Close()
+	pr := h.openPR("new-group", with(baseGroups, map[string]int{"clicks/etl": 3}))
+	body := h.theComment(pr)
+	require.Contains(t, body, "The coordinator could not be reached")
+	require.Contains(t, body, "(`coordinator_unreachable`)")
+	require.NotContains(t, body, "password")
+	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+}
