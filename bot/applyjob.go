@@ -1,0 +1,53 @@
+package bot
+
+import (
+	"time"
+)
+
+// ApplyState is where an apply job is.
+type ApplyState string
+
+const (
+	ApplyQueued     ApplyState = "queued"     // waiting for its turn on its streams
+	ApplyPreflight  ApplyState = "preflight"  // checking the coordinator (active migrations, members, attestation)
+	ApplyPlanning   ApplyState = "planning"   // re-planning the merge commit and comparing with the review
+	ApplyApplying   ApplyState = "applying"   // terraform apply of the saved plan
+	ApplyConverging ApplyState = "converging" // waiting until the coordinator is complete and safe
+	ApplyApplied    ApplyState = "applied"    // done
+	ApplyFailed     ApplyState = "failed"     // not applied (or not converged); Reason says why; /shardgate apply retries
+)
+
+// Finished says whether a job no longer holds or waits for stream locks.
+func (s ApplyState) Finished() bool { return s == ApplyApplied || s == ApplyFailed }
+
+// ApplyJob is one project's apply after a merge. Jobs are ordered by Seq
+// (merge order) and hold a lock on every stream prefix in Streams from the
+// moment they start until they finish: a job runs only when no earlier
+// unfinished job shares one of its streams.
+type ApplyJob struct {
+	// Seq is assigned at enqueue, increasing in merge order (zero-padded, so
+	// key order is merge order).
+	Seq     string `json:"seq"`
+	Ref     PRRef  `json:"ref"`
+	Project string `json:"project"`
+	// Streams are the stream prefixes the reviewed plan touches, sorted.
+	Streams     []string `json:"streams"`
+	ReviewedSHA string   `json:"reviewed_sha"`
+	MergeSHA    string   `json:"merge_sha"`
+	MergedBy    string   `json:"merged_by"`
+
+	State  ApplyState `json:"state"`
+	Reason string     `json:"reason,omitempty"`
+	// Progress is the latest human-readable step detail (lock holder, migration states).
+	Progress string `json:"progress,omitempty"`
+	Attempt  int    `json:"attempt"`
+
+	// LeaseOwner holds the job while it runs, until LeaseUntil; a job whose
+	// lease expired (its process is gone) is taken over, never unlocked by hand.
+	LeaseOwner string    `json:"lease_owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitempty"`
+
+	CheckRunID int64     `json:"check_run_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
