@@ -1,0 +1,60 @@
+package bot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+)
+
+func ch(action planparse.Action, stream, group string, before, after *int) planparse.Change {
+	return planparse.Change{Address: "module.m[\"" + stream + "/" + group + "\"]", StreamPrefix: stream, ConsumerGroup: group,
+		Action: action, ShardsBefore: before, ShardsAfter: after}
+}
+
+func cs(changes ...planparse.Change) *planparse.ChangeSet { return &planparse.ChangeSet{Changes: changes} }
+
+func TestComparePlans(t *testing.T) {
+	n := func(i int) *int { return &i }
+	reviewed := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)), ch(planparse.ActionNoop, "payments", "ledger", n(2), n(2)))
+	tests := []struct {
+		name     string
+		current  *planparse.ChangeSet
+		resuming bool
+		equal    bool
+		want     string
+	}{
+		{"same plan", cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)), ch(planparse.ActionNoop, "payments", "ledger", n(2), n(2))), false, true, ""},
+		{"another stream moved by another merge", cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)), ch(planparse.ActionNoop, "payments", "ledger", n(6), n(6))), false, true, ""},
+		{"different target", cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(12))), false, false, "reviewed end state managed at 16 shards, merge commit's managed at 12 shards"},
+		{"main moved the start", cs(ch(planparse.ActionScale, "orders", "billing", n(8), n(16))), false, false, "reviewed from managed at 4 shards, but it is now managed at 8 shards"},
+		{"extra change on main", cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)), ch(planparse.ActionUnmanage, "payments", "ledger", n(2), nil)), false, false, "payments/ledger: reviewed end state managed at 2 shards, merge commit's kept by the coordinator"},
+		{"new group only on main", cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)), ch(planparse.ActionCreate, "clicks", "etl", nil, n(3))), false, false, "clicks/etl: not in the reviewed plan"},
+		{"reviewed change gone", cs(ch(planparse.ActionNoop, "payments", "ledger", n(2), n(2))), false, false, "orders/billing: the reviewed plan leaves it managed at 16 shards; the merge commit's plan does not mention it"},
+		{"replace cut short, not resuming", cs(ch(planparse.ActionCreate, "orders", "billing", nil, n(16))), false, false, "reviewed from managed at 4 shards, but it is now absent"},
+		{"replace cut short, resuming", cs(ch(planparse.ActionCreate, "orders", "billing", nil, n(16))), true, true, ""},
+		{"already applied, resuming", cs(ch(planparse.ActionNoop, "orders", "billing", n(16), n(16))), true, true, ""},
+		{"resuming does not accept another target", cs(ch(planparse.ActionCreate, "orders", "billing", nil, n(12))), true, false, "merge commit's managed at 12 shards"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := comparePlans(reviewed, tt.current, tt.resuming)
+			require.Equal(t, tt.equal, got.Equal, got.Differences)
+			if tt.want != "" {
+				require.Contains(t, got.Differences[0], tt.want)
+			}
+		})
+	}
+}
+
+func TestEndStateFingerprint(t *testing.T) {
+	n := func(i int) *int { return &i }
+	a := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)))
+	b := cs(ch(planparse.ActionCreate, "orders", "billing", nil, n(16)))
+	c := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(12)))
+	require.Equal(t, endStateFingerprint(a), endStateFingerprint(b), "same end state, different actions")
+	require.NotEqual(t, endStateFingerprint(a), endStateFingerprint(c))
+	require.Equal(t, []string{"orders"}, streamsOf(a))
+	require.Equal(t, map[string]int{"orders": 16}, scaleTargets(b))
+}
