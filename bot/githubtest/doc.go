@@ -4,6 +4,8 @@
 // or method, bad parameter, bad body) is answered 404/422 AND reported with
 // t.Errorf, so the test fails. Answers are built from the spec's schemas and
 // validated before they are written, so the bot decodes documented shapes.
+// New takes a TB, which testing.TB satisfies and a program (shardgate demo)
+// can implement.
 //
 // # Wiring the bot to the fake
 //

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -92,7 +91,7 @@ func splitFullName(full string) (string, string) {
 	return owner, name
 }
 
-func prWebhook(t testing.TB, fixture string, p PRPayload, extra func(map[string]any)) []byte {
+func prWebhook(t TB, fixture string, p PRPayload, extra func(map[string]any)) []byte {
 	t.Helper()
 	return Webhook(t, "pull_request", fixture, func(m map[string]any) {
 		p.apply(m)
@@ -104,14 +103,14 @@ func prWebhook(t testing.TB, fixture string, p PRPayload, extra func(map[string]
 
 // PullRequestOpened derives from pull_request/opened.payload.json, changing
 // the PRPayload fields.
-func PullRequestOpened(t testing.TB, p PRPayload) []byte {
+func PullRequestOpened(t TB, p PRPayload) []byte {
 	t.Helper()
 	return prWebhook(t, "opened.payload", p, nil)
 }
 
 // PullRequestSynchronize derives from pull_request/synchronize.payload.json,
 // changing the PRPayload fields, "before" and "after" (= HeadSHA).
-func PullRequestSynchronize(t testing.TB, p PRPayload, before string) []byte {
+func PullRequestSynchronize(t TB, p PRPayload, before string) []byte {
 	t.Helper()
 	return prWebhook(t, "synchronize.payload", p, func(m map[string]any) {
 		Set(m, "before", before)
@@ -121,7 +120,7 @@ func PullRequestSynchronize(t testing.TB, p PRPayload, before string) []byte {
 
 // PullRequestReopened derives from pull_request/reopened.payload.json,
 // changing the PRPayload fields.
-func PullRequestReopened(t testing.TB, p PRPayload) []byte {
+func PullRequestReopened(t TB, p PRPayload) []byte {
 	t.Helper()
 	return prWebhook(t, "reopened.payload", p, nil)
 }
@@ -129,14 +128,14 @@ func PullRequestReopened(t testing.TB, p PRPayload) []byte {
 // PullRequestLabeled derives from pull_request/labeled.payload.json,
 // changing the PRPayload fields and label.name; sender (p.Sender) is who
 // added the label.
-func PullRequestLabeled(t testing.TB, p PRPayload, label string) []byte {
+func PullRequestLabeled(t TB, p PRPayload, label string) []byte {
 	t.Helper()
 	return prWebhook(t, "labeled.payload", p, func(m map[string]any) { Set(m, "label.name", label) })
 }
 
 // PullRequestUnlabeled derives from pull_request/unlabeled.payload.json,
 // changing the PRPayload fields and label.name.
-func PullRequestUnlabeled(t testing.TB, p PRPayload, label string) []byte {
+func PullRequestUnlabeled(t TB, p PRPayload, label string) []byte {
 	t.Helper()
 	return prWebhook(t, "unlabeled.payload", p, func(m map[string]any) { Set(m, "label.name", label) })
 }
@@ -144,7 +143,7 @@ func PullRequestUnlabeled(t testing.TB, p PRPayload, label string) []byte {
 // PullRequestReadyForReview derives from
 // pull_request/ready_for_review.with-installation.payload.json, changing the
 // PRPayload fields (draft is forced false).
-func PullRequestReadyForReview(t testing.TB, p PRPayload) []byte {
+func PullRequestReadyForReview(t TB, p PRPayload) []byte {
 	t.Helper()
 	p.Draft = false
 	return prWebhook(t, "ready_for_review.with-installation.payload", p, nil)
@@ -152,7 +151,7 @@ func PullRequestReadyForReview(t testing.TB, p PRPayload) []byte {
 
 // PullRequestClosed derives from pull_request/closed.payload.json (closed
 // without merge), changing the PRPayload fields.
-func PullRequestClosed(t testing.TB, p PRPayload) []byte {
+func PullRequestClosed(t TB, p PRPayload) []byte {
 	t.Helper()
 	return prWebhook(t, "closed.payload", p, nil)
 }
@@ -161,7 +160,7 @@ func PullRequestClosed(t testing.TB, p PRPayload) []byte {
 // merged close exists (testdata/PROVENANCE.md section 1). It is
 // pull_request/closed.payload.json with the PRPayload fields plus merged:
 // true, merged_at, merged_by and merge_commit_sha set.
-func PullRequestClosedMergedSynthetic(t testing.TB, p PRPayload, mergedBy, mergeCommitSHA string, mergedAt time.Time) []byte {
+func PullRequestClosedMergedSynthetic(t TB, p PRPayload, mergedBy, mergeCommitSHA string, mergedAt time.Time) []byte {
 	t.Helper()
 	return prWebhook(t, "closed.payload", p, func(m map[string]any) {
 		Set(m, "pull_request.merged", true)
@@ -188,7 +187,7 @@ type CommentPayload struct {
 // (an issue_comment on a pull request, which octokit has no example of),
 // changing the CommentPayload fields and ADDING an installation object,
 // which that fixture lacks.
-func IssueCommentOnPR(t testing.TB, c CommentPayload) []byte {
+func IssueCommentOnPR(t TB, c CommentPayload) []byte {
 	t.Helper()
 	rel := filepath.Join("github", "webhooks-extra", "atlantis", "githubIssueCommentEvent.json")
 	return webhookFrom(t, rel, func(m map[string]any) {
@@ -228,7 +227,7 @@ type CheckRunPayload struct {
 // also get RFC 3339 created_at/updated_at: the fixture's "2018-04-25
 // 20:42:10" form, from before GitHub settled on RFC 3339, makes go-github
 // v60's ParseWebHook fail.
-func CheckRunRerequested(t testing.TB, c CheckRunPayload) []byte {
+func CheckRunRerequested(t TB, c CheckRunPayload) []byte {
 	t.Helper()
 	return Webhook(t, "check_run", "rerequested.payload", func(m map[string]any) {
 		Set(m, "installation.id", c.InstallationID)
@@ -261,7 +260,7 @@ func CheckRunRerequested(t testing.TB, c CheckRunPayload) []byte {
 // InstallationCreated derives from installation/created.payload.json,
 // changing installation.id, installation.account.login and the
 // repositories list (full names).
-func InstallationCreated(t testing.TB, installationID int64, account string, repos []string) []byte {
+func InstallationCreated(t TB, installationID int64, account string, repos []string) []byte {
 	t.Helper()
 	return Webhook(t, "installation", "created.payload", func(m map[string]any) {
 		Set(m, "installation.id", installationID)
@@ -277,7 +276,7 @@ func InstallationCreated(t testing.TB, installationID int64, account string, rep
 
 // Ping derives from ping/with-app_id.payload.json (a GitHub App's ping),
 // changing hook.app_id.
-func Ping(t testing.TB, appID int64) []byte {
+func Ping(t TB, appID int64) []byte {
 	t.Helper()
 	return Webhook(t, "ping", "with-app_id.payload", func(m map[string]any) { Set(m, "hook.app_id", appID) })
 }

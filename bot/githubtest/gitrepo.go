@@ -8,19 +8,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
 )
 
 // GitRepo is a real local git repository a test commits Terraform files to;
 // the fake serves its tarballs, contents and diffs by branch or sha.
 type GitRepo struct {
-	t   testing.TB
+	t   TB
 	dir string
 }
 
 // NewGitRepo initialises an empty repository on branch "main" in a temporary
 // directory removed when the test ends.
-func NewGitRepo(t testing.TB) *GitRepo {
+func NewGitRepo(t TB) *GitRepo {
 	t.Helper()
 	g := &GitRepo{t: t, dir: t.TempDir()}
 	g.must("init", "--quiet", "--initial-branch=main")
@@ -70,6 +69,14 @@ func (g *GitRepo) Branch(name string) {
 func (g *GitRepo) Checkout(ref string) {
 	g.t.Helper()
 	g.must("checkout", "--quiet", ref)
+}
+
+// Merge merges ref into the current branch with a merge commit (git merge
+// --no-ff), as GitHub's "Create a merge commit" does, and returns its sha.
+func (g *GitRepo) Merge(ref, msg string) string {
+	g.t.Helper()
+	g.must("merge", "--quiet", "--no-ff", "--message", msg, ref)
+	return g.Head()
 }
 
 // Head is the sha of the current commit.

@@ -148,6 +148,16 @@ func (s *Server) ClosePR(owner, name string, number int, merged bool) {
 	pr.State, pr.Merged = "closed", merged
 }
 
+// MergePR closes a pull request as merged by mergedBy into mergeCommitSHA,
+// a commit the test already made on the base branch (GitRepo.Merge).
+func (s *Server) MergePR(owner, name string, number int, mergedBy, mergeCommitSHA string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, pr := s.mustPR(owner, name, number)
+	pr.State, pr.Merged, pr.MergedBy, pr.MergeCommitSHA = "closed", true, mergedBy, mergeCommitSHA
+}
+
 // PR returns a copy of a pull request.
 func (s *Server) PR(owner, name string, number int) PullRequest {
 	s.t.Helper()

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/routers"
@@ -47,7 +46,7 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 
 // Server is the fake GitHub. It is safe for concurrent use.
 type Server struct {
-	t        testing.TB
+	t        TB
 	spec     *spec
 	srv      *httptest.Server
 	appID    int64
@@ -92,7 +91,7 @@ func appKey() (*rsa.PrivateKey, error) {
 }
 
 // New starts a fake GitHub closed when the test ends.
-func New(t testing.TB, opts ...Option) *Server {
+func New(t TB, opts ...Option) *Server {
 	t.Helper()
 	sp, err := loadSpec()
 	if err != nil {

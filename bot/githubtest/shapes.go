@@ -172,8 +172,13 @@ func (s *Server) pullJSON(r *repo, pr *PullRequest) map[string]any {
 			mergedAt = closedAt
 		}
 	}
+	var mergedBy any
+	if pr.Merged && pr.MergedBy != "" {
+		mergedBy = s.userJSON(pr.MergedBy)
+	}
 	m := s.spec.skeleton("pull-request")
 	return merge(m, map[string]any{
+		"merge_commit_sha": nilIfEmpty(pr.MergeCommitSHA), "merged_by": mergedBy,
 		"id": int64(pr.Number) + r.id*100000, "node_id": nodeID("PullRequest", int64(pr.Number)),
 		"number": pr.Number, "state": pr.State, "title": pr.Title, "body": pr.Body,
 		"user": s.userJSON(pr.User), "draft": pr.Draft, "merged": pr.Merged, "locked": false,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,13 +25,21 @@ const specFile = "github/openapi/api.github.com.subset.json"
 
 // testdataDir finds the repository's testdata from this source file rather
 // than the working directory, because the fake is used by tests of several
-// packages at different depths.
+// packages at different depths. A binary built with -trimpath, or moved off
+// the machine it was built on, has no such source path: it then looks for
+// testdata from the working directory up (shardgate demo runs from the root).
 func testdataDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return filepath.Join("..", "..", "testdata")
+	var candidates []string
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		candidates = append(candidates, filepath.Join(filepath.Dir(file), "..", "..", "testdata"))
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+	candidates = append(candidates, "testdata", filepath.Join("..", "testdata"), filepath.Join("..", "..", "testdata"))
+	for _, dir := range candidates {
+		if _, err := os.Stat(filepath.Join(dir, specFile)); err == nil {
+			return dir
+		}
+	}
+	return candidates[0]
 }
 
 type spec struct {

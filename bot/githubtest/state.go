@@ -24,8 +24,11 @@ type PullRequest struct {
 	Draft    bool
 	State    string // open or closed
 	Merged   bool
-	Labels   []string
-	Created  time.Time
+	// MergeCommitSHA and MergedBy are set by MergePR.
+	MergeCommitSHA string
+	MergedBy       string
+	Labels         []string
+	Created        time.Time
 }
 
 // Comment is an issue comment.

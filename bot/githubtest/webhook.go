@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 )
 
 // HookshotUserAgent is the User-Agent GitHub sends webhooks with.
@@ -20,12 +19,12 @@ const HookshotUserAgent = "GitHub-Hookshot/5a0e3b1"
 
 // Webhook loads the real payload testdata/github/webhooks/<event>/<fixture>.json,
 // lets mutate change the fields that differ in the test, and returns the body.
-func Webhook(t testing.TB, event, fixture string, mutate func(payload map[string]any)) []byte {
+func Webhook(t TB, event, fixture string, mutate func(payload map[string]any)) []byte {
 	t.Helper()
 	return webhookFrom(t, filepath.Join("github", "webhooks", event, fixture+".json"), mutate)
 }
 
-func webhookFrom(t testing.TB, rel string, mutate func(map[string]any)) []byte {
+func webhookFrom(t TB, rel string, mutate func(map[string]any)) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testdataDir(), rel))
 	if err != nil {
