@@ -47,6 +47,10 @@ type ApplyJob struct {
 	LeaseOwner string    `json:"lease_owner,omitempty"`
 	LeaseUntil time.Time `json:"lease_until,omitempty"`
 
+	// RetryOf is the Seq of the failed job that Requeue replaced with this
+	// one; the replaced record is deleted, and hidden until it is.
+	RetryOf string `json:"retry_of,omitempty"`
+
 	CheckRunID int64     `json:"check_run_id,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`

@@ -1,0 +1,324 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shardgate/shardgate/store"
+)
+
+// DefaultApplyLease is how long an apply job stays held by its process without
+// a renewal, and so how long a dead process keeps its streams locked.
+const DefaultApplyLease = 2 * time.Minute
+
+// Errors callers of the apply queue branch on.
+var (
+	// ErrNotRunnable: Acquire of a job that is finished, waits behind an
+	// earlier job on one of its streams, or is leased by a live owner.
+	ErrNotRunnable = errors.New("apply job is not runnable")
+	// ErrNotHolder: Renew, Update or Finish by a process that does not hold
+	// the job's lease (another process took it over after the lease expired).
+	ErrNotHolder = errors.New("apply job is not held by this process")
+	// ErrNotFailed: Requeue of a job that has not failed.
+	ErrNotFailed = errors.New("apply job has not failed")
+	// ErrApplyExists: Enqueue of a job for a pull request, project and merge
+	// commit that is already queued (the merge event was handled twice).
+	ErrApplyExists = errors.New("apply job already enqueued")
+)
+
+const (
+	applyBucket    = "applies"     // Seq → ApplyJob JSON
+	applySeqBucket = "applies_seq" // applySeqKey → last Seq handed out
+	applySeqKey    = "last"
+)
+
+// applyLocks holds one lock per store, shared by every ApplyQueue on it (a
+// restarted scheduler in tests opens a second queue on the same store).
+var applyLocks sync.Map // store.Store → *sync.RWMutex
+
+// ApplyQueue is the persisted, merge-ordered list of apply jobs and the
+// stream locks they imply: a job holds every stream in its Streams from the
+// moment it is acquired until it finishes, and waits behind every earlier
+// unfinished job that shares a stream.
+//
+// The locks are not stored apart from the jobs: they follow from the order
+// and the states, so there is nothing to release by hand and nothing that can
+// disagree with the jobs after a crash. Only the lease (which process runs a
+// job) is held, and it expires on its own.
+//
+// The read-check-write sequences rely on an in-process lock: Enqueue and
+// Requeue take it exclusively (a Seq must never become visible after a later
+// one was checked), Acquire shares it. That is enough for the single-process
+// Bolt store. Several replicas on one PostgreSQL store would need the counter
+// bump and the insert in one transaction, and Acquire's check and lease write
+// in one transaction that locks the earlier jobs on its streams (SELECT …
+// FOR UPDATE, or an advisory lock per queue).
+type ApplyQueue struct {
+	st    store.Store
+	owner string
+	lease time.Duration
+	now   func() time.Time
+	mu    *sync.RWMutex
+
+	// cache keeps decoded records by Seq with the bytes they came from, so a
+	// scan decodes only what changed.
+	cacheMu sync.Mutex
+	cache   map[string]cachedApply
+}
+
+type cachedApply struct {
+	raw []byte
+	job *ApplyJob
+}
+
+// NewApplyQueue returns the queue kept in st. owner names this process in
+// leases and must differ between processes running at the same time; lease
+// (DefaultApplyLease when not positive) is how long a job stays held without
+// a renewal; now is the clock (time.Now when nil).
+func NewApplyQueue(st store.Store, owner string, lease time.Duration, now func() time.Time) *ApplyQueue {
+	if lease <= 0 {
+		lease = DefaultApplyLease
+	}
+	if now == nil {
+		now = time.Now
+	}
+	mu, _ := applyLocks.LoadOrStore(st, &sync.RWMutex{})
+	return &ApplyQueue{st: st, owner: owner, lease: lease, now: now, mu: mu.(*sync.RWMutex),
+		cache: map[string]cachedApply{}}
+}
+
+// Owner is the name this queue leases jobs under.
+func (q *ApplyQueue) Owner() string { return q.owner }
+
+// Lease is how long an acquired job stays held without a renewal.
+func (q *ApplyQueue) Lease() time.Duration { return q.lease }
+
+// Enqueue persists job at the end of the order and fills in its Seq, State
+// (queued), times and normalised Streams; lease, attempt, reason and progress
+// start empty whatever the caller set. job is only changed when it was stored.
+// A second job with the same Ref, Project and a non-empty MergeSHA is refused
+// with ErrApplyExists, so a merge event handled again after a crash does not
+// apply twice.
+func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
+	if job == nil {
+		return errors.New("enqueue apply job: job is nil")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if job.MergeSHA != "" {
+		jobs, err := q.load(ctx)
+		if err != nil {
+			return fmt.Errorf("enqueue apply job: %w", err)
+		}
+		for _, j := range jobs {
+			if j.Ref == job.Ref && j.Project == job.Project && j.MergeSHA == job.MergeSHA {
+				return fmt.Errorf("enqueue apply job %s %s: %w (seq %s)", job.Project, job.MergeSHA, ErrApplyExists, j.Seq)
+			}
+		}
+	}
+	rec := cloneApply(job)
+	rec.Streams = normalizeStreams(job.Streams)
+	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
+	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf = "", time.Time{}, ""
+	if err := q.insert(ctx, rec); err != nil {
+		return fmt.Errorf("enqueue apply job: %w", err)
+	}
+	*job = *cloneApply(rec)
+	return nil
+}
+
+// insert gives rec the next Seq and stores it; the caller holds q.mu. A crash
+// between the counter and the record leaves a gap in the Seqs, never a reuse.
+func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
+	var n uint64
+	err := q.st.Update(ctx, applySeqBucket, applySeqKey, func(old []byte) ([]byte, error) {
+		if old != nil {
+			var err error
+			if n, err = strconv.ParseUint(string(old), 10, 64); err != nil {
+				return nil, fmt.Errorf("parse apply counter: %w", err)
+			}
+		}
+		n++
+		return []byte(strconv.FormatUint(n, 10)), nil
+	})
+	if err != nil {
+		return fmt.Errorf("next seq: %w", err)
+	}
+	now := q.now()
+	rec.Seq = fmt.Sprintf("%012d", n)
+	rec.CreatedAt, rec.UpdatedAt = now, now
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode apply job: %w", err)
+	}
+	if err := q.st.Put(ctx, applyBucket, rec.Seq, raw); err != nil {
+		return fmt.Errorf("store apply job: %w", err)
+	}
+	return nil
+}
+
+// Get returns one job; an unknown (or requeued-away) Seq is store.ErrNotFound.
+func (q *ApplyQueue) Get(ctx context.Context, seq string) (*ApplyJob, error) {
+	jobs, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.Seq == seq {
+			return j, nil
+		}
+	}
+	return nil, fmt.Errorf("get apply job %s: %w", seq, store.ErrNotFound)
+}
+
+// List returns every job, finished ones included, in Seq (merge) order.
+func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list apply jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// ListForPR returns the jobs of one pull request in Seq order.
+func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+	jobs, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(jobs, func(j *ApplyJob) bool { return j.Ref != ref }), nil
+}
+
+// Runnable returns, in Seq order, the unfinished jobs that no earlier
+// unfinished job shares a stream with and that no live lease holds: the jobs
+// that may start now. A job whose holder stopped renewing is runnable again
+// once its lease has expired.
+func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runnable apply jobs: %w", err)
+	}
+	return runnableApplies(jobs, q.now()), nil
+}
+
+// runnableApplies walks jobs in order, marking the streams of every unfinished
+// job busy for all later ones, whether it runs or waits: a later job never
+// overtakes an earlier one on a stream, and as a job needs all its streams
+// free at once, no two jobs can each hold a stream the other waits for.
+func runnableApplies(jobs []*ApplyJob, now time.Time) []*ApplyJob {
+	busy := map[string]bool{}
+	var out []*ApplyJob
+	for _, j := range jobs {
+		if j.State.Finished() {
+			continue
+		}
+		blocked := slices.ContainsFunc(j.Streams, func(s string) bool { return busy[s] })
+		for _, s := range j.Streams {
+			busy[s] = true
+		}
+		if !blocked && !leaseLive(j, now) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func leaseLive(j *ApplyJob, now time.Time) bool {
+	return j.LeaseOwner != "" && j.LeaseUntil.After(now)
+}
+
+// Blocker is an earlier unfinished job that a job waits behind on one stream.
+type Blocker struct {
+	Stream  string
+	Seq     string
+	Ref     PRRef
+	Project string
+	State   ApplyState
+}
+
+// Blockers returns, for each stream of the job, the earliest earlier unfinished
+// job on that stream (the one in front of the line); streams that are free are
+// left out, and a finished job has none.
+func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
+	jobs, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
+	if i < 0 {
+		return nil, fmt.Errorf("apply job blockers %s: %w", seq, store.ErrNotFound)
+	}
+	job := jobs[i]
+	if job.State.Finished() {
+		return nil, nil
+	}
+	var out []Blocker
+	for _, s := range job.Streams {
+		for _, e := range jobs[:i] {
+			if !e.State.Finished() && slices.Contains(e.Streams, s) {
+				out = append(out, Blocker{Stream: s, Seq: e.Seq, Ref: e.Ref, Project: e.Project, State: e.State})
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// load reads every job in Seq order, leaving out records a Requeue replaced
+// (see Requeue). The caller holds q.mu.
+func (q *ApplyQueue) load(ctx context.Context) ([]*ApplyJob, error) {
+	kvs, err := q.st.List(ctx, applyBucket, "")
+	if err != nil {
+		return nil, err
+	}
+	q.cacheMu.Lock()
+	defer q.cacheMu.Unlock()
+	seen := make(map[string]bool, len(kvs))
+	jobs := make([]*ApplyJob, 0, len(kvs))
+	replaced := map[string]bool{}
+	for _, kv := range kvs {
+		seen[kv.Key] = true
+		c, ok := q.cache[kv.Key]
+		if !ok || !bytes.Equal(c.raw, kv.Value) {
+			j := &ApplyJob{}
+			if err := json.Unmarshal(kv.Value, j); err != nil {
+				return nil, fmt.Errorf("decode apply job %s: %w", kv.Key, err)
+			}
+			c = cachedApply{raw: kv.Value, job: j}
+			q.cache[kv.Key] = c
+		}
+		if c.job.RetryOf != "" {
+			replaced[c.job.RetryOf] = true
+		}
+		jobs = append(jobs, cloneApply(c.job))
+	}
+	for k := range q.cache {
+		if !seen[k] {
+			delete(q.cache, k)
+		}
+	}
+	return slices.DeleteFunc(jobs, func(j *ApplyJob) bool { return replaced[j.Seq] }), nil
+}
+
+func normalizeStreams(in []string) []string {
+	out := slices.DeleteFunc(slices.Clone(in), func(s string) bool { return s == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func cloneApply(j *ApplyJob) *ApplyJob {
+	c := *j
+	c.Streams = slices.Clone(j.Streams)
+	return &c
+}

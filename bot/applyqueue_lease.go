@@ -1,0 +1,193 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shardgate/shardgate/store"
+)
+
+// Acquire takes the job for this process if it is runnable now (see
+// Runnable): it sets the lease and counts the attempt. It fails with
+// ErrNotRunnable otherwise. An Attempt above 1 means an earlier holder was
+// cut short: the job must resume from the current state (re-plan), never from
+// a stale plan.
+func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
+	}
+	if !slices.ContainsFunc(runnableApplies(jobs, q.now()), func(j *ApplyJob) bool { return j.Seq == seq }) {
+		if !slices.ContainsFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq }) {
+			return nil, fmt.Errorf("acquire apply job %s: %w", seq, store.ErrNotFound)
+		}
+		return nil, fmt.Errorf("acquire apply job %s: %w", seq, ErrNotRunnable)
+	}
+	return q.lease1(ctx, seq)
+}
+
+// lease1 writes the lease of a job already seen runnable. The stream check
+// need not be repeated: once no earlier unfinished job shares a stream with
+// a job, none ever will (Seqs only grow, finished jobs stay finished, and
+// Update cannot change Streams). Only the job's own record can have changed,
+// so that is re-checked in the same write.
+func (q *ApplyQueue) lease1(ctx context.Context, seq string) (*ApplyJob, error) {
+	var out *ApplyJob
+	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+		if j.State.Finished() || leaseLive(j, q.now()) {
+			return ErrNotRunnable
+		}
+		j.LeaseOwner, j.LeaseUntil = q.owner, q.now().Add(q.lease)
+		j.Attempt++
+		out = j
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
+	}
+	return cloneApply(out), nil
+}
+
+// Renew extends the lease of a job this process holds.
+func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
+	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+		if err := q.holds(j); err != nil {
+			return err
+		}
+		j.LeaseUntil = q.now().Add(q.lease)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("renew apply job %s: %w", seq, err)
+	}
+	return nil
+}
+
+// Update persists what the running job changed in fn (State, Reason,
+// Progress, SHAs, CheckRunID). Only the holder may update; fn may not change
+// the order, the streams or the lease, nor finish the job (that is Finish).
+// fn runs inside the store's write transaction: it must be quick and must
+// not call the queue.
+func (q *ApplyQueue) Update(ctx context.Context, seq string, fn func(*ApplyJob) error) error {
+	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+		if err := q.holds(j); err != nil {
+			return err
+		}
+		before := cloneApply(j)
+		if err := fn(j); err != nil {
+			return err
+		}
+		switch {
+		case j.Seq != before.Seq || j.RetryOf != before.RetryOf || !j.CreatedAt.Equal(before.CreatedAt):
+			return errors.New("the job's place in the order cannot change")
+		case !slices.Equal(j.Streams, before.Streams):
+			return errors.New("the streams of a running job cannot change")
+		case j.LeaseOwner != before.LeaseOwner || !j.LeaseUntil.Equal(before.LeaseUntil) || j.Attempt != before.Attempt:
+			return errors.New("the lease is the queue's to change")
+		case j.State.Finished():
+			return fmt.Errorf("state %q finishes the job: use Finish", j.State)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("update apply job %s: %w", seq, err)
+	}
+	return nil
+}
+
+// Finish records the outcome of a job this process holds and drops its
+// lease, which frees its streams for the jobs behind it.
+func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, reason string) error {
+	if !state.Finished() {
+		return fmt.Errorf("finish apply job %s: state %q is not applied or failed", seq, state)
+	}
+	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+		if err := q.holds(j); err != nil {
+			return err
+		}
+		j.State, j.Reason = state, reason
+		j.LeaseOwner, j.LeaseUntil = "", time.Time{}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("finish apply job %s: %w", seq, err)
+	}
+	return nil
+}
+
+// Requeue retries a failed job (/shardgate apply): a copy goes to the end of
+// the order under a new Seq, queued, with reason, progress and attempts
+// cleared, and the failed record is deleted. The copy is written first and
+// names the failed one in RetryOf, which hides it: after a crash in between,
+// the failed record is neither listed nor requeued twice, and the next
+// Requeue of it finishes the deletion and returns the same copy.
+func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+	}
+	if i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.RetryOf == seq }); i >= 0 {
+		if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
+			return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
+		}
+		return jobs[i], nil
+	}
+	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
+	if i < 0 {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, store.ErrNotFound)
+	}
+	old := jobs[i]
+	if old.State != ApplyFailed {
+		return nil, fmt.Errorf("requeue apply job %s: %w (it is %s)", seq, ErrNotFailed, old.State)
+	}
+	rec := cloneApply(old)
+	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
+	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf = "", time.Time{}, seq
+	if err := q.insert(ctx, rec); err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+	}
+	if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
+	}
+	return rec, nil
+}
+
+// holds checks that this process still holds j. An expired lease that no
+// other process has taken is still this one's.
+func (q *ApplyQueue) holds(j *ApplyJob) error {
+	if j.State.Finished() || j.LeaseOwner != q.owner {
+		return ErrNotHolder
+	}
+	return nil
+}
+
+// mutate applies fn to one stored job in a single store write; fn's error
+// leaves the record as it was.
+func (q *ApplyQueue) mutate(ctx context.Context, seq string, fn func(*ApplyJob) error) error {
+	return q.st.Update(ctx, applyBucket, seq, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, store.ErrNotFound
+		}
+		j := &ApplyJob{}
+		if err := json.Unmarshal(old, j); err != nil {
+			return nil, fmt.Errorf("decode apply job: %w", err)
+		}
+		if err := fn(j); err != nil {
+			return nil, err
+		}
+		j.UpdatedAt = q.now()
+		raw, err := json.Marshal(j)
+		if err != nil {
+			return nil, fmt.Errorf("encode apply job: %w", err)
+		}
+		return raw, nil
+	})
+}

@@ -1,0 +1,252 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// DefaultApplyPollInterval is how often the apply scheduler looks for work it
+// was not told about: jobs whose holder died and whose lease has now expired.
+const DefaultApplyPollInterval = time.Second
+
+// ApplyRunFunc runs one acquired apply job and returns its outcome: applied or
+// failed, with the reason. It persists its own progress with ApplyQueue.Update
+// and must return soon after ctx is cancelled (shutdown, or the lease was
+// lost); the outcome is then ignored and the job stays unfinished, to be
+// resumed by whichever process next acquires it.
+type ApplyRunFunc func(ctx context.Context, job *ApplyJob) (ApplyState, string)
+
+// ApplySchedulerOption tunes NewApplyScheduler.
+type ApplySchedulerOption func(*ApplyScheduler)
+
+// WithMaxParallel bounds how many jobs run at once (n < 1: no bound, the
+// default; the stream locks are the only limit).
+func WithMaxParallel(n int) ApplySchedulerOption {
+	return func(s *ApplyScheduler) { s.maxParallel = n }
+}
+
+// WithApplyPollInterval sets how often the scheduler looks for runnable jobs
+// without being notified (DefaultApplyPollInterval).
+func WithApplyPollInterval(d time.Duration) ApplySchedulerOption {
+	return func(s *ApplyScheduler) {
+		if d > 0 {
+			s.poll = d
+		}
+	}
+}
+
+// ApplyScheduler starts every runnable apply job as soon as its streams are
+// free, holds its lease while it runs and records its outcome. Jobs with no
+// stream in common run in parallel.
+type ApplyScheduler struct {
+	q           *ApplyQueue
+	run         ApplyRunFunc
+	log         *logrus.Entry
+	maxParallel int
+	poll        time.Duration
+
+	wake      chan struct{}
+	stop      chan struct{}
+	loopDone  chan struct{}
+	cancel    context.CancelFunc
+	jobs      sync.WaitGroup
+	startOnce sync.Once
+	stopOnce  sync.Once
+
+	mu      sync.Mutex
+	running map[string]bool // Seqs this process has started and not yet finished
+}
+
+// NewApplyScheduler returns a scheduler running the jobs of q with run.
+func NewApplyScheduler(q *ApplyQueue, run ApplyRunFunc, log *logrus.Entry, opts ...ApplySchedulerOption) *ApplyScheduler {
+	s := &ApplyScheduler{q: q, run: run, log: log, poll: DefaultApplyPollInterval,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
+		running: map[string]bool{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Notify wakes the scheduler (after an Enqueue or Requeue); it never blocks.
+func (s *ApplyScheduler) Notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start begins scheduling; a second Start, or one after Close, is an error.
+// Jobs run on a context detached from ctx's cancellation (it keeps its
+// values); Close ends them.
+func (s *ApplyScheduler) Start(ctx context.Context) error {
+	started := false
+	s.startOnce.Do(func() {
+		started = true
+		var work context.Context
+		work, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		go s.loop(work)
+	})
+	if !started {
+		return errors.New("start apply scheduler: already started or closed")
+	}
+	return nil
+}
+
+// Close stops starting jobs and waits for running ones until ctx is done;
+// then it cancels them and waits for them to return. A cancelled job is left
+// as it is, lease included: the lease expires and the next process resumes
+// the job. It returns ctx's error when jobs had to be cancelled.
+func (s *ApplyScheduler) Close(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.startOnce.Do(func() { close(s.loopDone) }) // never started: nothing runs
+	<-s.loopDone
+	if s.cancel == nil {
+		return nil
+	}
+	defer s.cancel()
+	done := make(chan struct{})
+	go func() { s.jobs.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		<-done
+		return fmt.Errorf("close apply scheduler: running jobs cancelled: %w", ctx.Err())
+	}
+}
+
+func (s *ApplyScheduler) loop(ctx context.Context) {
+	defer close(s.loopDone)
+	timer := time.NewTimer(s.poll)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		s.schedule(ctx)
+		timer.Reset(s.poll)
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// schedule starts every runnable job that this process is not running yet.
+// The Runnable snapshot is enough to acquire on: a job seen runnable stays
+// free of earlier jobs (see ApplyQueue.lease1).
+func (s *ApplyScheduler) schedule(ctx context.Context) {
+	jobs, err := s.q.Runnable(ctx)
+	if err != nil {
+		s.log.WithError(err).Error("list runnable apply jobs")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range jobs {
+		if s.maxParallel > 0 && len(s.running) >= s.maxParallel {
+			return
+		}
+		if s.running[j.Seq] {
+			continue
+		}
+		s.running[j.Seq] = true
+		s.jobs.Add(1)
+		go s.start(ctx, j.Seq)
+	}
+}
+
+// start acquires, runs and finishes one job.
+func (s *ApplyScheduler) start(ctx context.Context, seq string) {
+	defer s.jobs.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, seq)
+		s.mu.Unlock()
+		s.Notify()
+	}()
+	job, err := s.q.lease1(ctx, seq)
+	if err != nil {
+		if !errors.Is(err, ErrNotRunnable) && ctx.Err() == nil {
+			s.log.WithError(err).WithField(FieldJob, seq).Error("acquire apply job")
+		}
+		return
+	}
+	log := s.log.WithFields(logrus.Fields{FieldJob: job.Seq, FieldRepo: job.Ref.FullName(), FieldPR: job.Ref.Number,
+		FieldProject: job.Project, "attempt": job.Attempt})
+	jobCtx, cancel := context.WithCancel(WithLogger(ctx, log))
+	var lost atomic.Bool
+	renewed := make(chan struct{})
+	go s.renew(jobCtx, cancel, job.Seq, &lost, log, renewed)
+	log.Info("apply job started")
+	state, reason := s.call(jobCtx, job)
+	cancel()
+	<-renewed
+	switch {
+	case ctx.Err() != nil:
+		log.Warn("apply job interrupted by shutdown; its lease will expire and the next process resumes it")
+		return
+	case lost.Load():
+		log.Error("apply job lost its lease to another process; outcome not recorded")
+		return
+	}
+	if !state.Finished() {
+		reason = fmt.Sprintf("the apply run ended in state %q instead of applied or failed", state)
+		state = ApplyFailed
+	}
+	if err := s.q.Finish(context.WithoutCancel(ctx), job.Seq, state, reason); err != nil {
+		log.WithError(err).Error("record an apply job's outcome")
+		return
+	}
+	log.WithField("state", state).Info("apply job finished")
+}
+
+// renew keeps the lease while the job runs. When another process has taken
+// the job over, the run is cancelled: two processes must never apply it.
+func (s *ApplyScheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
+	log *logrus.Entry, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(max(s.q.Lease()/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := s.q.Renew(ctx, seq)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNotHolder):
+			lost.Store(true)
+			cancel()
+			return
+		case ctx.Err() == nil:
+			// A transient store error: the lease has time left, try again next tick.
+			log.WithError(err).Warn("renew apply job lease")
+		}
+	}
+}
+
+// call runs the job; a panic fails it with the stack.
+func (s *ApplyScheduler) call(ctx context.Context, job *ApplyJob) (state ApplyState, reason string) {
+	defer func() {
+		if p := recover(); p != nil {
+			state, reason = ApplyFailed, fmt.Sprintf("apply panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return s.run(ctx, job)
+}
