@@ -359,3 +359,27 @@ func TestContractTransportReportsMismatches(t *testing.T) {
 		})
 	}
 }
+
+// serverSide validates every request a non-Go caller (apply.sh's curl) sends and
+// every answer it gets, with the same exceptions as contractTransport.
+func (ct *contractTransport) serverSide(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			ct.report("read request body: %v", err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		resp := rec.Result()
+		respBody := rec.Body.Bytes()
+		check := r.Clone(r.Context())
+		check.URL.Scheme, check.URL.Host = "http", r.Host
+		ct.check(check, body, resp, respBody)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(respBody)
+	})
+}

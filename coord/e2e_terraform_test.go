@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,8 +67,14 @@ func TestStreamGroupModuleAgainstSimulator(t *testing.T) {
 		coordsim.WithAuditWriter(auditFile),
 		coordsim.WithUsers(coordsim.User{Name: "terraform", Password: e2ePassword, Roles: []coordsim.Role{coordsim.RoleWrite}}),
 	)
-	srv := httptest.NewServer(sim)
+	// apply.sh's requests and the simulator's answers are checked against the OpenAPI file.
+	ct := &contractTransport{v: loadSpec(t), next: http.DefaultTransport}
+	srv := httptest.NewServer(ct.serverSide(sim))
 	defer srv.Close()
+	defer func() {
+		require.Empty(t, ct.problems, "contract mismatches:\n%s", strings.Join(ct.problems, "\n"))
+		require.Greater(t, ct.checked, 5)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	go sim.Run(ctx, 20*time.Millisecond)
