@@ -151,7 +151,7 @@ func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
 	if err != nil {
 		return fmt.Errorf("next seq: %w", err)
 	}
-	now := q.now()
+	now := q.clock()
 	rec.Seq = fmt.Sprintf("%012d", n)
 	rec.CreatedAt, rec.UpdatedAt = now, now
 	raw, err := json.Marshal(rec)
@@ -209,7 +209,7 @@ func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runnable apply jobs: %w", err)
 	}
-	return runnableApplies(jobs, q.now()), nil
+	return runnableApplies(jobs, q.clock()), nil
 }
 
 // runnableApplies walks jobs in order, marking the streams of every unfinished
@@ -233,6 +233,10 @@ func runnableApplies(jobs []*ApplyJob, now time.Time) []*ApplyJob {
 	}
 	return out
 }
+
+// clock is the queue's time as it reads back from the store: UTC, without a
+// monotonic reading, so a returned job equals the stored one.
+func (q *ApplyQueue) clock() time.Time { return q.now().UTC().Round(0) }
 
 func leaseLive(j *ApplyJob, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now)

@@ -23,7 +23,7 @@ func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error)
 	if err != nil {
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 	}
-	if !slices.ContainsFunc(runnableApplies(jobs, q.now()), func(j *ApplyJob) bool { return j.Seq == seq }) {
+	if !slices.ContainsFunc(runnableApplies(jobs, q.clock()), func(j *ApplyJob) bool { return j.Seq == seq }) {
 		if !slices.ContainsFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq }) {
 			return nil, fmt.Errorf("acquire apply job %s: %w", seq, store.ErrNotFound)
 		}
@@ -40,10 +40,10 @@ func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error)
 func (q *ApplyQueue) lease1(ctx context.Context, seq string) (*ApplyJob, error) {
 	var out *ApplyJob
 	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
-		if j.State.Finished() || leaseLive(j, q.now()) {
+		if j.State.Finished() || leaseLive(j, q.clock()) {
 			return ErrNotRunnable
 		}
-		j.LeaseOwner, j.LeaseUntil = q.owner, q.now().Add(q.lease)
+		j.LeaseOwner, j.LeaseUntil = q.owner, q.clock().Add(q.lease)
 		j.Attempt++
 		out = j
 		return nil
@@ -60,7 +60,7 @@ func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
 		if err := q.holds(j); err != nil {
 			return err
 		}
-		j.LeaseUntil = q.now().Add(q.lease)
+		j.LeaseUntil = q.clock().Add(q.lease)
 		return nil
 	})
 	if err != nil {
@@ -183,7 +183,7 @@ func (q *ApplyQueue) mutate(ctx context.Context, seq string, fn func(*ApplyJob) 
 		if err := fn(j); err != nil {
 			return nil, err
 		}
-		j.UpdatedAt = q.now()
+		j.UpdatedAt = q.clock()
 		raw, err := json.Marshal(j)
 		if err != nil {
 			return nil, fmt.Errorf("encode apply job: %w", err)
