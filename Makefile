@@ -61,8 +61,14 @@ bench:
 opa-test:
 	$(GO) run github.com/open-policy-agent/opa test -v rego/
 
-## demo: judge the example plans and print the PR comments shardgate would post
-demo: build
+## demo: the whole story on loopback: a PR scales a stream too far (denied), an
+## approver's exception and attestation (allowed), merge, apply with the real
+## terraform, convergence; prints each version of the PR comment
+demo: tools build
+	$(SHARDGATE) demo
+
+## demo-check: judge the example plans and print the PR comments shardgate would post
+demo-check: build
 	@for plan in examples/plans/*.json; do \
 		echo "================================================================"; \
 		echo "$$ shardgate check --plan $$plan --config examples/.shardgate.yaml --format markdown"; \
