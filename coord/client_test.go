@@ -331,3 +331,26 @@ func TestAPIErrorHelpers(t *testing.T) {
 	require.Equal(t, "coordinator POST /streams/p/scale: 409 ACTIVE_MIGRATION_EXISTS: busy (request id r1)", err.Error())
 	require.True(t, coord.IsRetryable(&coord.APIError{HTTPStatus: 409, ErrorCode: coord.CodeStateVersionConflict}))
 }
+
+func TestFailedLoginIsNotRetried(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.newClient(t, coord.WithBearerLogin("admin", "not-the-password"))
+	sleeps := recordSleeps(c)
+	_, err := c.Groups(context.Background())
+	require.True(t, coord.IsCode(err, coord.CodeUnauthorized), "%v", err)
+	require.Len(t, e.requests(http.MethodPost, "/coord/v1/auth/login"), 1)
+	require.Empty(t, e.requests(http.MethodGet, "/coord/v1/monitoring/groups"))
+	require.Empty(t, *sleeps)
+	require.NotContains(t, err.Error(), "not-the-password")
+}
+
+func TestRetryIntoAnotherErrorKeepsTheCause(t *testing.T) {
+	e := newEnv(t, nil)
+	mustCreate(t, e, "orders", "audit", 4)
+	mustCreate(t, e, "orders", "billing", 4)
+	recordSleeps(e.client)
+	e.sim.FailNextProvisioning("orders", "billing")
+	_, err := scaleTo(e, "orders", 8)
+	require.True(t, coord.IsCode(err, coord.CodeActiveMigrationExists), "the retry meets the ACTIVE audit group: %v", err)
+	require.ErrorContains(t, err, coord.CodeProvisioningFailed, "and the first failure is still named")
+}

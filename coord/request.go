@@ -41,13 +41,20 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	idempotent := method == http.MethodGet
 	reauthed := false
+	var prev error // the last retried failure, to explain what a retry ran into
 	for attempt := 1; ; attempt++ {
 		resp, err := c.attempt(ctx, method, path, payload, id)
 		var retryAfter time.Duration
+		var loginErr *APIError
 		switch {
+		case errors.As(err, &loginErr):
+			// Login failed before the call was sent, so only the status decides.
+			if !IsRetryable(loginErr) {
+				return withEarlier(err, prev)
+			}
 		case err != nil:
 			if ctx.Err() != nil || !idempotent {
-				return err
+				return withEarlier(err, prev)
 			}
 		case resp.status >= 200 && resp.status < 300:
 			if out == nil || len(resp.body) == 0 {
@@ -66,11 +73,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 				continue
 			}
 			if !IsRetryable(apiErr) {
-				return apiErr
+				return withEarlier(apiErr, prev)
 			}
 			err = apiErr
 			retryAfter = resp.retryAfter
 		}
+		prev = err
 		if attempt >= c.maxAttempts {
 			return fmt.Errorf("call coordinator after %d attempts: %w", attempt, err)
 		}
@@ -183,3 +191,13 @@ func parseRetryAfter(v string) time.Duration {
 }
 
 var errNoToken = errors.New("coordinator login returned no access token")
+
+// withEarlier keeps the cause visible when a retry runs into a different error,
+// e.g. a scale retried after 503 REDIS_STREAM_PROVISIONING_FAILED that then gets
+// 409 ACTIVE_MIGRATION_EXISTS because earlier groups are already ACTIVE.
+func withEarlier(err, earlier error) error {
+	if earlier == nil {
+		return err
+	}
+	return fmt.Errorf("%w (after an earlier attempt failed: %v)", err, earlier)
+}

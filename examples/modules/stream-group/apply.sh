@@ -5,10 +5,10 @@
 #
 # POSIX sh and curl only. Credentials go to curl through a config on stdin
 # (-K -), never on its command line, so they do not show in `ps`. The password is
-# never printed. 429, 503 and 409 STATE_VERSION_CONFLICT are retried with the
-# same X-Request-Id; every other error fails the apply with the coordinator's
-# errorCode (unlike upstream, a 409 other than GROUP_ALREADY_EXISTS on create is
-# an error, not "exists").
+# never printed. 429, 503 (but not a failed provisioning) and 409
+# STATE_VERSION_CONFLICT are retried with the same X-Request-Id; every other
+# error fails the apply with the coordinator's errorCode (unlike upstream, a 409
+# other than GROUP_ALREADY_EXISTS on create is an error, not "exists").
 #
 # Routing flips to the new count as soon as the migration is ACTIVE, long before
 # it completes (docs/coordinator.md §2); shardgate waits for "complete and safe".
@@ -81,7 +81,10 @@ call() {
 		code=$(json_field errorCode)
 		retry=no
 		case "$status" in
-		429 | 503) retry=yes ;;
+		429) retry=yes ;;
+		# A failed provisioning leaves the migration PREPARING; a blind retry would
+		# meet 409 from groups already ACTIVE and hide the cause.
+		503) [ "$code" = REDIS_STREAM_PROVISIONING_FAILED ] || retry=yes ;;
 		409) [ "$code" = STATE_VERSION_CONFLICT ] && retry=yes ;;
 		000) [ "$method" = GET ] && retry=yes ;;
 		esac
@@ -137,6 +140,11 @@ if [ "$current" -ne "$count" ]; then
 	409)
 		[ "$code" = ACTIVE_MIGRATION_EXISTS ] &&
 			fail "scale $prefix to $count: another resharding of stream $prefix is still active; wait for it to complete (or roll it back) and apply again (request id $rid)"
+		fail "scale $prefix to $count: $(describe)"
+		;;
+	503)
+		[ "$code" = REDIS_STREAM_PROVISIONING_FAILED ] &&
+			fail "scale $prefix to $count: Redis provisioning failed; the migration stays PREPARING and only the same shard_count resumes it: apply again once the other groups of $prefix finished (request id $rid)"
 		fail "scale $prefix to $count: $(describe)"
 		;;
 	*) fail "scale $prefix to $count: $(describe)" ;;
