@@ -146,7 +146,7 @@ func TestEvaluateRules(t *testing.T) {
 			name:        "expired attestation denied",
 			req:         Request{ChangeSet: changeSet(scaleChange("orders", "billing", 4, 8)), Attestations: []Attestation{attestation("orders", now)}, Now: now},
 			wantRules:   []string{RuleQuiesceAttestation},
-			wantMessage: "/shardgate attest quiesce orders",
+			wantMessage: "pause its producers and drain their in-flight retries first",
 		},
 		{
 			name:        "attestation of another stream does not count",

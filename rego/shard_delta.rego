@@ -23,21 +23,26 @@ deny contains v if {
 	c.action == "scale"
 	after := c.shards_after
 	is_number(after)
-
-	# lib.current_shards, inlined along with the limit checks: a plan can hold
-	# thousands of scales, and a function call costs more than the lookups
-	# themselves. Multiplying rather than dividing also covers a stream at 0
-	# shards (retired through the API), whose factor is infinite.
-	live := object.get(input, ["live", c.stream_prefix], {})
-	before := object.get(live, ["shard_counts", c.consumer_group], object.get(live, "max_shard_count", c.shards_before))
+	before := lib.current_shards(c)
 	is_number(before)
-	true in [abs(after - before) > delta_limit, after > (before * factor_limit), before > (after * factor_limit)]
+	not within_limits(before, after, delta_limit, factor_limit)
 
 	msg := sprintf(
 		"%s scales stream %s from %d to %d shards (%+d shards, %s), over the limits of %v shards and a factor of %v per change",
 		[c.address, c.stream_prefix, before, after, after - before, factor_text(before, after), delta_limit, factor_limit],
 	)
 	v := lib.finding(c, msg)
+}
+
+# within_limits holds for a scale by at most delta shards and at most the factor in
+# either direction. Multiplying rather than dividing also covers a stream at 0
+# shards (retired through the API), whose factor is infinite. A plan can hold
+# thousands of scales: one chain of comparisons here costs a fraction of testing
+# `true in [...]` over the three limits.
+within_limits(before, after, delta, factor) if {
+	abs(after - before) <= delta
+	after <= before * factor
+	before <= after * factor
 }
 
 # factor_text rounds the factor to two decimals; a division that comes out whole
