@@ -1,0 +1,137 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ParseBytes is Parse over a plan held in memory, several times faster on large
+// plans. It validates what it reads as Parse does (format_version,
+// terraform_version, resource_changes, the names of the top-level members), but
+// the members it does not read, most of a plan's bytes, are only checked by
+// skipValue: a plan that is malformed only inside, say, prior_state parses here
+// while Parse rejects it. Both agree on every well-formed plan.
+func ParseBytes(b []byte) (*ChangeSet, error) {
+	start := skipSpace(b, 0)
+	if start == len(b) || b[start] != '{' {
+		// Empty input, or not an object: let the decoder word what it is.
+		return Parse(bytes.NewBuffer(b))
+	}
+	p := parser{cs: newChangeSet()}
+	if err := p.planBytes(b, start); err != nil {
+		return nil, err
+	}
+	return p.cs, nil
+}
+
+func newChangeSet() *ChangeSet {
+	// Empty, not nil, slices: the change set is policy input, where null and [] differ.
+	return &ChangeSet{Changes: []Change{}, Desired: []Desired{}, Resources: []ResourceChange{}}
+}
+
+// planBytes walks the plan object at b[i] member by member.
+func (p *parser) planBytes(b []byte, i int) error {
+	var names [][]byte // a plan has about ten members
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return p.planEnd(b, i+1)
+	}
+	for {
+		name, e, err := memberName(b, i)
+		if err != nil {
+			return jsonError(err)
+		}
+		if slices.ContainsFunc(names, func(n []byte) bool { return bytes.Equal(n, name) }) {
+			return jsonError(skipErrorf(i, "duplicate member name %q", name))
+		}
+		names = append(names, name)
+		if i = skipSpace(b, e); i >= len(b) || b[i] != ':' {
+			return jsonError(skipErrorf(i, "missing ':' after a member name"))
+		}
+		i = skipSpace(b, i+1)
+		switch string(name) {
+		case "format_version":
+			p.cs.FormatVersion, i, err = topStringAt(b, i, "format_version")
+		case "terraform_version":
+			p.cs.TerraformVersion, i, err = topStringAt(b, i, "terraform_version")
+		case "resource_changes":
+			i, err = p.resourceChangesAt(b, i)
+		default:
+			i, err = skipValue(b, i)
+		}
+		if err != nil {
+			return jsonError(err)
+		}
+		switch i = skipSpace(b, i); {
+		case i >= len(b):
+			return jsonError(skipErrorf(i, "unexpected end of input"))
+		case b[i] == '}':
+			return p.planEnd(b, i+1)
+		case b[i] != ',':
+			return jsonError(skipErrorf(i, "invalid character %q after a member", b[i]))
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// planEnd checks that nothing but white space follows the plan object.
+func (p *parser) planEnd(b []byte, i int) error {
+	if skipSpace(b, i) != len(b) {
+		return errors.New("parse plan: trailing data after the plan object")
+	}
+	return checkFormat(p.cs.FormatVersion)
+}
+
+// memberName returns the unquoted, validated name starting at b[i] and the index
+// after it.
+func memberName(b []byte, i int) ([]byte, int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, skipErrorf(i, "missing member name")
+	}
+	e, ok := skipString(b, i)
+	if !ok {
+		return nil, 0, skipErrorf(i, "unterminated string")
+	}
+	name, err := jsontext.AppendUnquote(nil, b[i:e])
+	if err != nil {
+		return nil, 0, skipErrorf(i, "invalid member name: %v", err)
+	}
+	return name, e, nil
+}
+
+// topStringAt reads a top-level string member at b[i]; a wrong type is a plan error.
+func topStringAt(b []byte, i int, what string) (string, int, error) {
+	if i >= len(b) || b[i] != '"' {
+		if i < len(b) && bytes.IndexByte([]byte("{[-0123456789tfn"), b[i]) >= 0 {
+			return "", 0, planErrorf("%s is not a string", what)
+		}
+		return "", 0, skipErrorf(i, "invalid value of %s", what)
+	}
+	e, ok := skipString(b, i)
+	if !ok {
+		return "", 0, skipErrorf(i, "unterminated string")
+	}
+	s, err := jsontext.AppendUnquote(nil, b[i:e])
+	if err != nil {
+		return "", 0, skipErrorf(i, "invalid string: %v", err)
+	}
+	return string(s), e, nil
+}
+
+// resourceChangesAt reads resource_changes at b[i] with a decoder, which validates
+// every entry as Parse does, and returns the index after the array.
+func (p *parser) resourceChangesAt(b []byte, i int) (int, error) {
+	// A decoder reads a *bytes.Buffer's bytes in place, and stops after the array.
+	p.dec = jsontext.NewDecoder(bytes.NewBuffer(b[i:]))
+	err := p.resourceChanges()
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		// Word it as Parse does: offset and pointer into the whole plan.
+		se.ByteOffset += int64(i)
+		se.JSONPointer = "/resource_changes" + se.JSONPointer
+	}
+	return i + int(p.dec.InputOffset()), err
+}

@@ -1,0 +1,71 @@
+package planparse_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+)
+
+// ParseBytes checks the members it does not read only for structure; Parse
+// validates them. Both reject a plan whose structure is broken anywhere.
+func TestParseBytesSkippedMembers(t *testing.T) {
+	const head = `{"format_version":"1.2","resource_changes":[],"prior_state":`
+	tests := []struct {
+		name, value string
+		bytesErr    string // "" when ParseBytes accepts the plan
+	}{
+		{name: "valid", value: `{"values":{"a":[1,"}",{"b":null}]}}`},
+		{name: "missing colon", value: `{"values" {}}`},
+		{name: "bad literal", value: `{"a":tru}`},
+		{name: "duplicate names", value: `{"a":1,"a":2}`},
+		{name: "unterminated string", value: `{"a":"}}`, bytesErr: "parse plan: not JSON: unterminated string at offset 65"},
+		{name: "unbalanced", value: `{"a":[1,2}}`, bytesErr: "parse plan: not JSON: mismatched '}' at offset 69"},
+		{name: "stray character", value: `{"a":x}`, bytesErr: "parse plan: not JSON: invalid character 'x' at offset 65"},
+		{name: "invalid UTF-8", value: "{\"a\":\"\xfe\"}", bytesErr: "parse plan: not JSON: invalid UTF-8 in the value at offset 60"},
+		{name: "nested too deeply", value: strings.Repeat("[", 10000) + strings.Repeat("]", 10000), bytesErr: "parse plan: not JSON: nested too deeply at offset 10059"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := []byte(head + tt.value + `}`)
+			cs, err := planparse.ParseBytes(plan)
+			_, serr := planparse.Parse(bytes.NewReader(plan))
+			if tt.bytesErr != "" {
+				require.EqualError(t, err, tt.bytesErr)
+				require.Nil(t, cs)
+				require.ErrorContains(t, serr, "parse plan: not JSON: ")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, "1.2", cs.FormatVersion)
+			if tt.name == "valid" {
+				require.NoError(t, serr)
+			} else {
+				require.ErrorContains(t, serr, "parse plan: not JSON: ")
+			}
+		})
+	}
+}
+
+// A syntax error inside resource_changes names its offset in the whole plan.
+func TestParseBytesErrorOffset(t *testing.T) {
+	plan := []byte(`{"format_version":"1.2","variables":{},"resource_changes":[{"type":}]}`)
+	_, err := planparse.ParseBytes(plan)
+	_, serr := planparse.Parse(bytes.NewReader(plan))
+	require.ErrorContains(t, err, "parse plan: not JSON: ")
+	require.Equal(t, serr.Error(), err.Error())
+	require.Contains(t, err.Error(), "offset 67")
+}
+
+// The members around resource_changes are found again after the decoder reads it.
+func TestParseBytesMembersAfterResourceChanges(t *testing.T) {
+	plan := []byte(`{"resource_changes":[{"type":"null_resource"}] , "planned_values":{"x":[]},"format_version":"1.2","terraform_version":"1.5.7"}`)
+	cs, err := planparse.ParseBytes(plan)
+	require.NoError(t, err)
+	require.Equal(t, "1.2", cs.FormatVersion)
+	require.Equal(t, "1.5.7", cs.TerraformVersion)
+	require.Empty(t, cs.Changes)
+}
