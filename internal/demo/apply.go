@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/bot"
@@ -54,6 +55,9 @@ func (w *world) mergeAndApply(ctx context.Context, p printer, res *Result, numbe
 	if conclusion != "success" {
 		run, _ := w.checkRun(bot.CheckApplyPrefix+project, sha)
 		return fmt.Errorf("%w: the apply check concluded %q: %s", ErrUnexpected, conclusion, run.Title)
+	}
+	if row := applyRow(res.Steps[len(res.Steps)-1].Comment); !strings.Contains(row, "applied") || strings.Contains(row, "not applied") {
+		return fmt.Errorf("%w: the apply check run succeeded but shardgate's comment does not say applied; its Apply row: %s", ErrUnexpected, dash(row))
 	}
 
 	p.step(6, total, "the coordinator after the apply")
@@ -153,4 +157,14 @@ func (w *world) settle(ctx context.Context, p printer, number int, last string, 
 		}
 	}
 	p.note("shardgate's comment is final at edit %d since the merge", version)
+}
+
+// applyRow is the project's row of the comment's Apply table.
+func applyRow(body string) string {
+	for _, line := range strings.Split(headlines(body), "\n") {
+		if strings.HasPrefix(line, "| `"+project+"`") {
+			return line
+		}
+	}
+	return ""
 }

@@ -55,6 +55,7 @@ func TestWholeStory(t *testing.T) {
 	require.Contains(t, res.Steps[1].Comment, "(`quiesce_attestation`)")
 	require.Contains(t, res.Steps[2].Comment, "✅ **Allowed")
 	require.Contains(t, res.Steps[3].Comment, "### Apply")
+	require.Contains(t, applyRow(res.Steps[3].Comment), "✅ applied", "the comment's final Apply row")
 	require.Equal(t, "success", res.ApplyCheck)
 	require.Len(t, res.MergeSHA, 40)
 

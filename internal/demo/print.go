@@ -96,14 +96,14 @@ func (p printer) audit(events []coordsim.AuditEvent) {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TIME\tACTION\tSTREAM/GROUP\tOUTCOME\tPRINCIPAL\tREQUESTED BY\tREQUEST ID\tRESHARDING")
+	fmt.Fprintln(tw, "  TIME\tACTION\tSTREAM/GROUP\tOUTCOME\tSTATUS\tPRINCIPAL\tREQUESTED BY\tREQUEST ID\tRESHARDING")
 	for _, e := range events {
 		target := e.StreamPrefix
 		if e.ConsumerGroup != "" {
 			target += "/" + e.ConsumerGroup
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Timestamp.Format(time.TimeOnly), e.Action, target,
-			e.Outcome, e.Principal, dash(e.RequestedBy), dash(e.RequestID), dash(e.ReshardingID))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", e.Timestamp.Format(time.TimeOnly), e.Action, target,
+			e.Outcome, e.Status, e.Principal, dash(e.RequestedBy), dash(e.RequestID), dash(e.ReshardingID))
 	}
 	tw.Flush()
 	p.printf("%s", b.String())

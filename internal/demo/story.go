@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/coord/coordsim"
 )
 
 const (
@@ -149,6 +151,12 @@ func (w *world) final(ctx context.Context, p printer, res *Result, auditMark int
 	p.note("")
 	p.note("the coordinator's audit log since the merge:")
 	p.audit(res.ScaleEvents)
+	for _, e := range res.ScaleEvents {
+		if e.Action == coordsim.ActionCreateGroup && e.Status == http.StatusConflict {
+			p.note("(a 409 on CREATE_GROUP is the module creating its group only when missing: the group exists)")
+			break
+		}
+	}
 	for _, g := range groups {
 		if g.StreamPrefix == "create-order" && (g.ShardCount != scaled["create-order/"+g.ConsumerGroup] || g.ActiveMigration != nil) {
 			return fmt.Errorf("%w: the coordinator shows create-order/%s at %d shards (migration active: %t), the story expects 16 and converged",

@@ -99,6 +99,8 @@ func TestHeadlines(t *testing.T) {
 		"| `streams` | 🔄 converging | waiting until stream `create-order` is complete and safe at 16 shards |",
 		"✅ **Allowed: 2 coordinator changes (2 scale); 2 exceptions applied**",
 	}, "\n"), headlines(body))
+	require.Equal(t, "| `streams` | 🔄 converging | waiting until stream `create-order` is complete and safe at 16 shards |", applyRow(body))
+	require.Empty(t, applyRow("✅ **Allowed: 1 coordinator change**"))
 }
 
 func TestRunNeedsTheExampleModule(t *testing.T) {
