@@ -166,36 +166,54 @@ func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
 
 // Get returns one job; an unknown (or requeued-away) Seq is store.ErrNotFound.
 func (q *ApplyQueue) Get(ctx context.Context, seq string) (*ApplyJob, error) {
-	jobs, err := q.List(ctx)
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	raw, err := q.st.Get(ctx, applyBucket, seq)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("get apply job %s: %w", seq, err)
 	}
-	for _, j := range jobs {
-		if j.Seq == seq {
-			return j, nil
-		}
+	job := &ApplyJob{}
+	if err := json.Unmarshal(raw, job); err != nil {
+		return nil, fmt.Errorf("get apply job %s: decode: %w", seq, err)
 	}
-	return nil, fmt.Errorf("get apply job %s: %w", seq, store.ErrNotFound)
+	if job.State != ApplyFailed {
+		return job, nil
+	}
+	// Only a failed job can have been replaced by a Requeue cut short.
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("get apply job %s: %w", seq, err)
+	}
+	if !slices.ContainsFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq }) {
+		return nil, fmt.Errorf("get apply job %s: %w", seq, store.ErrNotFound)
+	}
+	return job, nil
 }
 
 // List returns every job, finished ones included, in Seq (merge) order.
 func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
+	return q.list(ctx, func(*ApplyJob) bool { return true })
+}
+
+// ListForPR returns the jobs of one pull request in Seq order.
+func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+	return q.list(ctx, func(j *ApplyJob) bool { return j.Ref == ref })
+}
+
+func (q *ApplyQueue) list(ctx context.Context, keep func(*ApplyJob) bool) ([]*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	jobs, err := q.load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list apply jobs: %w", err)
 	}
-	return jobs, nil
-}
-
-// ListForPR returns the jobs of one pull request in Seq order.
-func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
-	jobs, err := q.List(ctx)
-	if err != nil {
-		return nil, err
+	out := []*ApplyJob{}
+	for _, j := range jobs {
+		if keep(j) {
+			out = append(out, cloneApply(j))
+		}
 	}
-	return slices.DeleteFunc(jobs, func(j *ApplyJob) bool { return j.Ref != ref }), nil
+	return out, nil
 }
 
 // Runnable returns, in Seq order, the unfinished jobs that no earlier
@@ -209,7 +227,11 @@ func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runnable apply jobs: %w", err)
 	}
-	return runnableApplies(jobs, q.clock()), nil
+	out := runnableApplies(jobs, q.clock())
+	for i, j := range out {
+		out[i] = cloneApply(j)
+	}
+	return out, nil
 }
 
 // runnableApplies walks jobs in order, marking the streams of every unfinished
@@ -255,9 +277,11 @@ type Blocker struct {
 // job on that stream (the one in front of the line); streams that are free are
 // left out, and a finished job has none.
 func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
-	jobs, err := q.List(ctx)
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	jobs, err := q.load(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apply job blockers %s: %w", seq, err)
 	}
 	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
 	if i < 0 {
@@ -280,7 +304,8 @@ func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error
 }
 
 // load reads every job in Seq order, leaving out records a Requeue replaced
-// (see Requeue). The caller holds q.mu.
+// (see Requeue). The jobs are shared with the cache: callers clone what they
+// return. The caller holds q.mu.
 func (q *ApplyQueue) load(ctx context.Context) ([]*ApplyJob, error) {
 	kvs, err := q.st.List(ctx, applyBucket, "")
 	if err != nil {
@@ -305,7 +330,7 @@ func (q *ApplyQueue) load(ctx context.Context) ([]*ApplyJob, error) {
 		if c.job.RetryOf != "" {
 			replaced[c.job.RetryOf] = true
 		}
-		jobs = append(jobs, cloneApply(c.job))
+		jobs = append(jobs, c.job)
 	}
 	for k := range q.cache {
 		if !seen[k] {

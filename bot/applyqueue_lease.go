@@ -138,7 +138,7 @@ func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error)
 		if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
 			return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
 		}
-		return jobs[i], nil
+		return cloneApply(jobs[i]), nil
 	}
 	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
 	if i < 0 {

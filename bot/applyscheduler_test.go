@@ -1,0 +1,311 @@
+package bot
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+)
+
+const applyWait = 5 * time.Second
+
+func startApplyScheduler(t *testing.T, q *ApplyQueue, run ApplyRunFunc, opts ...ApplySchedulerOption) *ApplyScheduler {
+	t.Helper()
+	opts = append([]ApplySchedulerOption{WithApplyPollInterval(20 * time.Millisecond)}, opts...)
+	s := NewApplyScheduler(q, run, NewLogger(io.Discard, logrus.InfoLevel), opts...)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), applyWait)
+		defer cancel()
+		_ = s.Close(ctx)
+	})
+	return s
+}
+
+// waitApply waits until the job with seq satisfies ok.
+func waitApply(t *testing.T, q *ApplyQueue, seq string, what string, ok func(*ApplyJob) bool) *ApplyJob {
+	t.Helper()
+	var job *ApplyJob
+	require.Eventually(t, func() bool {
+		j, err := q.Get(context.Background(), seq)
+		job = j
+		return err == nil && ok(j)
+	}, applyWait, 5*time.Millisecond, "job %s: never %s", seq, what)
+	return job
+}
+
+// waitApplyState waits until the job with seq is in state.
+func waitApplyState(t *testing.T, q *ApplyQueue, seq string, state ApplyState) *ApplyJob {
+	t.Helper()
+	return waitApply(t, q, seq, "reached "+string(state), func(j *ApplyJob) bool { return j.State == state })
+}
+
+func TestApplySchedulerDisjointStreamsOverlap(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	j1 := enqueueApply(t, q, "j1", "a")
+	j2 := enqueueApply(t, q, "j2", "b")
+	var both sync.WaitGroup
+	both.Add(2)
+	allIn := make(chan struct{})
+	go func() { both.Wait(); close(allIn) }()
+	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		both.Done()
+		select { // each run waits until the other one is running too
+		case <-allIn:
+			return ApplyApplied, ""
+		case <-time.After(applyWait):
+			return ApplyFailed, "the other job never ran at the same time"
+		}
+	})
+	require.Empty(t, waitApplyState(t, q, j1.Seq, ApplyApplied).Reason)
+	waitApplyState(t, q, j2.Seq, ApplyApplied)
+}
+
+func TestApplySchedulerOneStreamWaits(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	j1 := enqueueApply(t, q, "j1", "a")
+	j2 := enqueueApply(t, q, "j2", "a", "b")
+	release := make(chan struct{})
+	started := make(chan string, 2)
+	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		started <- job.Project
+		if job.Project == "j1" {
+			<-release
+		}
+		return ApplyApplied, ""
+	})
+	require.Equal(t, "j1", <-started)
+	select {
+	case p := <-started:
+		t.Fatalf("%s started while j1 held stream a", p)
+	case <-time.After(150 * time.Millisecond):
+	}
+	close(release)
+	require.Equal(t, "j2", <-started)
+	waitApplyState(t, q, j1.Seq, ApplyApplied)
+	waitApplyState(t, q, j2.Seq, ApplyApplied)
+}
+
+func TestApplySchedulerCrossPattern(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	type span struct{ start, end time.Time }
+	var mu sync.Mutex
+	spans := map[string]span{}
+	jobs := []*ApplyJob{
+		enqueueApply(t, q, "j1", "a"),
+		enqueueApply(t, q, "j2", "b"),
+		enqueueApply(t, q, "j3", "a", "b"),
+		enqueueApply(t, q, "j4", "b", "a"),
+		enqueueApply(t, q, "j5", "a"),
+	}
+	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		start := time.Now()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		spans[job.Project] = span{start, time.Now()}
+		mu.Unlock()
+		return ApplyApplied, ""
+	})
+	for _, j := range jobs {
+		waitApplyState(t, q, j.Seq, ApplyApplied)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	after := func(later, earlier string) {
+		require.False(t, spans[later].start.Before(spans[earlier].end), "%s started before %s ended", later, earlier)
+	}
+	after("j3", "j1")
+	after("j3", "j2")
+	after("j4", "j3")
+	after("j5", "j4")
+}
+
+func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
+	clock := newApplyClock()
+	_, st := newApplyTestQueue(t, "unused")
+	q1 := NewApplyQueue(st, "p1", time.Second, clock.Now)
+	job := enqueueApply(t, q1, "orders", "a")
+
+	started := make(chan error)
+	s1 := NewApplyScheduler(q1, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+		started <- q1.Update(ctx, j.Seq, func(j *ApplyJob) error { j.State = ApplyApplying; return nil })
+		<-ctx.Done()
+		return ApplyApplied, "must not be recorded: the run was cut short"
+	}, NewLogger(io.Discard, logrus.InfoLevel), WithApplyPollInterval(20*time.Millisecond))
+	require.NoError(t, s1.Start(context.Background()))
+	require.NoError(t, <-started)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s1.Close(ctx), context.DeadlineExceeded)
+
+	left, err := q1.Get(context.Background(), job.Seq)
+	require.NoError(t, err)
+	require.Equal(t, ApplyApplying, left.State, "not finished")
+	require.Equal(t, "p1", left.LeaseOwner, "still leased until the lease expires")
+
+	q2 := NewApplyQueue(st, "p2", time.Second, clock.Now)
+	resumed := make(chan *ApplyJob, 2)
+	startApplyScheduler(t, q2, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+		resumed <- j
+		return ApplyApplied, ""
+	})
+	select {
+	case <-resumed:
+		t.Fatal("resumed while p1's lease was live")
+	case <-time.After(100 * time.Millisecond):
+	}
+	clock.Advance(time.Second)
+	select {
+	case j := <-resumed:
+		require.Equal(t, 2, j.Attempt)
+		require.Equal(t, ApplyApplying, j.State, "the run sees where the last one stopped")
+		require.Equal(t, "p2", j.LeaseOwner)
+	case <-time.After(applyWait):
+		t.Fatal("the job was never resumed after its lease expired")
+	}
+	done := waitApplyState(t, q2, job.Seq, ApplyApplied)
+	require.Empty(t, done.LeaseOwner)
+	require.Empty(t, resumed, "resumed once")
+}
+
+func TestApplySchedulerLostLeaseCancelsRun(t *testing.T) {
+	clock := newApplyClock()
+	_, st := newApplyTestQueue(t, "unused")
+	q1 := NewApplyQueue(st, "p1", 150*time.Millisecond, clock.Now)
+	job := enqueueApply(t, q1, "orders", "a")
+	started, stopped := make(chan struct{}), make(chan struct{})
+	startApplyScheduler(t, q1, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+		close(started)
+		<-ctx.Done()
+		close(stopped)
+		return ApplyApplied, "must not be recorded: the lease was lost"
+	})
+	<-started
+	// The holder stalls past its lease (the fake clock jumps) and another
+	// process takes the job over.
+	clock.Advance(time.Second)
+	other := NewApplyQueue(st, "p2", time.Minute, clock.Now)
+	_, err := other.Acquire(context.Background(), job.Seq)
+	require.NoError(t, err)
+	select {
+	case <-stopped:
+	case <-time.After(applyWait):
+		t.Fatal("the run was not cancelled after its lease was taken over")
+	}
+	time.Sleep(50 * time.Millisecond)
+	got, err := other.Get(context.Background(), job.Seq)
+	require.NoError(t, err)
+	require.Equal(t, ApplyQueued, got.State)
+	require.Equal(t, "p2", got.LeaseOwner)
+	require.NoError(t, other.Finish(context.Background(), job.Seq, ApplyApplied, ""))
+}
+
+func TestApplySchedulerOutcomes(t *testing.T) {
+	tests := []struct {
+		name       string
+		run        ApplyRunFunc
+		wantState  ApplyState
+		wantReason []string
+	}{
+		{name: "applied", run: func(context.Context, *ApplyJob) (ApplyState, string) { return ApplyApplied, "" },
+			wantState: ApplyApplied},
+		{name: "failed with its reason", run: func(context.Context, *ApplyJob) (ApplyState, string) {
+			return ApplyFailed, "plan changed since review"
+		}, wantState: ApplyFailed, wantReason: []string{"plan changed since review"}},
+		{name: "panic fails with the stack", run: func(context.Context, *ApplyJob) (ApplyState, string) {
+			panic("kaboom")
+		}, wantState: ApplyFailed, wantReason: []string{"apply panic: kaboom", "goroutine ", "applyscheduler_test.go"}},
+		{name: "a state that is not final fails", run: func(context.Context, *ApplyJob) (ApplyState, string) {
+			return ApplyConverging, ""
+		}, wantState: ApplyFailed, wantReason: []string{`ended in state "converging"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newApplyTestQueue(t, "p1")
+			job := enqueueApply(t, q, "orders", "a")
+			next := enqueueApply(t, q, "billing", "a")
+			startApplyScheduler(t, q, tt.run)
+			got := waitApplyState(t, q, job.Seq, tt.wantState)
+			for _, want := range tt.wantReason {
+				require.Contains(t, got.Reason, want)
+			}
+			require.Empty(t, got.LeaseOwner)
+			require.Equal(t, 1, got.Attempt)
+			waitApplyState(t, q, next.Seq, tt.wantState) // the stream was released either way
+		})
+	}
+}
+
+func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
+	ctx := context.Background()
+	q, _ := newApplyTestQueue(t, "p1")
+	j1 := enqueueApply(t, q, "j1", "a")
+	j2 := enqueueApply(t, q, "j2", "a")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		mu.Lock()
+		order = append(order, job.Project+"@"+job.Seq)
+		mu.Unlock()
+		switch {
+		case job.Project == "j2":
+			<-release
+		case job.RetryOf == "":
+			return ApplyFailed, "state lock held"
+		}
+		return ApplyApplied, ""
+	})
+	waitApplyState(t, q, j1.Seq, ApplyFailed)
+	waitApply(t, q, j2.Seq, "started", func(j *ApplyJob) bool { return j.Attempt == 1 }) // then held on release
+	retry, err := q.Requeue(ctx, j1.Seq)
+	require.NoError(t, err)
+	s.Notify()
+	time.Sleep(100 * time.Millisecond)
+	got, err := q.Get(ctx, retry.Seq)
+	require.NoError(t, err)
+	require.Zero(t, got.Attempt, "the retry waits behind j2 on stream a")
+	close(release)
+	waitApplyState(t, q, retry.Seq, ApplyApplied)
+	waitApplyState(t, q, j2.Seq, ApplyApplied)
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"j1@" + j1.Seq, "j2@" + j2.Seq, "j1@" + retry.Seq}, order)
+}
+
+func TestApplySchedulerMaxParallel(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	var jobs []*ApplyJob
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		jobs = append(jobs, enqueueApply(t, q, "j-"+s, s))
+	}
+	var running, peak atomic.Int32
+	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(30 * time.Millisecond)
+		return ApplyApplied, ""
+	}, WithMaxParallel(2))
+	for _, j := range jobs {
+		waitApplyState(t, q, j.Seq, ApplyApplied)
+	}
+	require.LessOrEqual(t, peak.Load(), int32(2))
+	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once")
+}
+
+func TestApplySchedulerStartTwice(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	s := startApplyScheduler(t, q, func(context.Context, *ApplyJob) (ApplyState, string) { return ApplyApplied, "" })
+	require.Error(t, s.Start(context.Background()))
+	closed := NewApplyScheduler(q, nil, NewLogger(io.Discard, logrus.InfoLevel))
+	require.NoError(t, closed.Close(context.Background()), "closing a scheduler that never started")
+	require.Error(t, closed.Start(context.Background()), "starting a closed scheduler")
+}
