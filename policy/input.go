@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,10 +30,11 @@ const (
 // here so that a conflict is one lookup per prefix in Rego.
 func buildInput(req Request) ast.Value {
 	cfg := withDefaults(req.Config)
+	st := make(stringTerms)
 	return ast.NewObject(
-		item(inputChanges, changesTerm(req.ChangeSet.Changes)),
-		item(inputDesired, desiredTerm(req.ChangeSet.Desired)),
-		item(inputLive, liveTerm(req.Live)),
+		item(inputChanges, st.changesTerm(req.ChangeSet.Changes)),
+		item(inputDesired, st.desiredTerm(req.ChangeSet.Desired)),
+		item(inputLive, st.liveTerm(req.Live)),
 		item(inputCoordinator, ast.ObjectTerm(
 			item("consulted", ast.BooleanTerm(req.Coordinator.Consulted)),
 			item("reachable", ast.BooleanTerm(req.Coordinator.Reachable)),
@@ -86,8 +89,8 @@ func item(key string, value *ast.Term) [2]*ast.Term {
 	return [2]*ast.Term{ast.StringTerm(key), value}
 }
 
-// strings shares one term per distinct value: kinds, actions, prefixes and groups
-// repeat across thousands of changes.
+// stringTerms shares one term per distinct value: kinds, actions, prefixes, groups
+// and states repeat across thousands of changes, desired counts and live groups.
 type stringTerms map[string]*ast.Term
 
 func (st stringTerms) term(s string) *ast.Term {
@@ -99,8 +102,7 @@ func (st stringTerms) term(s string) *ast.Term {
 	return t
 }
 
-func changesTerm(changes []planparse.Change) *ast.Term {
-	st := make(stringTerms)
+func (st stringTerms) changesTerm(changes []planparse.Change) *ast.Term {
 	terms := make([]*ast.Term, 0, len(changes))
 	for i := range changes {
 		c := &changes[i]
@@ -138,60 +140,85 @@ func redactURL(raw string) string {
 }
 
 // desiredTerm groups desired counts as {prefix: {"<count>": [address, ...]}}.
-func desiredTerm(desired []planparse.Desired) *ast.Term {
-	byPrefix := make(map[string]map[int][]*ast.Term)
+// A prefix nearly always has one count, so its counts are a short list searched
+// in place rather than a map per prefix.
+func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
+	type count struct {
+		n     int
+		addrs []*ast.Term
+	}
+	type prefix struct {
+		name   string
+		counts []count
+	}
+	index := make(map[string]int)
+	var prefixes []prefix
+	i := -1
 	for _, d := range desired {
-		counts := byPrefix[d.StreamPrefix]
-		if counts == nil {
-			counts = make(map[int][]*ast.Term, 1)
-			byPrefix[d.StreamPrefix] = counts
+		// Plans list instances in address order, which mostly keeps a prefix's
+		// instances together: the map is only asked when the prefix changes.
+		if i < 0 || prefixes[i].name != d.StreamPrefix {
+			j, ok := index[d.StreamPrefix]
+			if !ok {
+				j = len(prefixes)
+				index[d.StreamPrefix] = j
+				prefixes = append(prefixes, prefix{name: d.StreamPrefix})
+			}
+			i = j
 		}
-		counts[d.ShardCount] = append(counts[d.ShardCount], ast.StringTerm(d.Address))
-	}
-	prefixes := make([][2]*ast.Term, 0, len(byPrefix))
-	for prefix, counts := range byPrefix {
-		entries := make([][2]*ast.Term, 0, len(counts))
-		for n, addrs := range counts {
-			entries = append(entries, [2]*ast.Term{ast.StringTerm(strconv.Itoa(n)), ast.ArrayTerm(addrs...)})
+		p := &prefixes[i]
+		j := slices.IndexFunc(p.counts, func(c count) bool { return c.n == d.ShardCount })
+		if j < 0 {
+			j = len(p.counts)
+			p.counts = append(p.counts, count{n: d.ShardCount})
 		}
-		prefixes = append(prefixes, [2]*ast.Term{ast.StringTerm(prefix), ast.ObjectTerm(entries...)})
+		p.counts[j].addrs = append(p.counts[j].addrs, ast.StringTerm(d.Address))
 	}
-	return ast.ObjectTerm(prefixes...)
+	items := make([][2]*ast.Term, 0, len(prefixes))
+	for _, p := range prefixes {
+		entries := make([][2]*ast.Term, 0, len(p.counts))
+		for _, c := range p.counts {
+			entries = append(entries, [2]*ast.Term{st.term(strconv.Itoa(c.n)), ast.ArrayTerm(c.addrs...)})
+		}
+		items = append(items, [2]*ast.Term{st.term(p.name), ast.ObjectTerm(entries...)})
+	}
+	return ast.ObjectTerm(items...)
 }
 
 // liveTerm writes req.Live as its JSON, plus two derived fields per stream that
 // let a rule find a scale's starting count with one lookup per change:
 // shard_counts ({group: count}) and max_shard_count (absent when there are no
 // groups). A lookup into a rule-built map costs several times more in Rego.
-func liveTerm(live map[string]LiveStream) *ast.Term {
+func (st stringTerms) liveTerm(live map[string]LiveStream) *ast.Term {
 	streams := make([][2]*ast.Term, 0, len(live))
 	for prefix, s := range live {
 		groups := make([]*ast.Term, 0, len(s.Groups))
 		counts := make([][2]*ast.Term, 0, len(s.Groups))
 		maxCount := -1
 		for _, g := range s.Groups {
+			group, shards := st.term(g.ConsumerGroup), ast.InternedTerm(g.ShardCount)
 			groups = append(groups, ast.ObjectTerm(
-				item("consumer_group", ast.StringTerm(g.ConsumerGroup)),
-				item("shard_count", ast.IntNumberTerm(g.ShardCount)),
-				item("state", ast.StringTerm(g.State)),
-				item("active_migration_id", ast.StringTerm(g.ActiveMigrationID)),
-				item("migration_state", ast.StringTerm(g.MigrationState)),
-				item("live_members", ast.IntNumberTerm(g.LiveMembers)),
-				item("metadata_version", ast.NewTerm(ast.Number(strconv.FormatInt(g.MetadataVersion, 10)))),
+				item("consumer_group", group),
+				item("shard_count", shards),
+				item("state", st.term(g.State)),
+				item("active_migration_id", st.term(g.ActiveMigrationID)),
+				item("migration_state", st.term(g.MigrationState)),
+				item("live_members", ast.InternedTerm(g.LiveMembers)),
+				item("metadata_version", int64Term(g.MetadataVersion)),
 			))
-			counts = append(counts, [2]*ast.Term{ast.StringTerm(g.ConsumerGroup), ast.IntNumberTerm(g.ShardCount)})
+			counts = append(counts, [2]*ast.Term{group, shards})
 			maxCount = max(maxCount, g.ShardCount)
 		}
 		stream := ast.NewObject(
-			item("stream_prefix", ast.StringTerm(s.StreamPrefix)),
+			item("stream_prefix", st.term(s.StreamPrefix)),
 			item("groups", ast.ArrayTerm(groups...)),
 			item("metadata_version_regressed", ast.BooleanTerm(s.MetadataVersionRegressed)),
 			item("shard_counts", ast.ObjectTerm(counts...)),
 		)
 		if maxCount >= 0 {
-			stream.Insert(ast.StringTerm("max_shard_count"), ast.IntNumberTerm(maxCount))
+			stream.Insert(keyTerms["max_shard_count"], ast.InternedTerm(maxCount))
 		}
-		streams = append(streams, [2]*ast.Term{ast.StringTerm(prefix), ast.NewTerm(stream)})
+		streams = append(streams, [2]*ast.Term{st.term(prefix), ast.NewTerm(stream)})
 	}
 	return ast.ObjectTerm(streams...)
 }
@@ -242,6 +269,14 @@ func stringsTerm(ss []string) *ast.Term {
 		terms[i] = ast.StringTerm(s)
 	}
 	return ast.ArrayTerm(terms...)
+}
+
+// int64Term is n as a number term, interned when small.
+func int64Term(n int64) *ast.Term {
+	if n >= math.MinInt && n <= math.MaxInt && ast.HasInternedIntNumberTerm(int(n)) {
+		return ast.InternedTerm(int(n))
+	}
+	return ast.NewTerm(ast.Number(strconv.FormatInt(n, 10)))
 }
 
 func intOrNull(n *int) *ast.Term {
