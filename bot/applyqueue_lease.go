@@ -121,45 +121,6 @@ func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, r
 	return nil
 }
 
-// Requeue retries a failed job (/shardgate apply): a copy goes to the end of
-// the order under a new Seq, queued, with reason, progress and attempts
-// cleared, and the failed record is deleted. The copy is written first and
-// names the failed one in RetryOf, which hides it: after a crash in between,
-// the failed record is neither listed nor requeued twice, and the next
-// Requeue of it finishes the deletion and returns the same copy.
-func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	jobs, err := q.load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
-	}
-	if i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.RetryOf == seq }); i >= 0 {
-		if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
-			return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
-		}
-		return cloneApply(jobs[i]), nil
-	}
-	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
-	if i < 0 {
-		return nil, fmt.Errorf("requeue apply job %s: %w", seq, store.ErrNotFound)
-	}
-	old := jobs[i]
-	if old.State != ApplyFailed {
-		return nil, fmt.Errorf("requeue apply job %s: %w (it is %s)", seq, ErrNotFailed, old.State)
-	}
-	rec := cloneApply(old)
-	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
-	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf = "", time.Time{}, seq
-	if err := q.insert(ctx, rec); err != nil {
-		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
-	}
-	if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
-		return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
-	}
-	return rec, nil
-}
-
 // holds checks that this process still holds j. An expired lease that no
 // other process has taken is still this one's.
 func (q *ApplyQueue) holds(j *ApplyJob) error {

@@ -167,6 +167,15 @@ func TestApplyQueueRunnable(t *testing.T) {
 			},
 		},
 		{
+			name: "a waiting job keeps its place on its other streams",
+			jobs: []job{{"j1", []string{"a"}}, {"j2", []string{"a", "b"}}, {"j3", []string{"b"}}, {"j4", []string{"c"}}},
+			steps: []applyStep{
+				{want: []string{"j1", "j4"}, notRunnable: []string{"j2", "j3"}},
+				{apply: []string{"j1"}, want: []string{"j2", "j4"}, notRunnable: []string{"j3"}},
+				{apply: []string{"j2"}, want: []string{"j3", "j4"}},
+			},
+		},
+		{
 			name: "a running job is not runnable and keeps its streams",
 			jobs: []job{{"j1", []string{"a"}}, {"j2", []string{"a"}}, {"j3", nil}},
 			steps: []applyStep{
@@ -425,4 +434,43 @@ func TestApplyQueueRequeue(t *testing.T) {
 		_, err = st.Get(ctx, applyBucket, j1.Seq)
 		require.ErrorIs(t, err, store.ErrNotFound, "the interrupted delete is finished")
 	})
+}
+
+func TestApplyQueuePrune(t *testing.T) {
+	ctx := context.Background()
+	clock := newApplyClock()
+	_, st := newApplyTestQueue(t, "unused")
+	q := NewApplyQueue(st, "p1", time.Minute, clock.Now)
+	finish := func(j *ApplyJob, state ApplyState) {
+		t.Helper()
+		_, err := q.Acquire(ctx, j.Seq)
+		require.NoError(t, err)
+		require.NoError(t, q.Finish(ctx, j.Seq, state, ""))
+	}
+	applied := enqueueApply(t, q, "applied-old", "a")
+	finish(applied, ApplyApplied)
+	failed := enqueueApply(t, q, "failed-old", "b")
+	finish(failed, ApplyFailed)
+	stale, err := q.Get(ctx, failed.Seq)
+	require.NoError(t, err)
+	retried, err := q.Requeue(ctx, failed.Seq)
+	require.NoError(t, err)
+	raw, err := json.Marshal(stale)
+	require.NoError(t, err)
+	require.NoError(t, st.Put(ctx, applyBucket, failed.Seq, raw)) // a Requeue cut short
+	waiting := enqueueApply(t, q, "waiting", "c")
+	clock.Advance(2 * time.Hour)
+	recent := enqueueApply(t, q, "applied-recent", "d")
+	finish(recent, ApplyApplied)
+
+	n, err := q.Prune(ctx, clock.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the old applied job and the replaced record")
+	all, err := q.List(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"failed-old", "waiting", "applied-recent"}, applyProjects(all))
+	require.Equal(t, retried.Seq, all[0].Seq, "the retry is queued, not pruned")
+	require.Equal(t, waiting.Seq, all[1].Seq)
+	next := enqueueApply(t, q, "next", "a")
+	require.Equal(t, "000000000006", next.Seq, "Seqs are not reused")
 }
