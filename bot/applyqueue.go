@@ -29,7 +29,8 @@ var (
 	// ErrNotFailed: Requeue of a job that has not failed.
 	ErrNotFailed = errors.New("apply job has not failed")
 	// ErrApplyExists: Enqueue of a job for a pull request, project and merge
-	// commit that is already queued (the merge event was handled twice).
+	// commit that the queue already holds, in any state (the merge event was
+	// handled twice, e.g. again after a crash). Nothing was stored.
 	ErrApplyExists = errors.New("apply job already enqueued")
 )
 
@@ -219,7 +220,9 @@ func (q *ApplyQueue) list(ctx context.Context, keep func(*ApplyJob) bool) ([]*Ap
 // Runnable returns, in Seq order, the unfinished jobs that no earlier
 // unfinished job shares a stream with and that no live lease holds: the jobs
 // that may start now. A job whose holder stopped renewing is runnable again
-// once its lease has expired.
+// once its lease has expired, whoever held it: this process too, as after a
+// restart under the same owner name (the scheduler never starts a job twice
+// itself).
 func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()

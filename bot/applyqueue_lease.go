@@ -29,15 +29,15 @@ func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error)
 		}
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, ErrNotRunnable)
 	}
-	return q.lease1(ctx, seq)
+	return q.takeLease(ctx, seq)
 }
 
-// lease1 writes the lease of a job already seen runnable. The stream check
+// takeLease writes the lease of a job already seen runnable. The stream check
 // need not be repeated: once no earlier unfinished job shares a stream with
 // a job, none ever will (Seqs only grow, finished jobs stay finished, and
 // Update cannot change Streams). Only the job's own record can have changed,
 // so that is re-checked in the same write.
-func (q *ApplyQueue) lease1(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *ApplyQueue) takeLease(ctx context.Context, seq string) (*ApplyJob, error) {
 	var out *ApplyJob
 	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
 		if j.State.Finished() || leaseLive(j, q.clock()) {

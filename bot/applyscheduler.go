@@ -147,7 +147,7 @@ func (s *ApplyScheduler) loop(ctx context.Context) {
 
 // schedule starts every runnable job that this process is not running yet.
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
-// free of earlier jobs (see ApplyQueue.lease1).
+// free of earlier jobs (see ApplyQueue.takeLease).
 func (s *ApplyScheduler) schedule(ctx context.Context) {
 	jobs, err := s.q.Runnable(ctx)
 	if err != nil {
@@ -178,7 +178,7 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 		s.mu.Unlock()
 		s.Notify()
 	}()
-	job, err := s.q.lease1(ctx, seq)
+	job, err := s.q.takeLease(ctx, seq)
 	if err != nil {
 		if !errors.Is(err, ErrNotRunnable) && ctx.Err() == nil {
 			s.log.WithError(err).WithField(FieldJob, seq).Error("acquire apply job")
