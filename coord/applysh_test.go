@@ -80,7 +80,7 @@ func TestApplyScript(t *testing.T) {
 				_, err = c.ScaleStream(context.Background(), "orders", coord.ScaleRequest{TargetShardCount: 6, RequestedBy: "t", Reason: "t"})
 				require.NoError(t, err)
 			},
-			wantOut: []string{"another resharding of stream orders is still active"},
+			wantOut: []string{"another resharding of stream orders (to 6 shards) is still active"},
 			audit:   map[string]string{coordsim.ActionScaleStream: "FAILED"}},
 		{name: "429 is retried with the same request id", count: 4,
 			setup:   func(t *testing.T, s *coordsim.Sim, c *coord.Client) { s.RateLimitNext(1, time.Second) },
@@ -142,4 +142,52 @@ func TestApplyScript(t *testing.T) {
 			require.Empty(t, ct.problems)
 		})
 	}
+}
+
+// Terraform applies the groups of one stream in parallel: both read routing
+// before either scales, so the second scale meets the first one's migration to
+// the same count (409 ACTIVE_MIGRATION_EXISTS). apply.sh waits for it.
+func TestApplyScriptParallelGroupsOfOneStream(t *testing.T) {
+	sim := coordsim.New(coordsim.WithUsers(coordsim.User{Name: "terraform", Password: applyPassword, Roles: []coordsim.Role{coordsim.RoleWrite}}))
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go sim.Run(ctx, 20*time.Millisecond)
+	c, err := coord.New(srv.URL, coord.WithBasicAuth("terraform", applyPassword))
+	require.NoError(t, err)
+	for _, g := range []string{"audit", "billing"} {
+		_, err := c.CreateGroup(context.Background(), "orders", g, coord.CreateRequest{InitialShardCount: 4, RequestedBy: "t"})
+		require.NoError(t, err)
+	}
+	sim.SetDelay(300 * time.Millisecond) // both applies are in flight at once
+	sim.SetDrainingStuck("orders", true) // the first scale's migration stays active
+
+	type result struct {
+		out  string
+		code int
+	}
+	results := make(chan result, 2)
+	for _, g := range []string{"audit", "billing"} {
+		go func(g string) {
+			out, code, _ := runApply(t, srv.URL, 6, "CONSUMER_GROUP="+g)
+			results <- result{out, code}
+		}(g)
+	}
+	var outs []string
+	for i := 0; i < 2; i++ {
+		r := <-results
+		require.Equal(t, 0, r.code, r.out)
+		outs = append(outs, r.out)
+	}
+	joined := strings.Join(outs, "\n")
+	require.Contains(t, joined, "scaling stream orders from 4 to 6")
+	require.Contains(t, joined, "already being scaled to 6 shards", "the second apply waited for the first one's scale")
+	scales := 0
+	for _, e := range sim.Audit() {
+		if e.Action == coordsim.ActionScaleStream && e.Outcome == "SUCCESS" {
+			scales++
+		}
+	}
+	require.Equal(t, 1, scales, "one stream scale, not two")
 }

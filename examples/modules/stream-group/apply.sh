@@ -138,9 +138,17 @@ if [ "$current" -ne "$count" ]; then
 	case "$status" in
 	200 | 202) log "scaling stream $prefix from $current to $count shards (request id $rid)" ;;
 	409)
-		[ "$code" = ACTIVE_MIGRATION_EXISTS ] &&
-			fail "scale $prefix to $count: another resharding of stream $prefix is still active; wait for it to complete (or roll it back) and apply again (request id $rid)"
-		fail "scale $prefix to $count: $(describe)"
+		[ "$code" = ACTIVE_MIGRATION_EXISTS ] || fail "scale $prefix to $count: $(describe)"
+		# Every group of a stream scales the whole stream: when Terraform applies
+		# several groups of one stream at once, another group's scale to this very
+		# count may already be running. Then waiting for routing is right; any
+		# other active resharding is not ours to wait for.
+		scale_rid=$rid
+		call GET "/streams/$prefix/groups/$group" active-migration
+		target=$(json_number toShardCount)
+		[ "$status" = 200 ] && [ "${target:-}" = "$count" ] ||
+			fail "scale $prefix to $count: another resharding of stream $prefix (to ${target:-an unknown count of} shards) is still active; wait for it to complete (or roll it back) and apply again (request id $scale_rid)"
+		log "stream $prefix is already being scaled to $count shards (another group's apply); waiting for it"
 		;;
 	503)
 		[ "$code" = REDIS_STREAM_PROVISIONING_FAILED ] &&
