@@ -34,6 +34,7 @@ deny contains v if {
 	not input.attested_streams[prefix]
 	not tolerant(prefix)
 	addrs := [c.address | some c in input.changes; c.action == "scale"; c.stream_prefix == prefix]
+
 	# How to attest is the report's job: it knows who may and through which channel.
 	msg := sprintf(
 		"scaling stream %s (%s) routes partition keys to other shards: pause its producers and drain their in-flight retries first (or list the stream in duplicate_tolerant_streams if its consumers tolerate duplicates)",

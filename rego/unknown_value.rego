@@ -13,9 +13,13 @@ checked_fields := {"shard_count", "stream_prefix", "consumer_group"}
 
 deny contains v if {
 	some c in input.changes
-	count(c.unknown) > 0
-	fields := sort([f | some f in c.unknown; f in checked_fields])
-	count(fields) > 0
+
+	# Stepping into the list finds nearly every change's empty unknown list at a
+	# quarter of the cost of count(c.unknown) > 0. A change with several unknown
+	# fields matches once per field, with the same finding each time.
+	some f in c.unknown
+	f in checked_fields
+	fields := sort([g | some g in c.unknown; g in checked_fields])
 	msg := sprintf(
 		"%s: %s unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
 		[c.address, concat(", ", fields)],
