@@ -54,6 +54,7 @@ type parser struct {
 	dec  *jsontext.Decoder
 	cs   *ChangeSet
 	skip func() error
+	sc   scratch
 }
 
 func (p *parser) plan() error {

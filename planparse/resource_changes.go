@@ -18,6 +18,7 @@ const (
 // resource is what one resource_changes entry says. Its raw values point into the
 // decoder's buffer and are only valid until the next entry is read.
 type resource struct {
+	sc           *scratch
 	index        int
 	address      string
 	mode         string
@@ -30,6 +31,12 @@ type resource struct {
 	marks        changeMarks
 	before       values
 	after        values
+}
+
+// scratch is what a parse reuses from one resource_changes entry to the next.
+type scratch struct {
+	strings stringPool
+	members []member // the members of every object the entry reads
 }
 
 // changeMarks are the markers of a change; for the module, taken at "input".
@@ -104,7 +111,8 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
 		return nil
 	}
-	r := resource{index: i}
+	p.sc.members = p.sc.members[:0] // the previous entry's objects are done with
+	r := resource{sc: &p.sc, index: i}
 	var seen uint8
 	_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
 		switch string(name) {
@@ -127,7 +135,7 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 		if err != nil {
 			return 0, err
 		}
-		s, _, err := stringValue(v[at:e])
+		s, _, err := r.sc.strings.stringValue(v[at:e])
 		if err != nil {
 			return 0, planErrorf("resource_changes[%d].%s %v", i, name, err)
 		}
@@ -184,7 +192,7 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			if err != nil || isNull(b[at:e]) {
 				return values{}, e, err
 			}
-			o, err := readObject(b[at:e])
+			o, err := readObject(b[at:e], &r.sc.members)
 			return values{present: true, attrs: o}, e, err
 		}
 		if at >= len(b) || b[at] != '{' {
@@ -195,7 +203,7 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			e, err := valueEnd(b, at)
 			// An input that is not an object is another shape: left unset.
 			if err == nil && string(name) == "input" && (b[at] == '{' || b[at] == 'n') {
-				out.attrs, err = readObject(b[at:e])
+				out.attrs, err = readObject(b[at:e], &r.sc.members)
 			}
 			return e, err
 		})
@@ -222,7 +230,7 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			}
 			switch string(name) {
 			case "actions":
-				r.actions, err = stringArray(b[at:e])
+				r.actions, err = r.sc.strings.stringArray(b[at:e])
 			case "after_unknown":
 				r.marks.afterUnknown, err = marker(b[at:e])
 			case "before_sensitive":
@@ -245,7 +253,7 @@ var (
 	errNotStrings = errors.New("is not an array of strings")
 )
 
-func stringArray(v jsontext.Value) ([]string, error) {
+func (sp *stringPool) stringArray(v jsontext.Value) ([]string, error) {
 	if v.Kind() != '[' {
 		return nil, errNotStrings
 	}
@@ -254,7 +262,7 @@ func stringArray(v jsontext.Value) ([]string, error) {
 		if e.Kind() != '"' {
 			return errNotStrings
 		}
-		s, _, err := stringValue(e)
+		s, _, err := sp.stringValue(e)
 		out = append(out, s)
 		return err
 	})

@@ -26,8 +26,10 @@ type object struct {
 	members []member
 }
 
-func readObject(v jsontext.Value) (object, error) {
-	o := object{set: true, members: make([]member, 0, 4)}
+// readObject reads the object v; its members are appended to *slab, which the
+// parser reuses from one resource_changes entry to the next.
+func readObject(v jsontext.Value, slab *[]member) (object, error) {
+	o := object{set: true}
 	if isNull(v) {
 		o.null = true
 		return o, nil
@@ -35,10 +37,13 @@ func readObject(v jsontext.Value) (object, error) {
 	if v[0] != '{' {
 		return object{}, errNotObject
 	}
+	start := len(*slab)
 	err := eachMember(v, func(name []byte, value jsontext.Value) error {
-		o.members = append(o.members, member{name: intern(name), value: value})
+		*slab = append(*slab, member{name: intern(name), value: value})
 		return nil
 	})
+	// Capped, so that appending to the object can never write into the slab.
+	o.members = (*slab)[start:len(*slab):len(*slab)]
 	return o, err
 }
 
@@ -143,22 +148,55 @@ func isNull(v jsontext.Value) bool {
 	return len(v) == 0 || v.Kind() == 'n'
 }
 
+// stringPool unquotes string values into one reused buffer, and keeps one copy of
+// each prefix, group and URL: they repeat on both sides of every entry and across
+// thousands of entries.
+type stringPool struct {
+	seen    map[string]string
+	scratch []byte
+}
+
 // stringValue returns v as a string, "" for null; known is false for null.
-func stringValue(v jsontext.Value) (s string, known bool, err error) {
-	if isNull(v) {
-		return "", false, nil
-	}
-	if v.Kind() != '"' {
-		return "", false, errors.New("is not a string")
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return intern(v[1 : len(v)-1]), true, nil
-	}
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
+func (sp *stringPool) stringValue(v jsontext.Value) (s string, known bool, err error) {
+	raw, known, err := sp.unquote(v)
+	if err != nil || !known {
 		return "", false, err
 	}
-	return string(b), true, nil
+	return intern(raw), true, nil
+}
+
+// sharedValue is stringValue for a value that many entries repeat.
+func (sp *stringPool) sharedValue(v jsontext.Value) (string, error) {
+	raw, known, err := sp.unquote(v)
+	if err != nil || !known {
+		return "", err
+	}
+	if s, ok := sp.seen[string(raw)]; ok {
+		return s, nil
+	}
+	if sp.seen == nil {
+		sp.seen = make(map[string]string)
+	}
+	s := string(raw)
+	sp.seen[s] = s
+	return s, nil
+}
+
+// unquote returns the bytes of the string v, valid until the next call.
+func (sp *stringPool) unquote(v jsontext.Value) ([]byte, bool, error) {
+	if isNull(v) {
+		return nil, false, nil
+	}
+	if v.Kind() != '"' {
+		return nil, false, errors.New("is not a string")
+	}
+	raw := []byte(v[1 : len(v)-1])
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, true, nil
+	}
+	var err error
+	sp.scratch, err = jsontext.AppendUnquote(sp.scratch[:0], v)
+	return sp.scratch, err == nil, err
 }
 
 // intValue returns v as a whole number; nil for null.
