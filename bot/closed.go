@@ -6,7 +6,8 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// closed notes on the comment that the pull request was closed or merged.
+// closed queues the applies of a merged pull request (in merge order) and
+// notes on the comment that it was closed or merged.
 func (s *Server) closed(ctx context.Context, ref PRRef, pr *github.PullRequest) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
@@ -18,8 +19,16 @@ func (s *Server) closed(ctx context.Context, ref PRRef, pr *github.PullRequest) 
 	if err != nil {
 		return err
 	}
+	// The API's view is authoritative (default branch, merge commit, who merged).
+	if fresh, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number); err == nil {
+		pr = fresh
+	} else {
+		Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
+	}
 	if pr.GetMerged() {
-		st.Status = "merged; shardgate does not apply merged plans yet: apply them as you do today."
+		if err := s.enqueueApplies(ctx, gh, st, pr); err != nil {
+			return err
+		}
 	} else {
 		st.Status = "closed without merging."
 	}

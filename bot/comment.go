@@ -27,7 +27,7 @@ const (
 
 // renderComment builds the living comment: marker, head, status, notes, then one
 // section per project, all under GitHub's limit.
-func (s *Server) renderComment(st *PRState, plans []*PlanRecord) string {
+func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRecord) string {
 	var b strings.Builder
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
@@ -43,6 +43,9 @@ func (s *Server) renderComment(st *PRState, plans []*PlanRecord) string {
 	if len(plans) > 0 {
 		budget /= len(plans)
 	}
+	applies := s.renderApplies(ctx, st.Ref)
+	budget -= len(applies)
+	b.WriteString(applies)
 	for _, p := range plans {
 		b.WriteString("\n")
 		b.WriteString(s.renderProject(p, budget))

@@ -82,6 +82,9 @@ type Config struct {
 	QueueSize         int
 	Workers           int
 	ConvergeTimeout   time.Duration
+	// ApplyLease is how long an apply job's stream locks outlive a process
+	// that stopped renewing them (crashed); then another start takes it over.
+	ApplyLease time.Duration
 }
 
 // CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
@@ -182,6 +185,7 @@ type rawQueue struct {
 
 type rawApply struct {
 	ConvergenceTimeout string `yaml:"convergence_timeout"`
+	Lease              string `yaml:"lease"`
 }
 
 // LoadConfig reads and validates a server configuration file. Secrets come from
@@ -321,6 +325,7 @@ func (v *validator) config(r *rawConfig) *Config {
 		v.addf("queue.workers must be positive, got %d", c.Workers)
 	}
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
+	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
 	return c
 }
 

@@ -13,7 +13,9 @@ func ch(action planparse.Action, stream, group string, before, after *int) planp
 		Action: action, ShardsBefore: before, ShardsAfter: after}
 }
 
-func cs(changes ...planparse.Change) *planparse.ChangeSet { return &planparse.ChangeSet{Changes: changes} }
+func cs(changes ...planparse.Change) *planparse.ChangeSet {
+	return &planparse.ChangeSet{Changes: changes}
+}
 
 func TestComparePlans(t *testing.T) {
 	n := func(i int) *int { return &i }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
@@ -70,6 +71,9 @@ func newHarness(t *testing.T) *harness {
 	tf := tftest.Binary(t)
 	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
+	simCtx, stopSim := context.WithCancel(context.Background())
+	t.Cleanup(stopSim)
+	go h.sim.Run(simCtx, 50*time.Millisecond) // migrations advance on their own
 	h.simSrv = httptest.NewServer(h.sim)
 	t.Cleanup(h.simSrv.Close)
 	h.simURL = h.simSrv.URL
@@ -100,7 +104,7 @@ func newHarness(t *testing.T) *harness {
 		Coordinators:  []CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: NewSecret("password")}},
 		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
-		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(),
+		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(), ConvergeTimeout: 2 * time.Minute, ApplyLease: 5 * time.Second,
 	}
 	h.start()
 	return h
@@ -174,6 +178,7 @@ func (h *harness) start() {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	h.srv, err = New(h.cfg, h.st, WithLogEntry(logrus.NewEntry(log)))
 	require.NoError(h.t, err)
+	h.srv.applyPoll, h.srv.progressEvery = 200*time.Millisecond, 0
 	h.web = httptest.NewServer(h.srv.Handler())
 	require.NoError(h.t, h.srv.Start(context.Background()))
 	h.started = true
@@ -297,4 +302,68 @@ func (h *harness) check(name, sha string) githubtest.CheckRun {
 	}
 	require.NotNil(h.t, found, "no check run %q on %s", name, sha)
 	return *found
+}
+
+// merge merges the PR's branch into main in git, marks it merged in the fake
+// GitHub and delivers the (synthetic) merged closed event. It returns the merge sha.
+func (h *harness) merge(pr githubtest.PullRequest, mergedBy string) string {
+	h.t.Helper()
+	h.repo.Checkout("main")
+	sha := h.repo.Merge(pr.HeadRef, "Merge pull request #"+fmt.Sprint(pr.Number))
+	h.gh.MergePR(owner, repoName, pr.Number, mergedBy, sha)
+	p := h.gh.PRPayload(owner, repoName, pr.Number)
+	p.Sender = mergedBy
+	h.run("pull_request", githubtest.PullRequestClosedMergedSynthetic(h.t, p, mergedBy, sha, time.Now()))
+	return sha
+}
+
+// waitApplies waits until every apply job of the PR has finished.
+func (h *harness) waitApplies(pr githubtest.PullRequest) []*ApplyJob {
+	h.t.Helper()
+	var jobs []*ApplyJob
+	require.Eventually(h.t, func() bool {
+		var err error
+		jobs, err = h.srv.applies.ListForPR(context.Background(), PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
+		if err != nil || len(jobs) == 0 {
+			return false
+		}
+		for _, j := range jobs {
+			if !j.State.Finished() {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 100*time.Millisecond)
+	return jobs
+}
+
+// simShards returns the simulator's shard count of every group of a stream.
+func (h *harness) simShards(stream string) map[string]int {
+	h.t.Helper()
+	c, err := coord.New(h.simURL, coord.WithBasicAuth("admin", "password"))
+	require.NoError(h.t, err)
+	groups, err := c.Groups(context.Background())
+	require.NoError(h.t, err)
+	out := map[string]int{}
+	for _, g := range groups {
+		if g.StreamPrefix == stream {
+			out[g.ConsumerGroup] = g.ShardCount
+		}
+	}
+	return out
+}
+
+// eventuallyComment waits until shardgate's comment contains text.
+func (h *harness) eventuallyComment(pr githubtest.PullRequest, text string) string {
+	h.t.Helper()
+	var body string
+	require.Eventually(h.t, func() bool {
+		cs := h.shardgateComments(pr)
+		if len(cs) != 1 {
+			return false
+		}
+		body = cs[0].Body
+		return strings.Contains(body, text)
+	}, time.Minute, 50*time.Millisecond, "comment never contained %q", text)
+	return body
 }

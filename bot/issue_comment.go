@@ -75,8 +75,7 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, co
 	case CmdAttest:
 		return h.attest(ctx, gh, ref, commentID, actor, cmd.StreamPrefix)
 	case CmdApply:
-		return h.answer(ctx, gh, ref, commentID, "confused",
-			fmt.Sprintf("@%s, this shardgate server does not apply merged plans yet.", actor))
+		return h.retryApply(ctx, gh, ref, commentID, actor)
 	}
 	return nil
 }
@@ -104,6 +103,41 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef,
 		return err
 	}
 	return h.s.reevaluate(ctx, ref)
+}
+
+// retryApply puts this pull request's failed applies back in the queue (at its
+// end, behind everything merged since): they re-plan, pass the guard and apply.
+func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, actor string) error {
+	ok, err := h.s.isApprover(ctx, gh, actor)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return h.answer(ctx, gh, ref, commentID, "-1",
+			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.approversText(), "an ")))
+	}
+	jobs, err := h.s.applies.ListForPR(ctx, ref)
+	if err != nil {
+		return err
+	}
+	retried := 0
+	for _, j := range jobs {
+		if j.State != ApplyFailed {
+			continue
+		}
+		if _, err := h.s.applies.Requeue(ctx, j.Seq); err != nil {
+			return err
+		}
+		retried++
+	}
+	if retried == 0 {
+		return h.answer(ctx, gh, ref, commentID, "confused", fmt.Sprintf("@%s, this pull request has no failed apply to retry.", actor))
+	}
+	if err := react(ctx, gh, ref, commentID, "+1"); err != nil {
+		return err
+	}
+	h.s.scheduler.Notify()
+	return h.s.refreshComment(ctx, gh, ref)
 }
 
 // answer acknowledges a command with a reaction and replies with text.

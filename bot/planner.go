@@ -90,7 +90,7 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 	defer cleanup()
 	var plans []*PlanRecord
 	for _, p := range projects {
-		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
+		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
 		if rec.CheckRunID, err = startCheck(ctx, gh, req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
@@ -189,7 +189,7 @@ func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState,
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
-	if err := s.upsertComment(ctx, gh, st, s.renderComment(st, plans)); err != nil {
+	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.putPR(ctx, st)

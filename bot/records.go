@@ -67,6 +67,7 @@ type PlanRecord struct {
 	Project     string                       `json:"project"`
 	Dir         string                       `json:"dir"`
 	Workspace   string                       `json:"workspace"`
+	VarFiles    []string                     `json:"var_files,omitempty"`
 	HeadSHA     string                       `json:"head_sha"`
 	ChangeSet   *planparse.ChangeSet         `json:"change_set,omitempty"`
 	Fingerprint string                       `json:"fingerprint,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,6 +42,13 @@ type Server struct {
 	engines   engineCache
 	teamCache ttlCache
 
+	applies         *ApplyQueue
+	scheduler       *ApplyScheduler
+	preflightWait   time.Duration
+	attestationWait time.Duration
+	applyPoll       time.Duration
+	progressEvery   time.Duration
+
 	dispatcher *Dispatcher
 	intake     *Intake
 	metrics    *metrics
@@ -65,7 +73,8 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // New wires a server from a validated configuration and an open store.
 func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	s := &Server{cfg: cfg, store: st, rec: records{st: st}, now: time.Now, coords: map[string]*coord.Client{},
-		log: NewLogger(os.Stderr, logrus.InfoLevel)}
+		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
+		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	for _, o := range opts {
 		o(s)
 	}
@@ -100,6 +109,8 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	if err := os.MkdirAll(s.workDir, 0o700); err != nil {
 		return nil, fmt.Errorf("new server: work dir: %w", err)
 	}
+	s.applies = NewApplyQueue(st, hostname()+"-"+strconv.Itoa(os.Getpid()), s.applyLease(), s.now)
+	s.scheduler = NewApplyScheduler(s.applies, s.runApply, s.log)
 	s.registry = prometheus.NewRegistry()
 	s.metrics = newMetrics(s.registry)
 	handlers := s.handlers()
@@ -148,12 +159,28 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Start requeues interrupted jobs and starts the workers.
-func (s *Server) Start(ctx context.Context) error { return s.dispatcher.Start(ctx) }
+// Start requeues interrupted jobs and starts the workers and the apply scheduler.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.dispatcher.Start(ctx); err != nil {
+		return err
+	}
+	return s.scheduler.Start(ctx)
+}
 
 // Close drains the workers: running jobs get until ctx's deadline, then are
-// handed back to the queue for the next start.
-func (s *Server) Close(ctx context.Context) { s.dispatcher.Close(ctx) }
+// handed back to the queue; running applies keep their state and are resumed by
+// the next start once their lease expires.
+func (s *Server) Close(ctx context.Context) {
+	s.dispatcher.Close(ctx)
+	s.scheduler.Close(ctx)
+}
+
+func (s *Server) applyLease() time.Duration {
+	if s.cfg.ApplyLease > 0 {
+		return s.cfg.ApplyLease
+	}
+	return DefaultApplyLease
+}
 
 // Run serves on cfg.Listen until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context, grace time.Duration) error {

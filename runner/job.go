@@ -265,7 +265,11 @@ func (j *Job) Apply(ctx context.Context) error {
 	}
 	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
 		return j.run(ctx, "apply", func(ctx context.Context) error {
-			return j.tf.Apply(ctx, tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String()))
+			opts := []tfexec.ApplyOption{tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String())}
+			if j.cfg.Parallelism > 0 {
+				opts = append(opts, tfexec.Parallelism(j.cfg.Parallelism))
+			}
+			return j.tf.Apply(ctx, opts...)
 		})
 	})
 }

@@ -141,6 +141,10 @@ type JobConfig struct {
 	// Dir); default a file in the job's private scratch directory, removed
 	// by Close. Set it to apply, in a later job, a plan saved earlier.
 	PlanFile string
+	// Parallelism limits concurrent operations of Apply (-parallelism); 0
+	// keeps terraform's default. Coordinator scales are stream-wide, so the
+	// bot applies one stream-group instance at a time.
+	Parallelism int
 	// Wait overrides the runner's lock-wait policy, OnLockWait its callback.
 	Wait       *WaitPolicy
 	OnLockWait func(LockWait)

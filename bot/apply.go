@@ -1,0 +1,453 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/runner"
+)
+
+// Apply-on-merge defaults.
+const (
+	DefaultPreflightWait   = 15 * time.Minute
+	DefaultAttestationWait = time.Hour
+	defaultApplyPoll       = 5 * time.Second
+	bucketAudit            = "audit"
+	// Terraform variables through which the stream-group module gets the
+	// coordinator credentials of its coordinator URL (sensitive; never logged).
+	tfVarCoordUser = "TF_VAR_coordinator_username"
+	tfVarCoordPass = "TF_VAR_coordinator_password"
+)
+
+// AuditRecord is kept for every finished apply job.
+type AuditRecord struct {
+	Seq                 string               `json:"seq"`
+	Ref                 PRRef                `json:"ref"`
+	Project             string               `json:"project"`
+	MergedBy            string               `json:"merged_by"`
+	MergeSHA            string               `json:"merge_sha"`
+	ReviewedSHA         string               `json:"reviewed_sha"`
+	ReviewedFingerprint string               `json:"reviewed_fingerprint"`
+	AppliedFingerprint  string               `json:"applied_fingerprint,omitempty"`
+	Exceptions          []string             `json:"exceptions"`
+	Attestations        []policy.Attestation `json:"attestations"`
+	Outcome             ApplyState           `json:"outcome"`
+	Reason              string               `json:"reason,omitempty"`
+	TerraformOutcome    string               `json:"terraform_outcome"`
+	ConvergenceSeconds  float64              `json:"convergence_seconds"`
+	Attempt             int                  `json:"attempt"`
+	FinishedAt          time.Time            `json:"finished_at"`
+}
+
+// enqueueApplies turns a merge into one apply job per project whose reviewed
+// plan changes the coordinator, in merge order. A redelivered merge adds nothing.
+func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRState, pr *github.PullRequest) error {
+	if def := pr.GetBase().GetRepo().GetDefaultBranch(); def != "" && pr.GetBase().GetRef() != def {
+		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.GetBase().GetRef(), def)
+		return nil
+	}
+	reviewed := pr.GetHead().GetSHA()
+	plans, err := s.rec.plans(ctx, st.Ref, reviewed)
+	if err != nil {
+		return err
+	}
+	existing, err := s.applies.ListForPR(ctx, st.Ref)
+	if err != nil {
+		return err
+	}
+	queued := 0
+	for _, p := range orderPlans(plans, st.Projects) {
+		if p.ChangeSet == nil || len(streamsOf(p.ChangeSet)) == 0 {
+			continue
+		}
+		if hasApply(existing, p.Project, pr.GetMergeCommitSHA()) {
+			continue
+		}
+		job := &ApplyJob{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
+			MergeSHA: pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
+		if err := s.applies.Enqueue(ctx, job); errors.Is(err, ErrApplyExists) {
+			continue // a redelivered or re-run merge event: already queued
+		} else if err != nil {
+			return err
+		}
+		queued++
+	}
+	switch {
+	case len(plans) == 0:
+		st.Status = "merged, but shardgate never planned the merged head commit: nothing to apply."
+	case queued == 0 && len(existing) == 0:
+		st.Status = "merged; no coordinator changes to apply."
+	default:
+		st.Status = fmt.Sprintf("merged by @%s; applying in merge order, one stream at a time.", pr.GetMergedBy().GetLogin())
+	}
+	s.scheduler.Notify()
+	return nil
+}
+
+func hasApply(jobs []*ApplyJob, project, mergeSHA string) bool {
+	for _, j := range jobs {
+		if j.Project == project && j.MergeSHA == mergeSHA {
+			return true
+		}
+	}
+	return false
+}
+
+// applyRun is one attempt at an apply job, with what it needs along the way.
+type applyRun struct {
+	s        *Server
+	job      *ApplyJob
+	gh       *github.Client
+	reviewed *PlanRecord
+	resuming bool
+	started  time.Time
+	audit    AuditRecord
+	cleanup  func()
+}
+
+// runApply runs one apply job to the end: pre-flight, re-plan of the merge
+// commit, the plan-equivalence guard, terraform apply, convergence. It is
+// called by the scheduler with the job's stream locks held, and again after a
+// crash (the lease expired): every step re-reads the world, so resuming is
+// re-planning from the current state, never re-applying a stale plan.
+func (s *Server) runApply(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	// An earlier attempt of this apply (cut short by a crash, or failed and
+	// retried with /shardgate apply) may have moved the starting point itself.
+	r := &applyRun{s: s, job: job, started: s.now(),
+		resuming: job.RetryOf != "" || job.Attempt > 1}
+	ctx = withPR(ctx, job.Ref)
+	state, reason := r.run(ctx)
+	if ctx.Err() != nil {
+		return state, reason // shutdown: the scheduler leaves the job to be resumed
+	}
+	r.finish(context.WithoutCancel(ctx), state, reason)
+	return state, reason
+}
+
+func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
+	s, job := r.s, r.job
+	var err error
+	if r.gh, err = s.clients.NewInstallationClient(job.Ref.Installation); err != nil {
+		return ApplyFailed, "GitHub: " + err.Error()
+	}
+	if r.reviewed, err = s.rec.plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
+		return ApplyFailed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
+	}
+	r.audit = AuditRecord{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
+		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endStateFingerprint(r.reviewed.ChangeSet),
+		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run"}
+	for _, e := range r.reviewed.Decision.ExceptionsApplied {
+		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by @"+e.Actor)
+	}
+	if !r.reviewed.Decision.Allowed {
+		return ApplyFailed, "the reviewed plan was denied by policy; a denied plan is never applied"
+	}
+	r.startCheck(ctx)
+	if state, reason, ok := r.preflight(ctx); !ok {
+		return state, reason
+	}
+	r.cleanup = func() {}
+	defer func() { r.cleanup() }()
+	current, tj, state, reason, ok := r.replan(ctx)
+	if !ok {
+		return state, reason
+	}
+	defer tj.Close()
+	if state, reason, ok := r.apply(ctx, tj, current); !ok {
+		return state, reason
+	}
+	return r.converge(ctx, current)
+}
+
+// preflight checks the attestations and the coordinator before anything runs.
+func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
+	r.progress(ctx, ApplyPreflight, "checking the coordinator and the attestations")
+	if reason, ok := r.waitAttestations(ctx); !ok {
+		return ApplyFailed, reason, false
+	}
+	targets := scaleTargets(r.reviewed.ChangeSet)
+	for _, stream := range r.job.Streams {
+		target, ok := targets[stream]
+		if !ok {
+			continue // unmanage/delete only: nothing to scale
+		}
+		client, err := r.s.coordClient(coordURLOf(r.reviewed.ChangeSet, stream))
+		if err != nil {
+			return ApplyFailed, err.Error(), false
+		}
+		deadline := r.s.now().Add(r.s.preflightWait)
+		for {
+			res, err := client.Preflight(ctx, stream, target)
+			if err != nil {
+				return ApplyFailed, "pre-flight: the coordinator could not be read: " + oneLine(err.Error()), false
+			}
+			if res.OK() {
+				break
+			}
+			waitable := true
+			for _, f := range res.Blocking() {
+				if f.Kind != coord.FindingActiveMigration {
+					waitable = false
+				}
+			}
+			if r.resuming && waitable {
+				break // our own scale's migration, from before the crash: converge will wait for it
+			}
+			if !waitable {
+				return ApplyFailed, "pre-flight refused: " + res.Summary(), false
+			}
+			if r.s.now().After(deadline) {
+				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", stream, r.s.preflightWait, res.Summary()), false
+			}
+			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
+			if err := sleepCtx2(ctx, r.s.applyPoll); err != nil {
+				return ApplyFailed, "interrupted", false
+			}
+		}
+	}
+	return "", "", true
+}
+
+// waitAttestations makes sure every attestation the review relied on is still
+// fresh; an expired one is asked for again on the PR, and waited for.
+func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
+	deadline := r.s.now().Add(r.s.attestationWait)
+	for {
+		var expired []string
+		atts, err := r.s.rec.attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+		if err != nil {
+			return "store: " + err.Error(), false
+		}
+		for _, used := range r.reviewed.Decision.AttestationsUsed {
+			if !freshAttestation(atts, used.StreamPrefix, r.s.now()) {
+				expired = append(expired, used.StreamPrefix)
+			}
+		}
+		if len(expired) == 0 {
+			return "", true
+		}
+		if r.s.now().After(deadline) {
+			return fmt.Sprintf("the producer-quiesce attestation for %s expired and no fresh one came within %s", strings.Join(expired, ", "), r.s.attestationWait), false
+		}
+		var cmds []string
+		for _, p := range expired {
+			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
+		}
+		r.progress(ctx, ApplyPreflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
+		if err := sleepCtx2(ctx, r.s.applyPoll); err != nil {
+			return "interrupted", false
+		}
+	}
+}
+
+func freshAttestation(atts []policy.Attestation, stream string, now time.Time) bool {
+	for _, a := range atts {
+		if a.StreamPrefix == stream && a.ExpiresAt.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// replan plans the merge commit and compares it with the review.
+func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, ApplyState, string, bool) {
+	s, job := r.s, r.job
+	r.progress(ctx, ApplyPlanning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
+	checkout, cleanup, err := s.checkout(ctx, job.Ref, job.MergeSHA)
+	r.cleanup = cleanup
+	if err != nil {
+		return nil, nil, ApplyFailed, "fetch the merge commit: " + oneLine(err.Error()), false
+	}
+	tj, err := s.applyJob(checkout, r.reviewed, func(w runner.LockWait) {
+		r.progress(ctx, r.job.State, fmt.Sprintf("waiting for the Terraform state lock held by %s (%s, lock id `%s`) since %s; shardgate waits and never force-unlocks",
+			orUnknown(w.Lock.Who), orUnknown(w.Lock.OperationName()), orUnknown(w.Lock.ID), createdText(w.Lock.Created)))
+	})
+	if err != nil {
+		return nil, nil, ApplyFailed, err.Error(), false
+	}
+	fail := func(reason string) (*planparse.ChangeSet, *runner.Job, ApplyState, string, bool) {
+		tj.Close()
+		return nil, nil, ApplyFailed, reason, false
+	}
+	if err := tj.Init(ctx); err != nil {
+		return fail("terraform init of the merge commit failed: " + tj.Redact(err.Error()))
+	}
+	if _, err := tj.Plan(ctx); err != nil {
+		return fail("terraform plan of the merge commit failed: " + tj.Redact(err.Error()))
+	}
+	shown, err := tj.Show(ctx)
+	if err != nil {
+		return fail("terraform show failed: " + tj.Redact(err.Error()))
+	}
+	current, err := planparse.ParseBytes(shown.JSON)
+	if err != nil {
+		return fail("terraform's plan of the merge commit could not be read: " + err.Error())
+	}
+	g := comparePlans(r.reviewed.ChangeSet, current, r.resuming)
+	if !g.Equal {
+		verdict := s.judgeUnreviewed(ctx, current)
+		return fail("not applied: the merge commit's plan is not the reviewed one: " + strings.Join(g.Differences, "; ") +
+			". Policy on the merge commit's plan: " + verdict + ". Plan the change again in a new pull request.")
+	}
+	r.audit.AppliedFingerprint = endStateFingerprint(current)
+	return current, tj, "", "", true
+}
+
+// judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
+func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
+	coordinator, live := s.liveState(ctx, cs)
+	dec, _ := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
+	if dec.Allowed {
+		return "it would be allowed, but it was not reviewed"
+	}
+	var rules []string
+	for _, v := range dec.Violations {
+		rules = append(rules, v.Rule)
+	}
+	return "denied (" + strings.Join(rules, ", ") + ")"
+}
+
+// applyJob prepares the terraform job of the merge commit, with the
+// coordinator credentials of its coordinator URL as sensitive variables. It
+// applies one instance at a time: every group of a stream triggers the same
+// stream-wide scale, and parallel groups would race into 409
+// ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
+func (s *Server) applyJob(checkout string, reviewed *PlanRecord, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+	secret := map[string]string{}
+	for _, st := range streamsOf(reviewed.ChangeSet) {
+		if creds, ok := s.cfg.CoordinatorFor(coordURLOf(reviewed.ChangeSet, st)); ok && creds.Username != "" {
+			secret[tfVarCoordUser] = creds.Username
+			secret[tfVarCoordPass] = creds.Password.Reveal()
+		}
+	}
+	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))
+	var varFiles []string
+	for _, vf := range reviewed.VarFiles {
+		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
+	}
+	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: reviewed.Workspace, VarFiles: varFiles,
+		SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1})
+	if err != nil {
+		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
+	}
+	return job, nil
+}
+
+// apply runs terraform apply of the saved plan of the merge commit. A state
+// lock held by someone else is reported with its holder and waited out; it is
+// never broken.
+func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (ApplyState, string, bool) {
+	if len(streamsOf(current)) == 0 {
+		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
+		return "", "", true
+	}
+	r.progress(ctx, ApplyApplying, "terraform apply of the merge commit's plan")
+	if err := tj.Apply(ctx); err != nil {
+		r.audit.TerraformOutcome = "failed"
+		var stale *runner.StalePlanError
+		if errors.As(err, &stale) {
+			return ApplyFailed, "not applied: the Terraform state changed between plan and apply; retry with `/shardgate apply`", false
+		}
+		reason := "terraform apply failed: " + tj.Redact(err.Error())
+		var af *runner.ApplyError
+		if errors.As(err, &af) && strings.TrimSpace(af.Tail) != "" {
+			reason += "\n" + tj.Redact(lastLines(af.Tail, 25))
+		}
+		return ApplyFailed, reason, false
+	}
+	r.audit.TerraformOutcome = "applied"
+	return "", "", true
+}
+
+// converge waits until every stream the plan scaled is complete and safe.
+func (r *applyRun) converge(ctx context.Context, current *planparse.ChangeSet) (ApplyState, string) {
+	targets := scaleTargets(current)
+	if len(targets) == 0 {
+		targets = scaleTargets(r.reviewed.ChangeSet) // resumed after the apply: wait for the reviewed targets
+	}
+	start := r.s.now()
+	var done []string
+	for _, stream := range r.job.Streams {
+		target, ok := targets[stream]
+		if !ok {
+			continue
+		}
+		client, err := r.s.coordClient(coordURLOf(r.reviewed.ChangeSet, stream))
+		if err != nil {
+			return ApplyFailed, "applied, but " + err.Error()
+		}
+		r.progress(ctx, ApplyConverging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", stream, target))
+		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
+		last := time.Time{}
+		err = client.WaitConverged(wctx, stream, target, func(st coord.ConvergenceStatus) {
+			if time.Since(last) < r.s.progressEvery || st.Converged {
+				return
+			}
+			last = time.Now()
+			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", stream, target, convergenceText(st)))
+		})
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ApplyConverging, "interrupted"
+			}
+			return ApplyFailed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", stream, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
+		}
+		done = append(done, fmt.Sprintf("`%s` at %d shards", stream, target))
+	}
+	r.audit.ConvergenceSeconds = r.s.now().Sub(start).Seconds()
+	if len(done) == 0 {
+		return ApplyApplied, "applied; nothing to converge (no shard count changed)"
+	}
+	return ApplyApplied, fmt.Sprintf("applied and converged in %s: %s", r.s.now().Sub(start).Round(time.Second), strings.Join(done, ", "))
+}
+
+func convergenceText(st coord.ConvergenceStatus) string {
+	var parts []string
+	for _, g := range st.Groups {
+		state := string(g.MigrationState)
+		if state == "" {
+			state = "no active migration"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s, routing %d, %s", g.ConsumerGroup, state, g.RoutingShardCount, g.GroupState))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// coordURLOf is the coordinator URL the change set gives for a stream.
+func coordURLOf(cs *planparse.ChangeSet, stream string) string {
+	for _, c := range cs.Changes {
+		if c.StreamPrefix == stream && c.CoordinatorURL != "" {
+			return c.CoordinatorURL
+		}
+	}
+	return ""
+}
+
+func sleepCtx2(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

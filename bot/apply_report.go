@@ -1,0 +1,181 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// progress records the job's step and detail and shows them on the PR. Errors
+// here never stop an apply: they are logged.
+func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string) {
+	r.job.State, r.job.Progress = state, detail
+	err := r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error {
+		j.State, j.Progress = state, detail
+		return nil
+	})
+	if err != nil {
+		Logger(ctx).WithError(err).Warn("record apply progress")
+	}
+	if err := r.s.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
+		Logger(ctx).WithError(err).Warn("show apply progress on the PR")
+	}
+}
+
+// startCheck opens the apply check run on the merge commit.
+func (r *applyRun) startCheck(ctx context.Context) {
+	if r.job.CheckRunID != 0 {
+		return
+	}
+	id, err := startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	if err != nil {
+		Logger(ctx).WithError(err).Warn("create the apply check run")
+		return
+	}
+	r.job.CheckRunID = id
+	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error { j.CheckRunID = id; return nil })
+}
+
+// finish completes the check run, writes the audit record and shows the outcome.
+func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) {
+	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
+	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
+	if err := putJSON(ctx, r.s.store, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), r.audit); err != nil {
+		Logger(ctx).WithError(err).Error("write the apply audit record")
+	}
+	if r.gh == nil {
+		return
+	}
+	// The scheduler records the outcome (Finish) once this run returns; the
+	// comment shows it already, from this run's own copy of the job.
+	final := *r.job
+	defer func() {
+		if err := r.s.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
+			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
+		}
+	}()
+	conclusion, title := "success", "Applied"
+	if state != ApplyApplied {
+		conclusion, title = "failure", "Not applied"
+	}
+	summary := truncate(reason, maxCheckText)
+	if _, err := finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion,
+		&github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+		Logger(ctx).WithError(err).Warn("complete the apply check run")
+	}
+}
+
+type finalKey struct{}
+
+// withFinal carries the outcome of an apply job that the queue has not recorded yet.
+func withFinal(ctx context.Context, j *ApplyJob) context.Context {
+	return context.WithValue(ctx, finalKey{}, j)
+}
+
+// refreshComment re-renders the PR's comment with its plans and applies.
+func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref PRRef) error {
+	unlock := s.prLocks.lock(ref.Key())
+	defer unlock()
+	st, err := s.rec.pr(ctx, ref)
+	if err != nil || st == nil {
+		return err
+	}
+	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	if err != nil {
+		return err
+	}
+	if status := s.applyStatus(ctx, ref); status != "" {
+		st.Status = status
+	}
+	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+}
+
+// applyStatus summarises the PR's applies once they have all finished.
+func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
+	jobs, err := s.appliesForPR(ctx, ref)
+	if err != nil || len(jobs) == 0 {
+		return ""
+	}
+	applied, failed := 0, 0
+	for _, j := range jobs {
+		switch {
+		case j.State == ApplyApplied:
+			applied++
+		case j.State == ApplyFailed:
+			failed++
+		default:
+			return ""
+		}
+	}
+	if failed > 0 {
+		return fmt.Sprintf("merged; **not applied** (%d of %d projects failed; see Apply below).", failed, len(jobs))
+	}
+	return fmt.Sprintf("merged and applied (%s); the coordinator has converged.", plural(applied, "project"))
+}
+
+// renderApplies is the comment's Apply section: one line per apply job.
+func (s *Server) renderApplies(ctx context.Context, ref PRRef) string {
+	if s.applies == nil {
+		return ""
+	}
+	jobs, err := s.appliesForPR(ctx, ref)
+	if err != nil || len(jobs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Apply\n\n| Project | State | Detail |\n|---|---|---|\n")
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", j.Project, applyStateText(j.State), strings.ReplaceAll(s.applyDetail(ctx, j), "|", "\\|"))
+	}
+	return b.String()
+}
+
+func applyStateText(st ApplyState) string {
+	switch st {
+	case ApplyApplied:
+		return "✅ applied"
+	case ApplyFailed:
+		return "❌ not applied"
+	case ApplyQueued:
+		return "⏳ queued"
+	}
+	return "🔄 " + string(st)
+}
+
+func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
+	switch {
+	case j.State == ApplyFailed:
+		return oneLine(j.Reason) + " An approver can retry with `/shardgate apply`."
+	case j.State == ApplyApplied:
+		return oneLine(j.Reason)
+	case j.State == ApplyQueued:
+		blockers, err := s.applies.Blockers(ctx, j.Seq)
+		if err != nil || len(blockers) == 0 {
+			return "starting"
+		}
+		var parts []string
+		for _, b := range blockers {
+			parts = append(parts, fmt.Sprintf("waiting behind #%d (`%s`) on stream `%s`", b.Ref.Number, b.Project, b.Stream))
+		}
+		return strings.Join(parts, "; ")
+	}
+	return oneLine(j.Progress)
+}
+
+// appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
+func (s *Server) appliesForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+	jobs, err := s.applies.ListForPR(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if final, ok := ctx.Value(finalKey{}).(*ApplyJob); ok {
+		for i, j := range jobs {
+			if j.Seq == final.Seq {
+				jobs[i] = final
+			}
+		}
+	}
+	return jobs, nil
+}

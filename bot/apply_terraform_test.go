@@ -1,0 +1,203 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/internal/tftest"
+)
+
+// allowedScale opens a PR scaling create-order 4 -> 6 and gets it allowed
+// with an approver's quiesce attestation.
+func allowedScale(h *harness, branch string) githubtest.PullRequest {
+	h.t.Helper()
+	pr := h.openPR(branch, with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+	h.comment(pr, approver, "/shardgate attest quiesce create-order")
+	require.Contains(h.t, h.theComment(pr), "✅ **Allowed")
+	return pr
+}
+
+func TestApplyOnMerge(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "scale-up")
+	mergeSHA := h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Contains(t, jobs[0].Reason, "converged")
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+
+	body := h.eventuallyComment(pr, "✅ applied")
+	require.Contains(t, body, "### Apply")
+	require.Contains(t, body, "merged and applied (1 project); the coordinator has converged.")
+	check := h.check(CheckApplyPrefix+"streams", mergeSHA)
+	require.Equal(t, "success", check.Conclusion)
+
+	// The simulator saw exactly one stream scale, from terraform's apply step.
+	var scales []coordsimAudit
+	for _, a := range auditOf(h) {
+		if a.Action == "SCALE_STREAM" {
+			scales = append(scales, a)
+		}
+	}
+	require.Len(t, scales, 1)
+	require.Equal(t, "create-order", scales[0].StreamPrefix)
+
+	// The audit record names who merged, what was reviewed and applied, and the attestation used.
+	kvs, err := h.st.List(context.Background(), bucketAudit, "")
+	require.NoError(t, err)
+	require.Len(t, kvs, 1)
+	var rec AuditRecord
+	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
+	require.Equal(t, approver, rec.MergedBy)
+	require.Equal(t, ApplyApplied, rec.Outcome)
+	require.Equal(t, rec.ReviewedFingerprint, rec.AppliedFingerprint)
+	require.Equal(t, "applied", rec.TerraformOutcome)
+	require.Len(t, rec.Attestations, 1)
+	require.Equal(t, approver, rec.Attestations[0].Actor)
+}
+
+type coordsimAudit struct {
+	Action, StreamPrefix, RequestedBy, RequestID string
+}
+
+func auditOf(h *harness) []coordsimAudit {
+	var out []coordsimAudit
+	for _, e := range h.sim.Audit() {
+		b, _ := json.Marshal(e)
+		var a coordsimAudit
+		_ = json.Unmarshal(b, &a)
+		out = append(out, a)
+	}
+	return out
+}
+
+// Main moved between review and merge: the merge commit would also change a
+// group the review never saw, so nothing is applied and the difference is said.
+func TestApplyRefusedWhenMainMoved(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "reviewed")
+	h.repo.Checkout("main")
+	h.repo.WriteFile("streams/clicks.tf", `module "clicks" {
+  source               = "../modules/stream-group"
+  coordinator_base_url = "`+h.simURL+`"
+  stream_prefix        = "clicks"
+  consumer_group       = "etl"
+  shard_count          = 3
+}
+`)
+	h.repo.Commit("someone adds a group directly on main")
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Reason, "clicks/etl: not in the reviewed plan")
+	require.Contains(t, jobs[0].Reason, "Policy on the merge commit's plan: denied")
+	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing applied")
+	h.eventuallyComment(pr, "❌ not applied")
+}
+
+// A failed apply is reported as not applied; an approver's /shardgate apply retries it.
+func TestApplyFailureAndRetry(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "flaky")
+	h.sim.SetTerminating(true) // every mutation: 503 COORDINATOR_TERMINATING
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Reason, "terraform apply failed")
+	h.eventuallyComment(pr, "An approver can retry with `/shardgate apply`")
+
+	c := h.comment(pr, author, "/shardgate apply")
+	require.Equal(t, []string{"-1"}, reactions(h, c.ID), "the author is not an approver")
+
+	h.sim.SetTerminating(false)
+	c = h.comment(pr, approver, "/shardgate apply")
+	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
+	jobs = h.waitApplies(pr)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+}
+
+// An active migration on the stream makes the apply wait, then proceed.
+func TestApplyWaitsForActiveMigration(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "after-migration")
+	c, err := coord.New(h.simURL, coord.WithBasicAuth("admin", "password"))
+	require.NoError(t, err)
+	h.sim.SetDrainingStuck("create-order", true)
+	_, err = c.ScaleStream(context.Background(), "create-order", coord.ScaleRequest{TargetShardCount: 3, RequestedBy: "operator", Reason: "by hand"})
+	require.NoError(t, err)
+	h.merge(pr, approver)
+	h.eventuallyComment(pr, "active migration")
+	h.sim.SetDrainingStuck("create-order", false)
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+}
+
+// An attestation that expired before the apply is asked for again and waited for.
+func TestApplyAsksForAFreshAttestation(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.AttestationTTL = 2 * time.Second
+	pr := allowedScale(h, "slow-merge")
+	time.Sleep(2 * time.Second)
+	h.merge(pr, approver)
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.theComment(pr), "waiting for a fresh producer-quiesce attestation")
+	},
+		time.Minute, 50*time.Millisecond)
+	h.cfg.AttestationTTL = time.Hour
+	h.comment(pr, teamMate, "/shardgate attest quiesce create-order")
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+}
+
+// A Terraform state lock held by another operator is reported with its holder
+// and waited out; the holder finishes and releases its own lock.
+func TestApplyWaitsForStateLock(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "locked")
+	tf := tftest.Binary(t)
+	// Another operator applies main on the same state, with a slow extra resource.
+	dir := t.TempDir()
+	out, err := exec.Command("sh", "-c", "git -C "+h.repo.Dir()+" archive main | tar -x -C "+dir).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "streams", "slow.tf"), []byte(`resource "terraform_data" "slow" {
+  provisioner "local-exec" {
+    command = "sleep 8"
+  }
+}
+`), 0o644))
+	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=")
+	initCmd := exec.Command(tf, "init", "-input=false")
+	initCmd.Dir, initCmd.Env = filepath.Join(dir, "streams"), env
+	out, err = initCmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	operator := exec.Command(tf, "apply", "-input=false", "-auto-approve")
+	operator.Dir, operator.Env = filepath.Join(dir, "streams"), env
+	var opOut strings.Builder
+	operator.Stdout, operator.Stderr = &opOut, &opOut
+	require.NoError(t, operator.Start())
+	lockInfo := filepath.Join(filepath.Dir(h.state), "."+filepath.Base(h.state)+".lock.info")
+	require.Eventually(t, func() bool { _, err := os.Stat(lockInfo); return err == nil }, 20*time.Second, 20*time.Millisecond,
+		"the operator's apply holds the state lock")
+
+	h.merge(pr, approver)
+	body := h.eventuallyComment(pr, "waiting for the Terraform state lock held by")
+	require.Contains(t, body, "never force-unlocks")
+	require.NoError(t, operator.Wait(), opOut.String())
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.NoFileExists(t, lockInfo)
+}
