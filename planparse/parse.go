@@ -55,6 +55,9 @@ type parser struct {
 	cs   *ChangeSet
 	skip func() error
 	sc   scratch
+	// base is the offset in the plan where dec starts reading, entryStart that of
+	// the resource_changes entry being read.
+	base, entryStart int
 }
 
 func (p *parser) plan() error {

@@ -69,3 +69,46 @@ func TestParseBytesMembersAfterResourceChanges(t *testing.T) {
 	require.Equal(t, "1.5.7", cs.TerraformVersion)
 	require.Empty(t, cs.Changes)
 }
+
+// ParseBytes lets duplicate names through where it does not read them, but a name
+// it reads twice is as malformed for it as for Parse.
+func TestParseBytesDuplicateNames(t *testing.T) {
+	const group = "redisstreamcoordinator_group.g"
+	const mod = "module.orders.terraform_data.stream_group"
+	tests := []struct {
+		name, plan string
+		bytesErr   string // "" when ParseBytes accepts the plan
+	}{
+		{name: "type twice in a coordinator entry", plan: string(planJSON(`{"type":"redisstreamcoordinator_group","type":"null_resource"}`)),
+			bytesErr: `duplicate member name "type" in resource_changes[0]`},
+		{name: "name twice in another entry", plan: string(planJSON(`{"type":"null_resource","name":"a","name":"b"}`)),
+			bytesErr: `duplicate member name "name" in resource_changes[0]`},
+		{name: "change twice", plan: string(planJSON(entry(group, groupType, change(`["create"]`, `null`, orders4), `"change":{}`))),
+			bytesErr: `duplicate member name "change" in resource_changes[0]`},
+		{name: "actions twice", plan: string(planJSON(entry(group, groupType, `{"actions":["create"],"actions":["delete"],"before":null,"after":`+orders4+`}`))),
+			bytesErr: `duplicate member name "change.actions" in resource_changes[0]`},
+		{name: "attribute twice", plan: string(planJSON(entry(group, groupType, change(`["create"]`, `null`, `{"stream_prefix":"a","stream_prefix":"b","consumer_group":"g","shard_count":1}`)))),
+			bytesErr: `duplicate member name "change.after.stream_prefix" in resource_changes[0]`},
+		{name: "module input twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, `{"input":{},"input":{}}`, `{}`))),
+			bytesErr: `duplicate member name "change.after.input" in resource_changes[0]`},
+		{name: "module input member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, `{"input":{"shard_count":4,"shard_count":8}}`, `{}`))),
+			bytesErr: `duplicate member name "change.after.input.shard_count" in resource_changes[0]`},
+		{name: "marker member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, moduleInput("orders", "4"), `{"input":{"shard_count":true,"shard_count":false}}`))),
+			bytesErr: `duplicate member name "change.after_unknown.shard_count" in resource_changes[0]`},
+		{name: "unread member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, `{"output":1,"output":2,"input":{"consumer_group":"g","coordinator_base_url":"u","shard_count":4,"stream_prefix":"p"}}`, `{}`)))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := planparse.ParseBytes([]byte(tt.plan))
+			_, serr := planparse.Parse(strings.NewReader(tt.plan))
+			require.ErrorContains(t, serr, "parse plan: not JSON: ", "Parse validates every name")
+			if tt.bytesErr == "" {
+				require.NoError(t, err)
+				require.Len(t, cs.Changes, 1)
+				return
+			}
+			require.Nil(t, cs)
+			require.ErrorContains(t, err, "parse plan: not JSON: "+tt.bytesErr+" at offset 72")
+		})
+	}
+}

@@ -3,6 +3,7 @@ package planparse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -82,12 +83,14 @@ func (p *parser) resourceChanges() error {
 		return err
 	}
 	for i := 0; p.dec.PeekKind() != ']'; i++ {
-		// ReadValue validates the whole entry (syntax, UTF-8, duplicate names) in
-		// one pass; the entry is then walked without decoding it again.
+		// ReadValue validates the whole entry (syntax, UTF-8, and for Parse
+		// duplicate names) in one pass; the entry is then walked without decoding
+		// it again.
 		v, err := p.dec.ReadValue()
 		if err != nil {
 			return err
 		}
+		p.entryStart = p.base + int(p.dec.InputOffset()) - len(v)
 		if err := p.resourceChange(i, v); err != nil {
 			return err
 		}
@@ -108,13 +111,32 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 	if v.Kind() != '{' {
 		return planErrorf("resource_changes[%d] is not an object", i)
 	}
-	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
-		return nil
-	}
-	p.sc.members = p.sc.members[:0] // the previous entry's objects are done with
 	r := resource{sc: &p.sc, index: i}
 	var seen uint8
+	once := func(name []byte) error {
+		if bit := entryMember(name); bit != 0 {
+			if seen&bit != 0 {
+				return &duplicateError{name: string(name)}
+			}
+			seen |= bit
+		}
+		return nil
+	}
+	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
+		// Not a coordinator entry, unless it names one twice.
+		_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
+			if err := once(name); err != nil {
+				return 0, err
+			}
+			return valueEnd(v, at)
+		})
+		return p.entryError(&r, err)
+	}
+	p.sc.members = p.sc.members[:0] // the previous entry's objects are done with
 	_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
+		if err := once(name); err != nil {
+			return 0, err
+		}
 		switch string(name) {
 		case "address", "mode", "type", "name", "action_reason":
 		case "change":
@@ -143,18 +165,18 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 		case "address":
 			r.address = s
 		case "mode":
-			r.mode, seen = s, seen|seenMode
+			r.mode = s
 		case "type":
-			r.typ, seen = s, seen|seenType
+			r.typ = s
 		case "name":
-			r.name, seen = s, seen|seenName
+			r.name = s
 		case "action_reason":
 			r.actionReason = s
 		}
 		return e, nil
 	})
 	if err != nil {
-		return r.wrap(err)
+		return p.entryError(&r, err)
 	}
 	k := r.kind()
 	if k == "" {
@@ -165,7 +187,7 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 			return planErrorf("%s: change is missing", r.label())
 		}
 		if _, err := r.readChange(k, r.change, 0); err != nil {
-			return r.wrap(err)
+			return p.entryError(&r, err)
 		}
 	}
 	return p.extract(&r, k)
@@ -175,8 +197,49 @@ const (
 	seenMode uint8 = 1 << iota
 	seenType
 	seenName
+	seenAddress
+	seenActionReason
+	seenChange
 	seenAll = seenMode | seenType | seenName
 )
+
+// entryMember is the bit of an entry member planparse reads, 0 for the others.
+func entryMember(name []byte) uint8 {
+	switch string(name) {
+	case "mode":
+		return seenMode
+	case "type":
+		return seenType
+	case "name":
+		return seenName
+	case "address":
+		return seenAddress
+	case "action_reason":
+		return seenActionReason
+	case "change":
+		return seenChange
+	}
+	return 0
+}
+
+// changeMember is the bit of a change member planparse reads, 0 for the others.
+func changeMember(name []byte) uint8 {
+	switch string(name) {
+	case "actions":
+		return 1 << 0
+	case "before":
+		return 1 << 1
+	case "after":
+		return 1 << 2
+	case "after_unknown":
+		return 1 << 3
+	case "before_sensitive":
+		return 1 << 4
+	case "after_sensitive":
+		return 1 << 5
+	}
+	return 0
+}
 
 // readChange reads the change object starting at b[at]: actions, the two sides and
 // the markers. For the module only `input` matters: id, output and
@@ -199,11 +262,21 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			return values{}, 0, errNotObject
 		}
 		out := values{present: true}
+		inputs := 0
 		e, err := walkObject(b, at, func(name []byte, at int) (int, error) {
 			e, err := valueEnd(b, at)
+			if err != nil || string(name) != "input" {
+				return e, err
+			}
+			if inputs++; inputs > 1 {
+				return 0, &duplicateError{name: "input"}
+			}
 			// An input that is not an object is another shape: left unset.
-			if err == nil && string(name) == "input" && (b[at] == '{' || b[at] == 'n') {
+			if b[at] == '{' || b[at] == 'n' {
 				out.attrs, err = readObject(b[at:e], &r.sc.members)
+			}
+			if de, ok := err.(*duplicateError); ok {
+				de.name = "input." + de.name
 			}
 			return e, err
 		})
@@ -216,7 +289,14 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 		}
 		return m, err
 	}
+	var seen uint8
 	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
+		if bit := changeMember(name); bit != 0 {
+			if seen&bit != 0 {
+				return 0, &duplicateError{name: "change." + string(name)}
+			}
+			seen |= bit
+		}
 		var e int
 		var err error
 		switch string(name) {
@@ -238,6 +318,10 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			case "after_sensitive":
 				r.marks.afterSensitive, err = marker(b[at:e])
 			}
+		}
+		if de, ok := err.(*duplicateError); ok {
+			de.name = "change." + string(name) + "." + de.name
+			return 0, de
 		}
 		if err != nil {
 			return 0, planErrorf("%s: change.%s %v", r.label(), name, err)
@@ -267,6 +351,27 @@ func (sp *stringPool) stringArray(v jsontext.Value) ([]string, error) {
 		return err
 	})
 	return out, err
+}
+
+// duplicateError is a member name that appears twice in an object planparse
+// reads. ParseBytes' decoder lets duplicate names through (checking every object
+// of every entry costs a tenth of the parse); a name planparse reads twice would
+// be ambiguous, so it is caught while reading.
+type duplicateError struct{ name string }
+
+func (e *duplicateError) Error() string { return fmt.Sprintf("duplicate member name %q", e.name) }
+
+// entryError words an error from walking entry r: a duplicate name is malformed
+// JSON, anything else a plan error.
+func (p *parser) entryError(r *resource, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *duplicateError
+	if errors.As(err, &de) {
+		return skipErrorf(p.entryStart, "duplicate member name %q in resource_changes[%d]", de.name, r.index)
+	}
+	return r.wrap(err)
 }
 
 // wrap words an error from walking the entry as a plan error.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -44,7 +45,23 @@ func readObject(v jsontext.Value, slab *[]member) (object, error) {
 	})
 	// Capped, so that appending to the object can never write into the slab.
 	o.members = (*slab)[start:len(*slab):len(*slab)]
+	if err == nil {
+		err = duplicateMember(o.members)
+	}
 	return o, err
+}
+
+// duplicateMember finds a name that appears twice; objects read here have a
+// handful of members.
+func duplicateMember(members []member) error {
+	for j := range members {
+		for k := range j {
+			if members[k].name == members[j].name {
+				return &duplicateError{name: members[j].name}
+			}
+		}
+	}
+	return nil
 }
 
 func (o object) get(name string) (jsontext.Value, bool) {
@@ -84,7 +101,13 @@ func readMark(v jsontext.Value) (mark, error) {
 		return mark{any: true}, nil
 	case '{':
 		var m mark
+		var seen [8][]byte // markers have a few members; more spill to the heap
+		names := seen[:0]
 		err := eachMember(v, func(name []byte, value jsontext.Value) error {
+			if slices.ContainsFunc(names, func(n []byte) bool { return bytes.Equal(n, name) }) {
+				return &duplicateError{name: string(name)}
+			}
+			names = append(names, name)
 			sub, err := readMark(value)
 			if sub.any {
 				m.any = true
