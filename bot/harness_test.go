@@ -68,6 +68,14 @@ var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit":
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	h := newHarnessBase(t)
+	h.start()
+	return h
+}
+
+// newHarnessBase sets up everything but the service.
+func newHarnessBase(t *testing.T) *harness {
+	t.Helper()
 	tf := tftest.Binary(t)
 	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
@@ -106,7 +114,6 @@ func newHarness(t *testing.T) *harness {
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
 		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(), ConvergeTimeout: 2 * time.Minute, ApplyLease: 5 * time.Second,
 	}
-	h.start()
 	return h
 }
 

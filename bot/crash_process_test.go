@@ -1,0 +1,186 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/store"
+)
+
+// serveProcess is `shardgate serve` as a real process.
+type serveProcess struct {
+	t    *testing.T
+	bin  string
+	cfg  string
+	url  string
+	cmd  *exec.Cmd
+	logs *strings.Builder
+}
+
+func buildShardgate(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "shardgate")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/shardgate").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeServeConfig writes the harness's configuration as a server config file.
+func writeServeConfig(t *testing.T, h *harness, listen string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	key := write("app.pem", string(h.gh.AppPrivateKeyPEM()))
+	secret := write("webhook-secret", testSecret)
+	coordPW := write("coord-password", "password")
+	return write("server.yaml", fmt.Sprintf(`version: 1
+listen: %s
+github:
+  api_url: %s
+  app_id: %d
+  private_key_file: %s
+  webhook_secret_file: %s
+store:
+  path: %s
+terraform:
+  binary: %s
+  work_dir: %s
+coordinators:
+  - url_prefix: %s
+    username: admin
+    password_file: %s
+approvers:
+  users: [%s]
+  teams: [acme/sre]
+apply:
+  lease: 3s
+  convergence_timeout: 2m
+`, listen, h.gh.URL(), h.gh.AppID(), key, secret, h.cfg.StorePath, h.cfg.TerraformBinary, t.TempDir(), h.simURL, coordPW, approver))
+}
+
+func (p *serveProcess) start() {
+	p.t.Helper()
+	p.logs = &strings.Builder{}
+	p.cmd = exec.Command(p.bin, "serve", "--config", p.cfg)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	require.NoError(p.t, p.cmd.Start())
+	require.Eventually(p.t, func() bool {
+		resp, err := http.Get(p.url + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 30*time.Second, 50*time.Millisecond, "shardgate serve did not become ready: %s", p.logs)
+}
+
+func (p *serveProcess) kill9() {
+	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.cmd.Wait()
+}
+
+func (p *serveProcess) deliver(event string, body []byte) {
+	p.t.Helper()
+	resp, err := githubtest.Deliver(p.url+"/webhook", event, body, testSecret)
+	require.NoError(p.t, err)
+	resp.Body.Close()
+	require.Equal(p.t, 202, resp.StatusCode)
+}
+
+// The service is killed with SIGKILL in the middle of terraform apply (a
+// replace cut between its destroy and its create, coordinator calls in
+// flight). Restarted on the same store, it takes the job over when the lease
+// expires, re-plans from the current state (never the stale plan), applies the
+// same end state once and converges: the coordinator sees one stream scale.
+func TestKilledMidApplyResumesOnce(t *testing.T) {
+	tftest.Binary(t)
+	h := newHarnessBase(t)
+	listen := freePort(t)
+	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: writeServeConfig(t, h, listen), url: "http://" + listen}
+	p.start()
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.cmd.Wait()
+		}
+	}()
+
+	h.repo.Checkout("main")
+	h.repo.Branch("scale")
+	h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+	h.repo.Commit("scale create-order to 6")
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "scale", User: author})
+	p.deliver("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	h.eventuallyComment(pr, "(`quiesce_attestation`)")
+	c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate attest quiesce create-order")
+	p.deliver("issue_comment", githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
+		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: c.ID, Body: c.Body, User: approver}))
+	h.eventuallyComment(pr, "✅ **Allowed")
+
+	// Slow coordinator: terraform apply's steps take seconds each.
+	h.sim.SetDelay(1500 * time.Millisecond)
+	h.repo.Checkout("main")
+	sha := h.repo.Merge("scale", "Merge pull request #1")
+	h.gh.MergePR(owner, repoName, pr.Number, approver, sha)
+	merged := h.gh.PRPayload(owner, repoName, pr.Number)
+	merged.Sender = approver
+	p.deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, time.Now()))
+	h.eventuallyComment(pr, "🔄 applying")
+	time.Sleep(2500 * time.Millisecond) // inside terraform apply: the first group is destroyed, its create is calling the coordinator
+	p.kill9()
+
+	h.sim.SetDelay(0)
+	p.start()
+	body := h.eventuallyComment(pr, "✅ applied")
+	require.Contains(t, body, "merged and applied (1 project)")
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+	scales := 0
+	for _, a := range auditOf(h) {
+		if a.Action == "SCALE_STREAM" && a.StreamPrefix == "create-order" {
+			scales++
+		}
+	}
+	require.Equal(t, 1, scales, "the coordinator saw exactly one scale of the stream: %+v", auditOf(h))
+	require.Equal(t, "success", h.check(CheckApplyPrefix+"streams", sha).Conclusion)
+	require.Contains(t, p.logs.String(), "apply job started", "the restarted process took the job over")
+
+	// The store shows one applied outcome, from the attempt that resumed.
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.cmd.Wait())
+	st, err := store.OpenBolt(h.cfg.StorePath)
+	require.NoError(t, err)
+	defer st.Close()
+	kvs, err := st.List(context.Background(), bucketAudit, "")
+	require.NoError(t, err)
+	require.Len(t, kvs, 1, "one audit record: the killed attempt never finished")
+	var rec AuditRecord
+	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
+	require.Equal(t, ApplyApplied, rec.Outcome)
+	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
+}
