@@ -237,6 +237,19 @@ func (b *Bolt) view(ctx context.Context, what string, fn func(*bolt.Tx) error) e
 }
 
 // update is view for a write transaction.
+// batch is update through bbolt's Batch: concurrent writers share one
+// transaction and one fsync. fn may run more than once (bbolt re-runs a batch
+// without the call that failed), so it must only write through tx.
+func (b *Bolt) batch(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := b.db.Batch(fn); err != nil {
+		return txError(what, err)
+	}
+	return nil
+}
+
 func (b *Bolt) update(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -41,7 +41,7 @@ func (b *Bolt) Put(ctx context.Context, bucket, key string, value []byte) error 
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("put record: %w", err)
 	}
-	return b.update(ctx, "put record", func(tx *bolt.Tx) error {
+	return b.batch(ctx, "put record", func(tx *bolt.Tx) error {
 		bk, err := records(tx, bucket, true)
 		if err != nil {
 			return err
@@ -74,7 +74,7 @@ func (b *Bolt) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 
 // Delete removes a record; an absent one is not an error.
 func (b *Bolt) Delete(ctx context.Context, bucket, key string) error {
-	return b.update(ctx, "delete record", func(tx *bolt.Tx) error {
+	return b.batch(ctx, "delete record", func(tx *bolt.Tx) error {
 		bk, err := records(tx, bucket, false)
 		if err != nil || bk == nil || key == "" {
 			return err
@@ -111,7 +111,7 @@ func (b *Bolt) Update(ctx context.Context, bucket, key string, fn func(old []byt
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("update record: %w", err)
 	}
-	return b.update(ctx, "update record", func(tx *bolt.Tx) error {
+	return b.batch(ctx, "update record", func(tx *bolt.Tx) error {
 		bk, err := records(tx, bucket, true)
 		if err != nil {
 			return err

@@ -97,7 +97,9 @@ type Store interface {
 	// List returns the records of bucket whose key starts with prefix, by key.
 	List(ctx context.Context, bucket, prefix string) ([]KV, error)
 	// Update replaces a record with fn(old) atomically; old is nil when absent,
-	// and a nil result deletes the record.
+	// and a nil result deletes the record. fn may be called more than once (a
+	// store may retry it in a new transaction), so it must be a pure function
+	// of old.
 	Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error
 
 	// Ping checks that the store can be read (for /readyz).
