@@ -16,6 +16,7 @@ import (
 // Keys of the input document (docs/policy-input.md).
 const (
 	inputChanges         = "changes"
+	inputChangesByAction = "changes_by_action"
 	inputDesired         = "desired"
 	inputLive            = "live"
 	inputCoordinator     = "coordinator"
@@ -31,8 +32,10 @@ const (
 func buildInput(req Request) ast.Value {
 	cfg := withDefaults(req.Config)
 	st := make(stringTerms)
+	changes, byAction := st.changesTerm(req.ChangeSet.Changes)
 	return ast.NewObject(
-		item(inputChanges, st.changesTerm(req.ChangeSet.Changes)),
+		item(inputChanges, changes),
+		item(inputChangesByAction, byAction),
 		item(inputDesired, st.desiredTerm(req.ChangeSet.Desired)),
 		item(inputLive, st.liveTerm(req.Live)),
 		item(inputCoordinator, ast.ObjectTerm(
@@ -73,7 +76,7 @@ var keyTerms = func() map[string]*ast.Term {
 		"shard_count", "state", "active_migration_id", "migration_state", "live_members",
 		"metadata_version", "groups", "metadata_version_regressed", "shard_counts", "max_shard_count",
 		"consulted", "reachable", "error", "max_shard_delta", "max_scale_factor", "duplicate_tolerant_streams",
-		inputChanges, inputDesired, inputLive, inputCoordinator, inputAttestedStreams, inputLabels, inputConfig,
+		inputChanges, inputChangesByAction, inputDesired, inputLive, inputCoordinator, inputAttestedStreams, inputLabels, inputConfig,
 	}
 	m := make(map[string]*ast.Term, len(keys))
 	for _, k := range keys {
@@ -102,14 +105,25 @@ func (st stringTerms) term(s string) *ast.Term {
 	return t
 }
 
-func (st stringTerms) changesTerm(changes []planparse.Change) *ast.Term {
+// indexedActions are the keys of input.changes_by_action, present even when no
+// change has the action, so that a policy can tell a missing index from none.
+var indexedActions = []planparse.Action{
+	planparse.ActionCreate, planparse.ActionScale, planparse.ActionDelete,
+	planparse.ActionUnmanage, planparse.ActionUpdate,
+}
+
+// changesTerm returns input.changes and input.changes_by_action, the same change
+// terms grouped by action: a rule about scales then steps through the scales
+// only, not through every change of a 10,000-instance plan.
+func (st stringTerms) changesTerm(changes []planparse.Change) (*ast.Term, *ast.Term) {
 	terms := make([]*ast.Term, 0, len(changes))
+	byAction := make(map[planparse.Action][]*ast.Term, len(indexedActions))
 	for i := range changes {
 		c := &changes[i]
 		if c.Action == planparse.ActionNoop {
 			continue
 		}
-		terms = append(terms, ast.ObjectTerm(
+		t := ast.ObjectTerm(
 			item("address", ast.StringTerm(c.Address)),
 			item("kind", st.term(string(c.Kind))),
 			item("stream_prefix", st.term(c.StreamPrefix)),
@@ -121,9 +135,19 @@ func (st stringTerms) changesTerm(changes []planparse.Change) *ast.Term {
 			item("unknown", st.strings(c.Unknown)),
 			item("action_reason", st.term(c.ActionReason)),
 			item("terraform_actions", st.strings(c.TerraformActions)),
-		))
+		)
+		terms = append(terms, t)
+		byAction[c.Action] = append(byAction[c.Action], t)
 	}
-	return ast.ArrayTerm(terms...)
+	groups := make([][2]*ast.Term, 0, len(indexedActions)+1)
+	for _, a := range indexedActions {
+		groups = append(groups, [2]*ast.Term{st.term(string(a)), ast.ArrayTerm(byAction[a]...)})
+		delete(byAction, a)
+	}
+	for a, ts := range byAction { // an action planparse may add later
+		groups = append(groups, [2]*ast.Term{st.term(string(a)), ast.ArrayTerm(ts...)})
+	}
+	return ast.ArrayTerm(terms...), ast.ObjectTerm(groups...)
 }
 
 // redactURL hides a password in a coordinator URL: policy errors and messages can

@@ -67,3 +67,37 @@ func TestInputLiveIndexes(t *testing.T) {
 	got := in.Get(ast.StringTerm(inputLive))
 	require.True(t, got.Equal(want), "got %v", got)
 }
+
+func TestInputChangesByAction(t *testing.T) {
+	scale := scaleChange("orders", "billing", 4, 6)
+	del := moduleChange("orders", "audit", planparse.ActionUnmanage, intp(4), nil)
+	noop := moduleChange("payments", "billing", planparse.ActionNoop, intp(2), intp(2))
+	in := buildInput(Request{ChangeSet: changeSet(scale, noop, del)}).(ast.Object)
+
+	changes := in.Get(ast.StringTerm(inputChanges)).Value.(*ast.Array)
+	require.Equal(t, 2, changes.Len(), "noops are left out")
+	byAction := in.Get(ast.StringTerm(inputChangesByAction)).Value.(ast.Object)
+	keys := []string{}
+	for _, k := range byAction.Keys() {
+		keys = append(keys, string(k.Value.(ast.String)))
+	}
+	require.ElementsMatch(t, []string{"create", "scale", "delete", "unmanage", "update"}, keys)
+	tests := []struct {
+		action string
+		want   []*ast.Term
+	}{
+		{"scale", []*ast.Term{changes.Elem(0)}},
+		{"unmanage", []*ast.Term{changes.Elem(1)}},
+		{"delete", nil},
+		{"create", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.action, func(t *testing.T) {
+			got := byAction.Get(ast.StringTerm(tt.action)).Value.(*ast.Array)
+			require.Equal(t, len(tt.want), got.Len())
+			for i, w := range tt.want {
+				require.Same(t, w, got.Elem(i), "the same term as in input.changes")
+			}
+		})
+	}
+}

@@ -19,6 +19,14 @@ stream_finding(prefix, group, msg) := {
 	"address": "",
 }
 
+# changes_with lists the changes of one action. The engine indexes input.changes by
+# action (input.changes_by_action, every action a key, empty or not) so that a rule
+# about scales steps through the scales only; an input without the index, such as
+# a unit test's, is filtered here instead. Call it once, before a loop.
+changes_with(action) := input.changes_by_action[action] if {
+	input.changes_by_action
+} else := [c | some c in input.changes; c.action == action]
+
 # current_shards is the shard count a scale starts from, null when unknown. Live
 # coordinator state wins over the plan: the plan's "before" is what Terraform last
 # applied, and another module or an operator may have scaled the stream since
@@ -46,7 +54,7 @@ scales_out(c) if {
 # here rather than in a rule package: the engine evaluates every rule of every rule
 # package, while these are computed only when a rule asks.
 scaled_out_streams contains c.stream_prefix if {
-	some c in input.changes
+	some c in changes_with("scale")
 	scales_out(c)
 }
 

@@ -69,3 +69,18 @@ test_scaled_out_streams if {
 	]}
 	streams == {"orders"}
 }
+
+test_changes_with_uses_the_index if {
+	# The index wins over input.changes: it is what the engine built them from.
+	indexed := {"scale": [f.scale(4, 8)], "delete": [], "unmanage": [], "create": [], "update": []}
+	lib.changes_with("scale") == [f.scale(4, 8)] with input as {"changes": [], "changes_by_action": indexed}
+	lib.changes_with("delete") == [] with input as {"changes": [f.change({"action": "delete"})], "changes_by_action": indexed}
+}
+
+test_changes_with_filters_without_the_index if {
+	changes := [f.scale(4, 8), f.change({"action": "delete", "address": "a"}), f.scale(2, 3)]
+	lib.changes_with("scale") == [f.scale(4, 8), f.scale(2, 3)] with input as {"changes": changes}
+	lib.changes_with("delete") == [f.change({"action": "delete", "address": "a"})] with input as {"changes": changes}
+	lib.changes_with("create") == [] with input as {"changes": changes}
+	lib.changes_with("scale") == [] with input as {}
+}

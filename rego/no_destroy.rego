@@ -11,8 +11,7 @@ package shardgate.rules.no_destroy
 import data.shardgate.lib
 
 deny contains v if {
-	some c in input.changes
-	c.action == "delete"
+	some c in lib.changes_with("delete")
 	msg := sprintf(
 		"%s deletes coordinator group %s/%s: the coordinator removes the group's metadata (its Redis stream keys stay, and the delete does not wait for an active migration)",
 		[c.address, c.stream_prefix, c.consumer_group],
@@ -21,8 +20,7 @@ deny contains v if {
 }
 
 deny contains v if {
-	some c in input.changes
-	c.action == "unmanage"
+	some c in lib.changes_with("unmanage")
 	msg := sprintf(
 		"%s unmanages coordinator group %s/%s: Terraform forgets the group but the coordinator keeps it (destroying the module is a no-op on the coordinator), so its shard count is no longer owned by any plan",
 		[c.address, c.stream_prefix, c.consumer_group],

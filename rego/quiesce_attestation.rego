@@ -15,8 +15,7 @@ import data.shardgate.lib
 # scaled are the stream prefixes the plan scales. A scale is stream-level, so one
 # finding per prefix, however many groups of it the plan touches.
 scaled contains c.stream_prefix if {
-	some c in input.changes
-	c.action == "scale"
+	some c in lib.changes_with("scale")
 }
 
 # attested holds the scaled prefixes a fresh attestation covers; the engine reports
@@ -30,10 +29,11 @@ attested contains prefix if {
 tolerant(prefix) if input.config.duplicate_tolerant_streams[prefix]
 
 deny contains v if {
+	scales := lib.changes_with("scale")
 	some prefix in scaled
 	not input.attested_streams[prefix]
 	not tolerant(prefix)
-	addrs := [c.address | some c in input.changes; c.action == "scale"; c.stream_prefix == prefix]
+	addrs := [c.address | some c in scales; c.stream_prefix == prefix]
 
 	# How to attest is the report's job: it knows who may and through which channel.
 	msg := sprintf(

@@ -19,8 +19,7 @@ deny contains v if {
 	# Read the limits once, before the loop, not once per change.
 	delta_limit := max_delta
 	factor_limit := max_factor
-	some c in input.changes
-	c.action == "scale"
+	some c in lib.changes_with("scale")
 	after := c.shards_after
 	is_number(after)
 	before := lib.current_shards(c)
