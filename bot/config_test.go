@@ -180,3 +180,25 @@ func TestParseConfigRefusesInlineSecretsAndUnknownKeys(t *testing.T) {
 	_, err = ParseConfig("c", []byte(""), noEnv)
 	require.ErrorContains(t, err, "file is empty")
 }
+
+// The configuration example in docs/operating.md is a valid configuration.
+func TestOperatingDocExampleParses(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "```yaml\n")
+	require.GreaterOrEqual(t, start, 0)
+	end := strings.Index(text[start+8:], "```")
+	yaml := text[start+8 : start+8+end]
+	dir := t.TempDir()
+	for _, f := range []string{"/etc/shardgate/app.pem", "/etc/shardgate/webhook-secret", "/etc/shardgate/coordinator-prod"} {
+		local := writeFile(t, dir, filepath.Base(f), "content of "+filepath.Base(f))
+		yaml = strings.ReplaceAll(yaml, f, local)
+	}
+	cfg, err := ParseConfig("docs/operating.md", []byte(yaml), noEnv)
+	require.NoError(t, err)
+	require.EqualValues(t, 123456, cfg.AppID)
+	require.Equal(t, []string{"acme/sre"}, cfg.ApproverTeams)
+	require.Equal(t, 2*time.Hour, cfg.AttestationTTL)
+	require.Equal(t, 2*time.Minute, cfg.ApplyLease)
+}
