@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -22,33 +23,48 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just past the string starting at b[i] == '"'.
-// It looks at eight bytes at a time for a quote or a backslash.
 func stringEnd(b []byte, i int) (int, error) {
+	if e, ok := skipString(b, i); ok {
+		return e, nil
+	}
+	return 0, errMalformed
+}
+
+// skipString returns the index just past the string starting at b[i] == '"', and
+// false when it does not end.
+func skipString(b []byte, i int) (int, bool) {
 	j := i + 1
 	for {
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			if hasByte(x, '"')|hasByte(x, '\\') != 0 {
-				break
-			}
-			j += 8
-		}
-		for ; j < len(b); j++ {
-			if b[j] == '"' || b[j] == '\\' {
-				break
-			}
-		}
+		j = quoteOrBackslash(b, j)
 		switch {
 		case j >= len(b):
-			return 0, errMalformed
+			return 0, false
 		case b[j] == '"':
-			return j + 1, nil
+			return j + 1, true
 		}
 		j += 2 // a backslash escapes the next byte
 	}
 }
 
-// hasByte is non-zero when one of the eight bytes of x is c.
+// quoteOrBackslash returns the index of the first '"' or '\\' in b from j on, or
+// len(b). It looks at eight bytes at a time; the lowest byte hasByte marks is
+// always a true match, so its position comes from the mask without a byte loop.
+func quoteOrBackslash(b []byte, j int) int {
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := hasByte(x, '"') | hasByte(x, '\\'); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+	}
+	for j < len(b) && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	return j
+}
+
+// hasByte is non-zero when one of the eight bytes of x is c: it sets the high bit
+// of the first such byte, and maybe of later bytes that are not c.
 func hasByte(x uint64, c byte) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	y := x ^ (lo * uint64(c))

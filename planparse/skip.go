@@ -1,7 +1,6 @@
 package planparse
 
 import (
-	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
 )
@@ -119,31 +118,6 @@ func skipStructure(b []byte, i int) (int, error) {
 		}
 	}
 	return 0, skipErrorf(len(b), "unexpected end of input")
-}
-
-// skipString is stringEnd with a found flag instead of an error value: the
-// skipper calls it for every string of the plan.
-func skipString(b []byte, i int) (int, bool) {
-	j := i + 1
-	for {
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			if hasByte(x, '"')|hasByte(x, '\\') != 0 {
-				break
-			}
-			j += 8
-		}
-		for j < len(b) && b[j] != '"' && b[j] != '\\' {
-			j++
-		}
-		switch {
-		case j >= len(b):
-			return 0, false
-		case b[j] == '"':
-			return j + 1, true
-		}
-		j += 2 // a backslash escapes the next byte
-	}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
