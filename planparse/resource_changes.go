@@ -3,7 +3,6 @@ package planparse
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -203,44 +202,6 @@ const (
 	seenAll = seenMode | seenType | seenName
 )
 
-// entryMember is the bit of an entry member planparse reads, 0 for the others.
-func entryMember(name []byte) uint8 {
-	switch string(name) {
-	case "mode":
-		return seenMode
-	case "type":
-		return seenType
-	case "name":
-		return seenName
-	case "address":
-		return seenAddress
-	case "action_reason":
-		return seenActionReason
-	case "change":
-		return seenChange
-	}
-	return 0
-}
-
-// changeMember is the bit of a change member planparse reads, 0 for the others.
-func changeMember(name []byte) uint8 {
-	switch string(name) {
-	case "actions":
-		return 1 << 0
-	case "before":
-		return 1 << 1
-	case "after":
-		return 1 << 2
-	case "after_unknown":
-		return 1 << 3
-	case "before_sensitive":
-		return 1 << 4
-	case "after_sensitive":
-		return 1 << 5
-	}
-	return 0
-}
-
 // readChange reads the change object starting at b[at]: actions, the two sides and
 // the markers. For the module only `input` matters: id, output and
 // triggers_replace are stepped over.
@@ -351,27 +312,6 @@ func (sp *stringPool) stringArray(v jsontext.Value) ([]string, error) {
 		return err
 	})
 	return out, err
-}
-
-// duplicateError is a member name that appears twice in an object planparse
-// reads. ParseBytes' decoder lets duplicate names through (checking every object
-// of every entry costs a tenth of the parse); a name planparse reads twice would
-// be ambiguous, so it is caught while reading.
-type duplicateError struct{ name string }
-
-func (e *duplicateError) Error() string { return fmt.Sprintf("duplicate member name %q", e.name) }
-
-// entryError words an error from walking entry r: a duplicate name is malformed
-// JSON, anything else a plan error.
-func (p *parser) entryError(r *resource, err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *duplicateError
-	if errors.As(err, &de) {
-		return skipErrorf(p.entryStart, "duplicate member name %q in resource_changes[%d]", de.name, r.index)
-	}
-	return r.wrap(err)
 }
 
 // wrap words an error from walking the entry as a plan error.

@@ -51,19 +51,6 @@ func readObject(v jsontext.Value, slab *[]member) (object, error) {
 	return o, err
 }
 
-// duplicateMember finds a name that appears twice; objects read here have a
-// handful of members.
-func duplicateMember(members []member) error {
-	for j := range members {
-		for k := range j {
-			if members[k].name == members[j].name {
-				return &duplicateError{name: members[j].name}
-			}
-		}
-	}
-	return nil
-}
-
 func (o object) get(name string) (jsontext.Value, bool) {
 	for _, m := range o.members {
 		if m.name == name {
