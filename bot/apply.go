@@ -298,8 +298,57 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return fail("not applied: the merge commit's plan is not the reviewed one: " + strings.Join(g.Differences, "; ") +
 			". Policy on the merge commit's plan: " + verdict + ". Plan the change again in a new pull request.")
 	}
+	// The same end state can still be denied on the merge commit: main may have
+	// moved elsewhere in the stream (another group's count), or the live state
+	// changed. The review's exceptions and attestations carry over, since the end
+	// state is the reviewed one; a denied plan is never applied.
+	if verdict, ok := r.judgeMerged(ctx, current); !ok {
+		return fail("not applied: on the merge commit the policy denies the change: " + verdict)
+	}
 	r.audit.AppliedFingerprint = endStateFingerprint(current)
 	return current, tj, "", "", true
+}
+
+// judgeMerged evaluates the merge commit's plan with the base branch's policy
+// settings, live coordinator state, and the review's counted exception labels
+// and still-fresh attestations.
+func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
+	s := r.s
+	pol, err := s.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	if err != nil {
+		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
+	}
+	var labels []policy.Label
+	for _, e := range r.reviewed.Decision.ExceptionsApplied {
+		labels = append(labels, policy.Label{Name: e.Label, Actor: e.Actor, Counted: true})
+	}
+	atts, err := s.rec.attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+	if err != nil {
+		return "store: " + err.Error(), false
+	}
+	coordinator, live := s.liveState(ctx, current)
+	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
+		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
+	if err == nil && dec.Allowed {
+		return "", true
+	}
+	var parts []string
+	for _, v := range dec.Violations {
+		parts = append(parts, v.Rule+": "+v.Message)
+	}
+	return strings.Join(parts, "; "), false
+}
+
+func dedupeLabels(in []policy.Label) []policy.Label {
+	seen := map[string]bool{}
+	var out []policy.Label
+	for _, l := range in {
+		if !seen[l.Name] {
+			seen[l.Name] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,4 +201,39 @@ func TestApplyWaitsForStateLock(t *testing.T) {
 	jobs := h.waitApplies(pr)
 	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
 	require.NoFileExists(t, lockInfo)
+}
+
+// Two merges on one stream: the second waits behind the first, and says so on
+// its PR. Its own change was fine when reviewed, but on the merge commit the
+// stream would end with two shard counts: denied there, so not applied.
+func TestSecondMergeOnAStreamWaitsAndIsJudgedOnTheMergeCommit(t *testing.T) {
+	h := newHarness(t)
+	first := allowedScale(h, "scale-first")
+	h.repo.Checkout("main")
+	h.repo.Branch("add-reports")
+	h.repo.WriteFile("streams/reports.tf", `module "reports" {
+  source               = "../modules/stream-group"
+  coordinator_base_url = "`+h.simURL+`"
+  stream_prefix        = "create-order"
+  consumer_group       = "reports"
+  shard_count          = 4
+}
+`)
+	h.repo.Commit("a reports group on create-order")
+	second := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "add-reports", User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, second.Number)))
+	require.Contains(t, h.theComment(second), "✅ **Allowed", "a new group at the stream's count is fine at review")
+
+	h.sim.SetDelay(700 * time.Millisecond) // the first apply takes a while
+	h.merge(first, approver)
+	h.merge(second, approver)
+	h.eventuallyComment(second, fmt.Sprintf("waiting behind #%d (`streams`) on stream `create-order`", first.Number))
+	h.sim.SetDelay(0)
+
+	require.Equal(t, ApplyApplied, h.waitApplies(first)[0].State)
+	jobs := h.waitApplies(second)
+	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Reason, "on the merge commit the policy denies the change: conflicting_shard_count")
+	_, exists := h.simShards("create-order")["reports"]
+	require.False(t, exists, "nothing applied for the second merge")
 }

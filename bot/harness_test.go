@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +57,14 @@ type harness struct {
 func groupsHCL(groups map[string]int) string {
 	var b strings.Builder
 	b.WriteString("{\n")
-	for k, n := range groups {
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
 		prefix, group, _ := strings.Cut(k, "/")
-		fmt.Fprintf(&b, "    %q = { stream_prefix = %q, consumer_group = %q, shard_count = %d }\n", k, prefix, group, n)
+		fmt.Fprintf(&b, "    %q = { stream_prefix = %q, consumer_group = %q, shard_count = %d }\n", k, prefix, group, groups[k])
 	}
 	b.WriteString("  }")
 	return b.String()
