@@ -211,12 +211,12 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 	}
 	module := k == KindModule
 	side := func(at int) (values, int, error) {
-		if at < len(b) && b[at] == 'n' || !module {
+		if at < len(b) && b[at] == 'n' {
 			e, err := valueEnd(b, at)
-			if err != nil || isNull(b[at:e]) {
-				return values{}, e, err
-			}
-			o, err := readObject(b[at:e], &r.sc.members)
+			return values{}, e, err
+		}
+		if !module {
+			o, e, err := readObjectAt(b, at, &r.sc.members)
 			return values{present: true, attrs: o}, e, err
 		}
 		if at >= len(b) || b[at] != '{' {
@@ -225,17 +225,19 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 		out := values{present: true}
 		inputs := 0
 		e, err := walkObject(b, at, func(name []byte, at int) (int, error) {
-			e, err := valueEnd(b, at)
-			if err != nil || string(name) != "input" {
-				return e, err
+			if string(name) != "input" {
+				return valueEnd(b, at)
 			}
 			if inputs++; inputs > 1 {
 				return 0, &duplicateError{name: "input"}
 			}
 			// An input that is not an object is another shape: left unset.
-			if b[at] == '{' || b[at] == 'n' {
-				out.attrs, err = readObject(b[at:e], &r.sc.members)
+			if b[at] != '{' && b[at] != 'n' {
+				return valueEnd(b, at)
 			}
+			var e int
+			var err error
+			out.attrs, e, err = readObjectAt(b, at, &r.sc.members)
 			if de, ok := err.(*duplicateError); ok {
 				de.name = "input." + de.name
 			}

@@ -27,28 +27,33 @@ type object struct {
 	members []member
 }
 
-// readObject reads the object v; its members are appended to *slab, which the
-// parser reuses from one resource_changes entry to the next.
-func readObject(v jsontext.Value, slab *[]member) (object, error) {
-	o := object{set: true}
-	if isNull(v) {
-		o.null = true
-		return o, nil
+// readObjectAt reads the object, or null, starting at b[at] and returns the index
+// after it, in one pass: cutting the value out first would scan it twice. The
+// members are appended to *slab, which the parser reuses from one
+// resource_changes entry to the next.
+func readObjectAt(b []byte, at int, slab *[]member) (object, int, error) {
+	if at < len(b) && b[at] == 'n' {
+		e, err := valueEnd(b, at)
+		return object{set: true, null: true}, e, err
 	}
-	if v[0] != '{' {
-		return object{}, errNotObject
+	if at >= len(b) || b[at] != '{' {
+		return object{}, 0, errNotObject
 	}
 	start := len(*slab)
-	err := eachMember(v, func(name []byte, value jsontext.Value) error {
-		*slab = append(*slab, member{name: intern(name), value: value})
-		return nil
+	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
+		e, err := valueEnd(b, at)
+		if err != nil {
+			return 0, err
+		}
+		*slab = append(*slab, member{name: intern(name), value: b[at:e]})
+		return e, nil
 	})
 	// Capped, so that appending to the object can never write into the slab.
-	o.members = (*slab)[start:len(*slab):len(*slab)]
+	o := object{set: true, members: (*slab)[start:len(*slab):len(*slab)]}
 	if err == nil {
 		err = duplicateMember(o.members)
 	}
-	return o, err
+	return o, end, err
 }
 
 func (o object) get(name string) (jsontext.Value, bool) {
