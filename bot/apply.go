@@ -268,8 +268,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, ApplyFailed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
 	tj, err := s.applyJob(checkout, r.reviewed, func(w runner.LockWait) {
-		r.progress(ctx, r.job.State, fmt.Sprintf("waiting for the Terraform state lock held by %s (%s, lock id `%s`) since %s; shardgate waits and never force-unlocks",
-			orUnknown(w.Lock.Who), orUnknown(w.Lock.OperationName()), orUnknown(w.Lock.ID), createdText(w.Lock.Created)))
+		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
 	if err != nil {
 		return nil, nil, ApplyFailed, err.Error(), false

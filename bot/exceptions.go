@@ -150,7 +150,7 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st 
 			return err
 		}
 		st.Notes = append(st.Notes, fmt.Sprintf("Removed `%s` (added by @%s for %s): a push voids exception labels. An approver can add it again for %s.",
-			rec.Label, rec.Actor, shortSHA(orUnknown(rec.HeadSHA)), shortSHA(st.HeadSHA)))
+			rec.Label, rec.Actor, shortSHA(rec.HeadSHA), shortSHA(st.HeadSHA)))
 	}
 	return nil
 }

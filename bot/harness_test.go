@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/store"
@@ -51,23 +51,6 @@ type harness struct {
 	web     *httptest.Server
 	logs    *strings.Builder
 	started bool
-}
-
-// groups renders the root module's groups map: "prefix/group" -> shard count.
-func groupsHCL(groups map[string]int) string {
-	var b strings.Builder
-	b.WriteString("{\n")
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		prefix, group, _ := strings.Cut(k, "/")
-		fmt.Fprintf(&b, "    %q = { stream_prefix = %q, consumer_group = %q, shard_count = %d }\n", k, prefix, group, groups[k])
-	}
-	b.WriteString("  }")
-	return b.String()
 }
 
 var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
@@ -126,36 +109,7 @@ func newHarnessBase(t *testing.T) *harness {
 // writeRoot writes the root configuration with the given groups; its state is
 // the shared file h.state and it talks to the simulator.
 func (h *harness) writeRoot(groups map[string]int) {
-	h.repo.WriteFile("streams/main.tf", fmt.Sprintf(`terraform {
-  backend "local" {
-    path = %q
-  }
-}
-
-variable "coordinator_username" {
-  type    = string
-  default = ""
-}
-
-variable "coordinator_password" {
-  type      = string
-  default   = ""
-  sensitive = true
-}
-
-module "stream_group" {
-  source   = "../modules/stream-group"
-  for_each = %s
-
-  coordinator_base_url = %q
-  coordinator_username = var.coordinator_username
-  coordinator_password = var.coordinator_password
-  stream_prefix        = each.value.stream_prefix
-  consumer_group       = each.value.consumer_group
-  shard_count          = each.value.shard_count
-  poll_interval_seconds = 1
-}
-`, h.state, groupsHCL(groups), h.simURL))
+	h.repo.WriteFile("streams/main.tf", streamroot.MainTF(h.state, h.simURL, groups))
 }
 
 // applyMain applies the default branch with the real terraform, as an operator

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
@@ -137,8 +136,8 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 	}
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: p.Workspace, VarFiles: varFiles,
 		OnLockWait: func(w runner.LockWait) {
-			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s (%s, lock id `%s`) since %s; shardgate waits and never force-unlocks.",
-				shortSHA(st.HeadSHA), p.Name, orUnknown(w.Lock.Who), orUnknown(w.Lock.OperationName()), orUnknown(w.Lock.ID), createdText(w.Lock.Created))
+			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
+				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
 			if err := s.publish(ctx, gh, st, plans); err != nil {
 				Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
@@ -346,18 +345,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
-	}
-	return s
-}
-
-func createdText(t time.Time) string {
-	if t.IsZero() {
-		return "an unknown time"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

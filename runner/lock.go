@@ -55,6 +55,23 @@ func (e *StateLockError) Error() string {
 	return msg
 }
 
+// Holder describes who holds the lock for a person: "alice@laptop (apply,
+// lock id 5d3c…) since 2026-11-30T06:00:00Z", with "(unknown)" for what the
+// backend did not say.
+func (e *StateLockError) Holder() string {
+	unknown := func(s string) string {
+		if s == "" {
+			return "(unknown)"
+		}
+		return s
+	}
+	since := "an unknown time"
+	if !e.Created.IsZero() {
+		since = e.Created.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s (%s, lock id %s) since %s", unknown(e.Who), unknown(e.OperationName()), unknown(e.ID), since)
+}
+
 // OperationName is the holder's operation in the words a user types:
 // "OperationTypeApply" becomes "apply".
 func (e *StateLockError) OperationName() string {

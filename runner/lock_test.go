@@ -105,3 +105,10 @@ func TestDescribesRequester(t *testing.T) {
 	}
 	require.Contains(t, terraformWho(), "@")
 }
+
+func TestStateLockErrorHolder(t *testing.T) {
+	created := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	e := &StateLockError{ID: "5d3c", Who: "alice@laptop", Operation: "OperationTypeApply", Created: created}
+	require.Equal(t, "alice@laptop (apply, lock id 5d3c) since 2026-11-30T06:00:00Z", e.Holder())
+	require.Equal(t, "(unknown) ((unknown), lock id (unknown)) since an unknown time", (&StateLockError{}).Holder())
+}

@@ -116,8 +116,8 @@ func planJob(ctx context.Context, job *runner.Job) (*planparse.ChangeSet, error)
 
 func lockWaitLine(w runner.LockWait) string {
 	l := w.Lock
-	msg := fmt.Sprintf("the state is locked by %s (%s, lock id %s) since %s; waiting (attempt %d, %s so far); shardgate never force-unlocks",
-		orUnknown(l.Who), orUnknown(l.OperationName()), orUnknown(l.ID), createdText(l.Created), w.Attempt, w.Waited.Round(time.Second))
+	msg := fmt.Sprintf("the state is locked by %s; waiting (attempt %d, %s so far); shardgate never force-unlocks",
+		l.Holder(), w.Attempt, w.Waited.Round(time.Second))
 	if w.Orphaned {
 		msg += "; the lock is old and may be orphaned: ask its holder before anyone runs 'terraform force-unlock'"
 	}
@@ -134,22 +134,8 @@ func terraformFailure(err error) string {
 		if errors.As(err, &timeout) {
 			waited = fmt.Sprintf(" after waiting %s", timeout.Waited.Round(time.Second))
 		}
-		return fmt.Sprintf("state lock still held%s: lock id %s, held by %s, operation %s, since %s (raise --lock-timeout to wait longer; shardgate never force-unlocks)",
-			waited, orUnknown(lockErr.ID), orUnknown(lockErr.Who), orUnknown(lockErr.OperationName()), createdText(lockErr.Created))
+		return fmt.Sprintf("state lock still held%s by %s (raise --lock-timeout to wait longer; shardgate never force-unlocks)",
+			waited, lockErr.Holder())
 	}
 	return strings.TrimSpace(err.Error())
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
-	}
-	return s
-}
-
-func createdText(t time.Time) string {
-	if t.IsZero() {
-		return "(unknown time)"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

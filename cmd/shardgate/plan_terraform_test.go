@@ -137,7 +137,7 @@ resource "terraform_data" "slow" {
 	require.Contains(t, last, "state lock still held")
 	require.Contains(t, last, lock.ID)
 	require.Contains(t, last, lock.Who)
-	require.Contains(t, last, "operation apply")
+	require.Contains(t, last, "(apply, lock id "+lock.ID+")")
 	require.Contains(t, stderr, "waiting", "the wait was reported while it happened")
 
 	require.NoError(t, writer.Wait(), writerOut.String())

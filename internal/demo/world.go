@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/store"
 )
@@ -127,56 +127,10 @@ func (w *world) buildRepo() error {
 	return nil
 }
 
-// groupsHCL renders the root module's groups map in a stable order.
-func groupsHCL(groups map[string]int) string {
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("{\n")
-	for _, k := range keys {
-		prefix, group, _ := strings.Cut(k, "/")
-		fmt.Fprintf(&b, "    %q = { stream_prefix = %q, consumer_group = %q, shard_count = %d }\n", k, prefix, group, groups[k])
-	}
-	b.WriteString("  }")
-	return b.String()
-}
-
 // writeRoot writes streams/main.tf: a local state shared by every checkout,
 // as a remote backend would be, and the module once per group.
 func (w *world) writeRoot(groups map[string]int) {
-	w.repo.WriteFile("streams/main.tf", fmt.Sprintf(`terraform {
-  backend "local" {
-    path = %q
-  }
-}
-
-variable "coordinator_username" {
-  type    = string
-  default = ""
-}
-
-variable "coordinator_password" {
-  type      = string
-  default   = ""
-  sensitive = true
-}
-
-module "stream_group" {
-  source   = "../modules/stream-group"
-  for_each = %s
-
-  coordinator_base_url  = %q
-  coordinator_username  = var.coordinator_username
-  coordinator_password  = var.coordinator_password
-  stream_prefix         = each.value.stream_prefix
-  consumer_group        = each.value.consumer_group
-  shard_count           = each.value.shard_count
-  poll_interval_seconds = 1
-}
-`, w.tfState, groupsHCL(groups), w.simURL))
+	w.repo.WriteFile("streams/main.tf", streamroot.MainTF(w.tfState, w.simURL, groups))
 }
 
 // applyMain applies the default branch with the real terraform, as an
