@@ -49,13 +49,22 @@ vet:
 fmt:
 	gofmt -l -w .
 
-## fuzz: run every fuzz target for $(FUZZTIME)
+## fuzz: run every fuzz target for $(FUZZTIME) each (seed corpora: testdata/ and each package's f.Add seeds)
+FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue \
+	bot:FuzzIntake bot:FuzzParseCommands bot:FuzzExtractTarball
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./planparse
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "== $$name ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg; \
+	done
 
 ## bench: speed and memory targets (see README "Performance")
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
+	$(GO) test -run '^$$' -bench . -benchmem ./store
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./bot
 
 ## opa-test: the Rego unit tests with the opa CLI itself
 opa-test:
