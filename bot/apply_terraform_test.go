@@ -237,3 +237,19 @@ func TestSecondMergeOnAStreamWaitsAndIsJudgedOnTheMergeCommit(t *testing.T) {
 	_, exists := h.simShards("create-order")["reports"]
 	require.False(t, exists, "nothing applied for the second merge")
 }
+
+// A scale-out of a stream whose groups have no live members would never leave
+// ACTIVE (coordinator.md §6.7): refused at pre-flight, with the reason.
+func TestApplyRefusesScaleOutWithoutLiveMembers(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "no-consumers")
+	require.True(t, h.sim.SetLiveMembers("create-order", "billing", 0))
+	require.True(t, h.sim.SetLiveMembers("create-order", "audit", 0))
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Reason, "pre-flight refused")
+	require.Contains(t, strings.ToLower(jobs[0].Reason), "live member")
+	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing scaled")
+	h.eventuallyComment(pr, "❌ not applied")
+}
