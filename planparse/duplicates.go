@@ -6,22 +6,24 @@ import (
 )
 
 // duplicateError is a member name that appears twice in an object planparse
-// reads. ParseBytes' decoder lets duplicate names through (checking every object
-// of every entry costs a tenth of the parse); a name planparse reads twice would
-// be ambiguous, so it is caught while reading.
+// reads. ParseBytes does not run entries through jsontext (strict.go), and a name
+// read twice would be ambiguous, so it is caught while reading.
 type duplicateError struct{ name string }
 
 func (e *duplicateError) Error() string { return fmt.Sprintf("duplicate member name %q", e.name) }
 
-// entryError words an error from walking entry r: a duplicate name is malformed
-// JSON, anything else a plan error.
+// entryError words an error from walking entry r: a duplicate name or a value
+// that is not JSON is malformed JSON, anything else a plan error.
 func (p *parser) entryError(r *resource, err error) error {
 	if err == nil {
 		return nil
 	}
 	var de *duplicateError
-	if errors.As(err, &de) {
+	switch {
+	case errors.As(err, &de):
 		return skipErrorf(p.entryStart, "duplicate member name %q in resource_changes[%d]", de.name, r.index)
+	case err == errSyntax || err == errMalformed:
+		return skipErrorf(p.entryStart, "resource_changes[%d] is malformed", r.index)
 	}
 	return r.wrap(err)
 }

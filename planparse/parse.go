@@ -55,9 +55,8 @@ type parser struct {
 	cs   *ChangeSet
 	skip func() error
 	sc   scratch
-	// base is the offset in the plan where dec starts reading, entryStart that of
-	// the resource_changes entry being read.
-	base, entryStart int
+	// entryStart is the offset of the resource_changes entry being read.
+	entryStart int
 }
 
 func (p *parser) plan() error {

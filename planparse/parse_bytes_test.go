@@ -50,14 +50,32 @@ func TestParseBytesSkippedMembers(t *testing.T) {
 	}
 }
 
-// A syntax error inside resource_changes names its offset in the whole plan.
-func TestParseBytesErrorOffset(t *testing.T) {
-	plan := []byte(`{"format_version":"1.2","variables":{},"resource_changes":[{"type":}]}`)
-	_, err := planparse.ParseBytes(plan)
-	_, serr := planparse.Parse(bytes.NewReader(plan))
-	require.ErrorContains(t, err, "parse plan: not JSON: ")
-	require.Equal(t, serr.Error(), err.Error())
-	require.Contains(t, err.Error(), "offset 67")
+// Malformed JSON inside a resource_changes entry is reported with the entry and
+// its offset in the whole plan.
+func TestParseBytesMalformedEntry(t *testing.T) {
+	const head = `{"format_version":"1.2","variables":{},"resource_changes":[{"type":"null_resource"},`
+	tests := []struct{ name, entry, want string }{
+		{"missing value", `{"type":}`, "resource_changes[1] is malformed at offset 84"},
+		{"unbalanced", `{"type":"redisstreamcoordinator_group","change":[}`, "mismatched '}' at offset 133"},
+		{"bad literal read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":nul,"after":{}}}`,
+			"resource_changes[1] is malformed at offset 84"},
+		{"bad number read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":null,"after":{"shard_count":01}}}`,
+			"resource_changes[1] is malformed at offset 84"},
+		{"control character in a string read", "{\"type\":\"redisstreamcoordinator_group\",\"address\":\"a\tb\"}",
+			"resource_changes[1] is malformed at offset 84"},
+		{"bad marker", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":null,"after":{},"after_sensitive":{"x":tru}}}`,
+			"resource_changes[1] is malformed at offset 84"},
+		{"trailing comma", `{"type":"null_resource"},]`, "invalid character ']' at the start of a value at offset 109"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := []byte(head + tt.entry + `]}`)
+			_, err := planparse.ParseBytes(plan)
+			require.EqualError(t, err, "parse plan: not JSON: "+tt.want)
+			_, serr := planparse.Parse(bytes.NewReader(plan))
+			require.ErrorContains(t, serr, "parse plan: not JSON: ")
+		})
+	}
 }
 
 // The members around resource_changes are found again after the decoder reads it.

@@ -37,6 +37,7 @@ type resource struct {
 type scratch struct {
 	strings stringPool
 	members []member // the members of every object the entry reads
+	markers checkedMarkers
 }
 
 // changeMarks are the markers of a change; for the module, taken at "input".
@@ -82,14 +83,13 @@ func (p *parser) resourceChanges() error {
 		return err
 	}
 	for i := 0; p.dec.PeekKind() != ']'; i++ {
-		// ReadValue validates the whole entry (syntax, UTF-8, and for Parse
-		// duplicate names) in one pass; the entry is then walked without decoding
-		// it again.
+		// ReadValue validates the whole entry (syntax, UTF-8, duplicate names) in
+		// one pass; the entry is then walked without decoding it again.
 		v, err := p.dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		p.entryStart = p.base + int(p.dec.InputOffset()) - len(v)
+		p.entryStart = int(p.dec.InputOffset()) - len(v)
 		if err := p.resourceChange(i, v); err != nil {
 			return err
 		}
@@ -156,6 +156,9 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 		if err != nil {
 			return 0, err
 		}
+		if err := checkValue(v[at:e]); err != nil {
+			return 0, err
+		}
 		s, _, err := r.sc.strings.stringValue(v[at:e])
 		if err != nil {
 			return 0, planErrorf("resource_changes[%d].%s %v", i, name, err)
@@ -213,6 +216,9 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 	side := func(at int) (values, int, error) {
 		if at < len(b) && b[at] == 'n' {
 			e, err := valueEnd(b, at)
+			if err == nil {
+				err = checkLiteral(b[at:e], "null")
+			}
 			return values{}, e, err
 		}
 		if !module {
@@ -246,6 +252,9 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 		return out, e, err
 	}
 	marker := func(v jsontext.Value) (mark, error) {
+		if err := r.sc.markers.check(v); err != nil {
+			return mark{}, err
+		}
 		m, err := readMark(v)
 		if module {
 			m = m.field("input")
@@ -286,6 +295,9 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 			de.name = "change." + string(name) + "." + de.name
 			return 0, de
 		}
+		if err == errSyntax || err == errMalformed {
+			return 0, err // malformed JSON, worded by entryError
+		}
 		if err != nil {
 			return 0, planErrorf("%s: change.%s %v", r.label(), name, err)
 		}
@@ -308,6 +320,9 @@ func (sp *stringPool) stringArray(v jsontext.Value) ([]string, error) {
 	err := eachElement(v, func(e jsontext.Value) error {
 		if e.Kind() != '"' {
 			return errNotStrings
+		}
+		if err := checkString(e); err != nil {
+			return err
 		}
 		s, _, err := sp.stringValue(e)
 		out = append(out, s)

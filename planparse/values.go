@@ -34,6 +34,9 @@ type object struct {
 func readObjectAt(b []byte, at int, slab *[]member) (object, int, error) {
 	if at < len(b) && b[at] == 'n' {
 		e, err := valueEnd(b, at)
+		if err == nil {
+			err = checkLiteral(b[at:e], "null")
+		}
 		return object{set: true, null: true}, e, err
 	}
 	if at >= len(b) || b[at] != '{' {
@@ -43,6 +46,9 @@ func readObjectAt(b []byte, at int, slab *[]member) (object, int, error) {
 	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
 		e, err := valueEnd(b, at)
 		if err != nil {
+			return 0, err
+		}
+		if err := checkValue(b[at:e]); err != nil {
 			return 0, err
 		}
 		*slab = append(*slab, member{name: intern(name), value: b[at:e]})
