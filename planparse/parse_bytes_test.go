@@ -56,7 +56,7 @@ func TestParseBytesMalformedEntry(t *testing.T) {
 	const head = `{"format_version":"1.2","variables":{},"resource_changes":[{"type":"null_resource"},`
 	tests := []struct{ name, entry, want string }{
 		{"missing value", `{"type":}`, "resource_changes[1] is malformed at offset 84"},
-		{"unbalanced", `{"type":"redisstreamcoordinator_group","change":[}`, "mismatched '}' at offset 133"},
+		{"unbalanced", `{"type":"redisstreamcoordinator_group","change":[}`, "resource_changes[1] is malformed at offset 84"},
 		{"bad literal read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":nul,"after":{}}}`,
 			"resource_changes[1] is malformed at offset 84"},
 		{"bad number read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":null,"after":{"shard_count":01}}}`,
@@ -128,5 +128,22 @@ func TestParseBytesDuplicateNames(t *testing.T) {
 			require.Nil(t, cs)
 			require.ErrorContains(t, err, "parse plan: not JSON: "+tt.bytesErr+" at offset 72")
 		})
+	}
+}
+
+// A plan cut off anywhere is an error, never a panic.
+func TestParseBytesTruncated(t *testing.T) {
+	plan := planJSON(
+		moduleEntry("module.orders.terraform_data.stream_group", `["delete","create"]`, moduleInput("orders", "4"), moduleInput("orders", "8"), `{"input":{}}`),
+		entry("redisstreamcoordinator_group.g", groupType, change(`["update"]`, orders4, renamed8), `"action_reason":"replace_because_tainted"`),
+		`{"address":"null_resource.x","mode":"managed","type":"null_resource","name":"x","change":{"actions":["create"]}}`,
+	)
+	full, err := planparse.ParseBytes(plan)
+	require.NoError(t, err)
+	require.NotEmpty(t, full.Changes)
+	for n := range len(plan) {
+		cs, err := planparse.ParseBytes(plan[:n])
+		require.Error(t, err, "cut at %d", n)
+		require.Nil(t, cs)
 	}
 }

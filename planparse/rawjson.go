@@ -71,15 +71,10 @@ func hasByte(x uint64, c byte) uint64 {
 	return (y - lo) &^ y & hi
 }
 
-// structural marks the bytes valueEnd must look at inside an object or array.
-var structural = func() (t [256]bool) {
-	for _, c := range `"{}[]` {
-		t[c] = true
-	}
-	return t
-}()
-
-// valueEnd returns the index just past the value starting at b[i].
+// valueEnd returns the index just past the value starting at b[i]. It checks what
+// skipValue checks but UTF-8: brackets that nest and match, strings that end, no
+// byte outside a string that JSON never has there. ParseBytes relies on that for
+// the parts of a resource_changes entry it steps over.
 func valueEnd(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, errMalformed
@@ -88,41 +83,60 @@ func valueEnd(b []byte, i int) (int, error) {
 	case '"':
 		return stringEnd(b, i)
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			for j < len(b) && !structural[b[j]] {
-				j++
-			}
-			if j == len(b) {
-				break
-			}
-			switch b[j] {
-			case '"':
-				e, err := stringEnd(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			default:
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
+	default:
+		j := i
+		for j < len(b) && skipClass[b[j]] == classPlain && b[j] != ',' && b[j] != ':' && !isSpace(b[j]) {
+			j++
 		}
-		return 0, errMalformed
+		if j == i {
+			return 0, errMalformed
+		}
+		return j, nil
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' &&
-		b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
+	var arrays uint64 // one bit per open bracket, set for '['
+	depth := 0
+	for j := i; j < len(b); j++ {
+		c := b[j]
+		for skipClass[c] == classPlain {
+			if j++; j == len(b) {
+				return 0, errMalformed
+			}
+			c = b[j]
+		}
+		switch c {
+		case '"':
+			e, ok := skipString(b, j)
+			if !ok {
+				return 0, errMalformed
+			}
+			j = e - 1
+		case '{', '[':
+			if depth == 64 {
+				// Deeper than the bitmap holds: skipStructure has a stack for it.
+				if e, err := skipStructure(b, i); err == nil {
+					return e, nil
+				}
+				return 0, errMalformed
+			}
+			if c == '[' {
+				arrays |= 1 << depth
+			} else {
+				arrays &^= 1 << depth
+			}
+			depth++
+		case '}', ']':
+			depth-- // never below 0: the scan returns when it reaches 0
+			if arrays>>depth&1 == 1 != (c == ']') {
+				return 0, errMalformed
+			}
+			if depth == 0 {
+				return j + 1, nil
+			}
+		default:
+			return 0, errMalformed
+		}
 	}
-	if j == i {
-		return 0, errMalformed
-	}
-	return j, nil
+	return 0, errMalformed
 }
 
 // walkObject walks the object starting at b[i]. member gets each name (unquoted)

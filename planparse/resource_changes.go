@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -106,35 +107,33 @@ var (
 	filterEscape   = []byte(`\u`)
 )
 
+// resourceChange reads entry i, which jsontext has validated (Parse).
 func (p *parser) resourceChange(i int, v jsontext.Value) error {
 	if v.Kind() != '{' {
 		return planErrorf("resource_changes[%d] is not an object", i)
 	}
-	r := resource{sc: &p.sc, index: i}
-	var seen uint8
-	once := func(name []byte) error {
-		if bit := entryMember(name); bit != 0 {
-			if seen&bit != 0 {
-				return &duplicateError{name: string(name)}
-			}
-			seen |= bit
-		}
+	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
 		return nil
 	}
-	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
-		// Not a coordinator entry, unless it names one twice.
-		_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
-			if err := once(name); err != nil {
-				return 0, err
-			}
-			return valueEnd(v, at)
-		})
-		return p.entryError(&r, err)
-	}
+	_, err := p.readEntry(i, v, 0, false)
+	return err
+}
+
+// readEntry reads entry i, the object at b[at], and returns the index after it.
+// ParseBytes calls it on every entry of unvalidated bytes, checkUTF8 set: the walk
+// checks the rest of the syntax (valueEnd, checkValue), and one pass over an entry
+// is cheaper than a byte search to rule it out first.
+func (p *parser) readEntry(i int, b []byte, at int, checkUTF8 bool) (int, error) {
+	start := at
+	r := resource{sc: &p.sc, index: i}
+	var seen uint8
 	p.sc.members = p.sc.members[:0] // the previous entry's objects are done with
-	_, err := walkObject(v, 0, func(name []byte, at int) (int, error) {
-		if err := once(name); err != nil {
-			return 0, err
+	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
+		if bit := entryMember(name); bit != 0 {
+			if seen&bit != 0 {
+				return 0, &duplicateError{name: string(name)}
+			}
+			seen |= bit
 		}
 		switch string(name) {
 		case "address", "mode", "type", "name", "action_reason":
@@ -143,23 +142,26 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 			// be read in the same pass; OpenTofu sorts members and it comes first.
 			if seen&seenAll == seenAll || seen&seenMode != 0 && r.mode == "data" {
 				if k := r.kind(); k != "" {
-					return r.readChange(k, v, at)
+					return r.readChange(k, b, at)
 				}
 			}
-			e, err := valueEnd(v, at)
-			r.change = v[at:e]
-			return e, err
+			e, err := valueEnd(b, at)
+			if err != nil {
+				return 0, err
+			}
+			r.change = b[at:e]
+			return e, nil
 		default:
-			return valueEnd(v, at)
+			return valueEnd(b, at)
 		}
-		e, err := valueEnd(v, at)
+		e, err := valueEnd(b, at)
 		if err != nil {
 			return 0, err
 		}
-		if err := checkValue(v[at:e]); err != nil {
+		if err := checkValue(b[at:e]); err != nil {
 			return 0, err
 		}
-		s, _, err := r.sc.strings.stringValue(v[at:e])
+		s, _, err := r.sc.strings.stringValue(b[at:e])
 		if err != nil {
 			return 0, planErrorf("resource_changes[%d].%s %v", i, name, err)
 		}
@@ -177,22 +179,25 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 		}
 		return e, nil
 	})
+	if err == nil && checkUTF8 && !utf8.Valid(b[start:end]) {
+		err = errSyntax
+	}
 	if err != nil {
-		return p.entryError(&r, err)
+		return 0, p.entryError(&r, err)
 	}
 	k := r.kind()
 	if k == "" {
-		return nil
+		return end, nil
 	}
 	if !r.decoded {
 		if r.change == nil {
-			return planErrorf("%s: change is missing", r.label())
+			return 0, planErrorf("%s: change is missing", r.label())
 		}
 		if _, err := r.readChange(k, r.change, 0); err != nil {
-			return p.entryError(&r, err)
+			return 0, p.entryError(&r, err)
 		}
 	}
-	return p.extract(&r, k)
+	return end, p.extract(&r, k)
 }
 
 const (
@@ -238,7 +243,7 @@ func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
 				return 0, &duplicateError{name: "input"}
 			}
 			// An input that is not an object is another shape: left unset.
-			if b[at] != '{' && b[at] != 'n' {
+			if at >= len(b) || b[at] != '{' && b[at] != 'n' {
 				return valueEnd(b, at)
 			}
 			var e int
