@@ -45,7 +45,8 @@
 // Parse streams the JSON: it skips everything but format_version, terraform_version
 // and the resource_changes entries of the three types, about ten times faster than
 // decoding the plan into a tfjson.Plan, and keeps only the result in memory.
-// ParseBytes, for a plan already in memory, is faster still: the top-level members
-// it does not read (prior_state, planned_values, configuration, ...) are stepped
-// over with a structural check instead of a full validation (see ParseBytes).
+// ParseBytes, for a plan already in memory, is faster still: what it does not read
+// (prior_state, planned_values, configuration, the unread parts of an entry) is
+// stepped over with a structural check instead of a full validation, and what it
+// reads is validated as it is read (see ParseBytes).
 package planparse

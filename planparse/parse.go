@@ -143,7 +143,8 @@ func jsonError(err error) error {
 	switch {
 	case errors.As(err, &pe), errors.As(err, &fe):
 		return err
-	case errors.As(err, &se), errors.As(err, &ke), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.As(err, &se), errors.As(err, &ke), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, errMalformed), errors.Is(err, errSyntax):
 		return fmt.Errorf("parse plan: not JSON: %w", err)
 	default:
 		return fmt.Errorf("parse plan: read: %w", err)

@@ -7,10 +7,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// ParseBytes does not run the resource_changes entries through jsontext: it finds
-// each entry's end with skipValue (matching brackets, terminated strings, valid
-// UTF-8, no stray byte) and checks here the values it reads, as jsontext would.
-// Parse's entries come from jsontext, where these checks always pass.
+// ParseBytes does not run the resource_changes entries through jsontext: it walks
+// each entry once, valueEnd checking the structure of what it steps over and one
+// utf8.Valid the entry's UTF-8, and checks here the values it reads, as jsontext
+// would. Parse's entries come from jsontext, where these checks always pass.
 
 var errSyntax = errors.New("is not valid JSON")
 
