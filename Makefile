@@ -50,7 +50,7 @@ fmt:
 	gofmt -l -w .
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (seed corpora: testdata/ and each package's f.Add seeds)
-FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue \
+FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue planparse:FuzzCheckValue \
 	bot:FuzzIntake bot:FuzzParseCommands bot:FuzzExtractTarball
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
