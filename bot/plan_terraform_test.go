@@ -266,3 +266,23 @@ func TestCoordinatorUnreachableFailsClosed(t *testing.T) {
 	require.NotContains(t, body, "password")
 	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
 }
+
+// A push while another job of the same pull request runs: the comment says the
+// new plan is queued, then the plan runs and the status reads done.
+func TestQueuedPlanIsShown(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("queued", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	ref := PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
+	unlock := h.srv.prLocks.lock(ref.Key()) // another job of this PR is running
+	before := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	h.repo.Checkout(pr.HeadRef)
+	h.repo.WriteFile("streams/notes.md", "more\n")
+	h.repo.Commit("another push")
+	h.gh.SyncPR(owner, repoName, pr.Number)
+	code, r := h.deliver("pull_request", githubtest.PullRequestSynchronize(t, h.gh.PRPayload(owner, repoName, pr.Number), before))
+	require.Equal(t, 202, code)
+	h.eventuallyComment(pr, "**Status:** queued: another shardgate job of this pull request is running")
+	unlock()
+	h.waitJob(r.JobID)
+	require.Contains(t, h.theComment(pr), "**Status:** done: planned 1 project")
+}

@@ -33,9 +33,28 @@ type planRequest struct {
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
 func (s *Server) planPR(ctx context.Context, req planRequest) error {
-	unlock := s.prLocks.lock(req.ref.Key())
+	unlock := s.prLocks.lockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
 	return s.planPRLocked(ctx, req)
+}
+
+// noteQueued tells the PR that its plan waits for another shardgate job of the
+// same pull request. Best effort: the running job owns the comment and its
+// next edit may replace this line, and this job's own edits follow soon.
+func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
+	st, err := s.rec.pr(ctx, ref)
+	if err != nil || st == nil || st.CommentID == 0 {
+		return
+	}
+	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	if err != nil {
+		return
+	}
+	plans, _ := s.rec.plans(ctx, ref, st.HeadSHA)
+	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
+	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+		Logger(ctx).WithError(err).Warn("show the queued status")
+	}
 }
 
 func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {

@@ -211,8 +211,9 @@ type keyedMutex struct {
 	m  map[string]*sync.Mutex
 }
 
-func (k *keyedMutex) lock(key string) func() {
+func (k *keyedMutex) get(key string) *sync.Mutex {
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.m == nil {
 		k.m = map[string]*sync.Mutex{}
 	}
@@ -221,7 +222,23 @@ func (k *keyedMutex) lock(key string) func() {
 		l = &sync.Mutex{}
 		k.m[key] = l
 	}
-	k.mu.Unlock()
+	return l
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	l := k.get(key)
+	l.Lock()
+	return l.Unlock
+}
+
+// lockOrWait takes the lock at once when it is free; otherwise it calls
+// waiting (once) and then waits for it.
+func (k *keyedMutex) lockOrWait(key string, waiting func()) func() {
+	l := k.get(key)
+	if l.TryLock() {
+		return l.Unlock
+	}
+	waiting()
 	l.Lock()
 	return l.Unlock
 }
