@@ -52,6 +52,8 @@ func (s *Server) judgeLabels(ctx context.Context, gh *github.Client, st *PRState
 
 func (s *Server) labelCounts(ctx context.Context, gh *github.Client, st *PRState, rec *LabelRecord) (bool, string, error) {
 	switch {
+	case rec.HeadSHA == "":
+		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", shortSHA(st.HeadSHA)), nil
 	case rec.HeadSHA != st.HeadSHA:
 		return false, fmt.Sprintf("added for commit %s, but the head is now %s: a push voids exception labels", shortSHA(rec.HeadSHA), shortSHA(st.HeadSHA)), nil
 	case strings.EqualFold(rec.Actor, st.Author):
@@ -116,10 +118,10 @@ func (s *Server) labelOrigin(ctx context.Context, gh *github.Client, st *PRState
 		return nil, nil
 	}
 	rec = &LabelRecord{Label: name, Actor: last.GetActor().GetLogin(), AddedAt: last.GetCreatedAt().Time}
-	if !rec.AddedAt.Before(st.HeadSeenAt) {
+	// GitHub's timestamps have whole seconds: compare at that precision. A label
+	// from before the current head gets no head (it counts for none).
+	if !rec.AddedAt.Before(st.HeadSeenAt.Truncate(time.Second)) {
 		rec.HeadSHA = st.HeadSHA
-	} else {
-		rec.HeadSHA = "an earlier commit"
 	}
 	return rec, s.rec.putLabel(ctx, st.Ref, rec)
 }
@@ -149,8 +151,12 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st 
 		if err := s.rec.deleteLabel(ctx, st.Ref, rec.Label); err != nil {
 			return err
 		}
+		given := "an earlier head"
+		if rec.HeadSHA != "" {
+			given = shortSHA(rec.HeadSHA)
+		}
 		st.Notes = append(st.Notes, fmt.Sprintf("Removed `%s` (added by @%s for %s): a push voids exception labels. An approver can add it again for %s.",
-			rec.Label, rec.Actor, shortSHA(rec.HeadSHA), shortSHA(st.HeadSHA)))
+			rec.Label, rec.Actor, given, shortSHA(st.HeadSHA)))
 	}
 	return nil
 }

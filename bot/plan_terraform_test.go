@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -285,4 +286,17 @@ func TestQueuedPlanIsShown(t *testing.T) {
 	unlock()
 	h.waitJob(r.JobID)
 	require.Contains(t, h.theComment(pr), "**Status:** done: planned 1 project")
+}
+
+// A label whose labeled event was missed and that was added before the
+// current head was pushed does not count, and says why.
+func TestLabelFromIssueEventsBeforeThePushDoesNotCount(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("old-label", with(baseGroups, map[string]int{"payments/ledger": 8}))
+	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", approver) // no webhook
+	time.Sleep(1100 * time.Millisecond)                                                 // GitHub times have whole seconds
+	h.push(pr, func() { h.repo.WriteFile("streams/notes.md", "later\n") })
+	body := h.theComment(pr)
+	require.Contains(t, body, "`policy-exception/shard_delta` by @"+approver+": added before the current head")
+	require.Contains(t, body, "(`shard_delta`)")
 }
