@@ -209,7 +209,7 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", stream, r.s.preflightWait, res.Summary()), false
 			}
 			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
-			if err := sleepCtx2(ctx, r.s.applyPoll); err != nil {
+			if err := sleepFor(ctx, r.s.applyPoll); err != nil {
 				return ApplyFailed, "interrupted", false
 			}
 		}
@@ -243,7 +243,7 @@ func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
 			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
 		}
 		r.progress(ctx, ApplyPreflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
-		if err := sleepCtx2(ctx, r.s.applyPoll); err != nil {
+		if err := sleepFor(ctx, r.s.applyPoll); err != nil {
 			return "interrupted", false
 		}
 	}
@@ -479,17 +479,6 @@ func coordURLOf(cs *planparse.ChangeSet, stream string) string {
 		}
 	}
 	return ""
-}
-
-func sleepCtx2(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func lastLines(s string, n int) string {

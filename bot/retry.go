@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -35,12 +36,15 @@ func NewRetryTransport(next http.RoundTripper) *RetryTransport {
 	return &RetryTransport{Next: next, Attempts: DefaultRetryAttempts, Base: DefaultRetryBase, MaxWait: DefaultRetryMaxWait, Sleep: sleepCtx}
 }
 
-func sleepCtx(req *http.Request, d time.Duration) error {
+func sleepCtx(req *http.Request, d time.Duration) error { return sleepFor(req.Context(), d) }
+
+// sleepFor waits d or until ctx ends, whichever comes first.
+func sleepFor(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-req.Context().Done():
-		return req.Context().Err()
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-t.C:
 		return nil
 	}
