@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,25 @@ type serveProcess struct {
 	cfg  string
 	url  string
 	cmd  *exec.Cmd
-	logs *strings.Builder
+	logs *lockedBuffer
+}
+
+// lockedBuffer collects a child process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func buildShardgate(t *testing.T) string {
@@ -86,7 +105,7 @@ apply:
 
 func (p *serveProcess) start() {
 	p.t.Helper()
-	p.logs = &strings.Builder{}
+	p.logs = &lockedBuffer{}
 	p.cmd = exec.Command(p.bin, "serve", "--config", p.cfg)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	require.NoError(p.t, p.cmd.Start())
