@@ -27,6 +27,8 @@ const (
 	RuleConflictingShardCount  = "conflicting_shard_count"
 	RuleUnknownValue           = "unknown_value"
 	RuleCoordinatorUnreachable = "coordinator_unreachable"
+	// RuleInvalidShardCount denies a shard count that is not a whole number >= 1.
+	RuleInvalidShardCount = "invalid_shard_count"
 	// RulePolicyError is reported when the policies themselves could not be evaluated.
 	RulePolicyError = "policy_error"
 )
@@ -68,6 +70,8 @@ type LiveGroup struct {
 
 // LiveStream is every coordinator group of one stream prefix.
 type LiveStream struct {
+	// Coordinator is the normalized coordinator URL the stream was read from.
+	Coordinator  string      `json:"coordinator,omitempty"`
 	StreamPrefix string      `json:"stream_prefix"`
 	Groups       []LiveGroup `json:"groups"`
 	// MetadataVersionRegressed is set when metadataVersion went backwards since last
@@ -97,9 +101,11 @@ type Attestation struct {
 
 // Request is everything one evaluation looks at.
 type Request struct {
-	ChangeSet    *planparse.ChangeSet
-	Coordinator  Coordinator
-	Live         map[string]LiveStream // keyed by stream prefix
+	ChangeSet   *planparse.ChangeSet
+	Coordinator Coordinator
+	// Live is keyed by stream (planparse.StreamKey of the normalized coordinator
+	// URL and the prefix): two coordinators with one prefix are two streams.
+	Live         map[string]LiveStream
 	Labels       []Label
 	Attestations []Attestation
 	Config       Config
@@ -141,7 +147,13 @@ type ExceptionApplied struct {
 
 // Decision is the outcome of one evaluation.
 type Decision struct {
-	Allowed           bool               `json:"allowed"`
+	Allowed bool `json:"allowed"`
+	// Changes are the change set's changes as judged: the effect on the
+	// coordinator, with shards_before the live count where it was read and an
+	// instance whose apply calls the coordinator at another count than the live
+	// one turned into a scale (docs/policy-input.md, "Effect"). Reports and the
+	// apply path use these, never the plan's raw before/after.
+	Changes           []planparse.Change `json:"changes"`
 	Violations        []Violation        `json:"violations"`
 	Warnings          []Warning          `json:"warnings"`
 	ExceptionsApplied []ExceptionApplied `json:"exceptions_applied"`
