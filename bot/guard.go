@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
 )
 
 // GroupEnd is one coordinator group as a plan leaves it (or finds it).
@@ -40,8 +42,8 @@ func (g GroupEnd) equal(o GroupEnd) bool {
 }
 
 // planEffect is what a plan does to each coordinator group it mentions: the
-// state before (the starting point) and after (the end state), keyed by
-// "stream/group", and which groups it actually changes.
+// state before (the starting point) and after (the end state), keyed by the
+// group's full identity (groupKey), and which groups it actually changes.
 type planEffect struct {
 	before, after map[string]GroupEnd
 	changed       map[string]bool
@@ -53,7 +55,7 @@ func effectOf(cs *planparse.ChangeSet) planEffect {
 		return e
 	}
 	for _, c := range cs.Changes {
-		key := c.StreamPrefix + "/" + c.ConsumerGroup
+		key := groupKey(c)
 		managed := GroupEnd{Exists: true, Managed: true}
 		switch c.Action {
 		case planparse.ActionCreate:
@@ -83,6 +85,33 @@ func effectOf(cs *planparse.ChangeSet) planEffect {
 	return e
 }
 
+// groupKey names a group by its identity: coordinator, stream prefix and
+// consumer group. Two coordinators with one prefix are two streams.
+func groupKey(c planparse.Change) string {
+	key := c.StreamPrefix + "/" + c.ConsumerGroup
+	if coordinator := coordinatorOf(c); coordinator != "" {
+		key += " at " + coordinator
+	}
+	return key
+}
+
+// coordinatorOf is the change's normalized coordinator URL. Change sets stored
+// before planparse normalized it carry only the URL as written.
+func coordinatorOf(c planparse.Change) string {
+	if c.Coordinator != "" {
+		return c.Coordinator
+	}
+	return planparse.NormalizeURL(c.CoordinatorURL)
+}
+
+// streamOf is the change's stream key (planparse.StreamKey).
+func streamOf(c planparse.Change) string {
+	if c.Stream != "" {
+		return c.Stream
+	}
+	return planparse.StreamKey(coordinatorOf(c), c.StreamPrefix)
+}
+
 // guardResult compares the plan of the merge commit with the reviewed one.
 type guardResult struct {
 	Equal       bool
@@ -90,8 +119,9 @@ type guardResult struct {
 }
 
 // comparePlans decides whether the merge commit's plan does what was reviewed:
-// for every group either plan changes, the same end state (exists, managed,
-// target shard count) reached from the same starting point. Groups neither plan
+// every other resource change the same (compareOther), and for every group
+// either plan changes, the same end state (exists, managed, target shard count)
+// reached from the same starting point. Groups neither plan
 // changes are not compared (another stream moved by another merge is not this
 // review's business). Terraform actions are not compared: after a crash cut a
 // replace short, the instance is gone from the state and the plan is a create of
@@ -132,23 +162,90 @@ func comparePlans(reviewed, current *planparse.ChangeSet, resuming bool) guardRe
 		}
 		diffs = append(diffs, fmt.Sprintf("%s: reviewed from %s, but it is now %s (main moved, drift, or an apply by hand)", k, rb, cb))
 	}
+	diffs = append(diffs, compareOther(otherOf(reviewed), otherOf(current), resuming)...)
 	return guardResult{Equal: len(diffs) == 0, Differences: diffs}
 }
 
+func otherOf(cs *planparse.ChangeSet) []planparse.OtherChange {
+	if cs == nil {
+		return nil
+	}
+	return cs.OtherChanges
+}
+
+// compareOther compares the changes of every resource that is not a coordinator
+// shape by address, actions and fingerprint (the after-values a reviewer saw,
+// sensitive ones redacted): the review must have seen all that the apply does.
+// Resuming after a crash, a reviewed change may be done already (gone from the
+// plan) or cut short (a replace re-planned as a create of the same values), so
+// only the address and fingerprint must match then; a change the review did not
+// show is refused either way.
+func compareOther(reviewed, current []planparse.OtherChange, resuming bool) []string {
+	byAddr := make(map[string]planparse.OtherChange, len(reviewed))
+	for _, o := range reviewed {
+		byAddr[o.Address] = o
+	}
+	var diffs []string
+	seen := make(map[string]bool, len(current))
+	for _, c := range current {
+		seen[c.Address] = true
+		r, ok := byAddr[c.Address]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s (%s): %s is not in the reviewed plan", c.Address, c.Type, actionWords(c.Actions)))
+		case r.Fingerprint != c.Fingerprint:
+			diffs = append(diffs, fmt.Sprintf("%s (%s): the merge commit's plan changes it differently from the reviewed plan (%s)", c.Address, c.Type, actionWords(c.Actions)))
+		case !resuming && !slices.Equal(r.Actions, c.Actions):
+			diffs = append(diffs, fmt.Sprintf("%s (%s): reviewed %s, merge commit's %s", c.Address, c.Type, actionWords(r.Actions), actionWords(c.Actions)))
+		}
+	}
+	if resuming {
+		return diffs
+	}
+	for _, r := range reviewed {
+		if !seen[r.Address] {
+			diffs = append(diffs, fmt.Sprintf("%s (%s): the reviewed plan would %s it; the merge commit's plan does not", r.Address, r.Type, actionWords(r.Actions)))
+		}
+	}
+	return diffs
+}
+
+// actionWords says what Terraform actions do, for people.
+func actionWords(actions []string) string {
+	switch strings.Join(actions, ",") {
+	case "create":
+		return "create"
+	case "update":
+		return "update in place"
+	case "delete":
+		return "destroy"
+	case "delete,create", "create,delete", "forget,create", "create,forget":
+		return "replace"
+	case "forget":
+		return "forget"
+	}
+	return strings.Join(actions, "+")
+}
+
 // endStateFingerprint identifies what a plan leaves on the coordinator for the
-// groups it changes; the audit record keeps it for the reviewed and applied plans.
+// groups it changes, and the other resource changes it makes; the audit record
+// keeps it for the reviewed and applied plans.
 func endStateFingerprint(cs *planparse.ChangeSet) string {
 	e := effectOf(cs)
 	var lines []string
 	for k := range e.changed {
 		lines = append(lines, k+" "+e.after[k].String())
 	}
+	for _, o := range otherOf(cs) {
+		lines = append(lines, "other "+o.Address+" "+o.Fingerprint)
+	}
 	sort.Strings(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	return hex.EncodeToString(sum[:])
 }
 
-// streamsOf lists the stream prefixes a change set changes, sorted.
+// streamsOf lists the streams (planparse.StreamKey) a change set changes, sorted:
+// the apply serializes on them.
 func streamsOf(cs *planparse.ChangeSet) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -156,26 +253,38 @@ func streamsOf(cs *planparse.ChangeSet) []string {
 		return out
 	}
 	for _, c := range cs.Changes {
-		if c.Action != planparse.ActionNoop && c.StreamPrefix != "" && !seen[c.StreamPrefix] {
-			seen[c.StreamPrefix] = true
-			out = append(out, c.StreamPrefix)
+		if k := streamOf(c); c.Action != planparse.ActionNoop && c.StreamPrefix != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// scaleTargets are the shard counts the change set sets per stream (scale or
-// create with a known count): what convergence waits for.
-func scaleTargets(cs *planparse.ChangeSet) map[string]int {
+// scaleTargets are the shard counts per stream key that the changes' applies ask
+// the coordinator for: every change whose apply calls it (create, scale, update,
+// a tainted retry) with a known count. Pre-flight and convergence cover these.
+// Pass judged changes (policy.Decision.Changes), so a create of a group the
+// coordinator has at another count counts as the scale it is.
+func scaleTargets(changes []planparse.Change) map[string]int {
 	out := map[string]int{}
-	if cs == nil {
-		return out
-	}
-	for _, c := range cs.Changes {
-		if (c.Action == planparse.ActionScale || c.Action == planparse.ActionCreate) && c.ShardsAfter != nil {
-			out[c.StreamPrefix] = *c.ShardsAfter
+	for _, c := range changes {
+		if c.CallsCoordinator() && c.ShardsAfter != nil {
+			out[streamOf(c)] = *c.ShardsAfter
 		}
 	}
 	return out
+}
+
+// judgedChanges are a decision's judged changes, or the plan's when the record
+// predates them.
+func judgedChanges(cs *planparse.ChangeSet, dec policy.Decision) []planparse.Change {
+	if dec.Changes != nil {
+		return dec.Changes
+	}
+	if cs == nil {
+		return nil
+	}
+	return cs.Changes
 }

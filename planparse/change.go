@@ -96,11 +96,13 @@ type Change struct {
 }
 
 // CallsCoordinator reports whether applying the change calls the coordinator's
-// create or scale API: a create, scale or update (any replace or tainted retry of
-// the module runs apply.sh), not a removal, a move or a noop.
+// create or scale API: a create, scale, update or move (any replace, tainted
+// retry or new address of the module runs apply.sh, which creates the group if
+// it is missing and scales the stream when its live count differs), not a
+// removal or a noop.
 func (c *Change) CallsCoordinator() bool {
 	switch c.Action {
-	case ActionCreate, ActionScale, ActionUpdate:
+	case ActionCreate, ActionScale, ActionUpdate, ActionMove:
 		return true
 	}
 	return false
