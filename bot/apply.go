@@ -109,9 +109,12 @@ type applyRun struct {
 	gh       *github.Client
 	reviewed *PlanRecord
 	resuming bool
-	started  time.Time
-	audit    AuditRecord
-	cleanup  func()
+	// judged are the merge commit's changes as the policy judged them with live
+	// state (judgeMerged): what convergence waits for.
+	judged  []planparse.Change
+	started time.Time
+	audit   AuditRecord
+	cleanup func()
 }
 
 // runApply runs one apply job to the end: pre-flight, re-plan of the merge
@@ -165,7 +168,7 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 	if state, reason, ok := r.apply(ctx, tj, current); !ok {
 		return state, reason
 	}
-	return r.converge(ctx, current)
+	return r.converge(ctx, r.judged)
 }
 
 // preflight checks the attestations and the coordinator before anything runs.
@@ -174,19 +177,20 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 	if reason, ok := r.waitAttestations(ctx); !ok {
 		return ApplyFailed, reason, false
 	}
-	targets := scaleTargets(r.reviewed.ChangeSet)
+	targets := scaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	for _, stream := range r.job.Streams {
 		target, ok := targets[stream]
 		if !ok {
 			continue // unmanage/delete only: nothing to scale
 		}
-		client, err := r.s.coordClient(coordURLOf(r.reviewed.ChangeSet, stream))
+		coordinator, prefix := planparse.SplitStreamKey(stream)
+		client, err := r.s.coordClient(coordinator)
 		if err != nil {
 			return ApplyFailed, err.Error(), false
 		}
 		deadline := r.s.now().Add(r.s.preflightWait)
 		for {
-			res, err := client.Preflight(ctx, stream, target)
+			res, err := client.Preflight(ctx, prefix, target)
 			if err != nil {
 				return ApplyFailed, "pre-flight: the coordinator could not be read: " + oneLine(err.Error()), false
 			}
@@ -206,7 +210,7 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 				return ApplyFailed, "pre-flight refused: " + res.Summary(), false
 			}
 			if r.s.now().After(deadline) {
-				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", stream, r.s.preflightWait, res.Summary()), false
+				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
 			}
 			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
 			if err := sleepFor(ctx, r.s.applyPoll); err != nil {
@@ -329,6 +333,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
 		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
 	if err == nil && dec.Allowed {
+		r.judged = judgedChanges(current, dec)
 		return "", true
 	}
 	var parts []string
@@ -372,7 +377,8 @@ func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) s
 func (s *Server) applyJob(checkout string, reviewed *PlanRecord, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	secret := map[string]string{}
 	for _, st := range streamsOf(reviewed.ChangeSet) {
-		if creds, ok := s.cfg.CoordinatorFor(coordURLOf(reviewed.ChangeSet, st)); ok && creds.Username != "" {
+		coordinator, _ := planparse.SplitStreamKey(st)
+		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
 			secret[tfVarCoordUser] = creds.Username
 			secret[tfVarCoordPass] = creds.Password.Reveal()
 		}
@@ -394,7 +400,7 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, onLockWait func
 // lock held by someone else is reported with its holder and waited out; it is
 // never broken.
 func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (ApplyState, string, bool) {
-	if len(streamsOf(current)) == 0 {
+	if len(streamsOf(current)) == 0 && len(current.OtherChanges) == 0 {
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}
@@ -417,10 +423,11 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 }
 
 // converge waits until every stream the plan scaled is complete and safe.
-func (r *applyRun) converge(ctx context.Context, current *planparse.ChangeSet) (ApplyState, string) {
+func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ApplyState, string) {
 	targets := scaleTargets(current)
 	if len(targets) == 0 {
-		targets = scaleTargets(r.reviewed.ChangeSet) // resumed after the apply: wait for the reviewed targets
+		// Resumed after the apply: wait for the reviewed targets.
+		targets = scaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	}
 	start := r.s.now()
 	var done []string
@@ -429,28 +436,29 @@ func (r *applyRun) converge(ctx context.Context, current *planparse.ChangeSet) (
 		if !ok {
 			continue
 		}
-		client, err := r.s.coordClient(coordURLOf(r.reviewed.ChangeSet, stream))
+		coordinator, prefix := planparse.SplitStreamKey(stream)
+		client, err := r.s.coordClient(coordinator)
 		if err != nil {
 			return ApplyFailed, "applied, but " + err.Error()
 		}
-		r.progress(ctx, ApplyConverging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", stream, target))
+		r.progress(ctx, ApplyConverging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
 		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
 		last := time.Time{}
-		err = client.WaitConverged(wctx, stream, target, func(st coord.ConvergenceStatus) {
+		err = client.WaitConverged(wctx, prefix, target, func(st coord.ConvergenceStatus) {
 			if time.Since(last) < r.s.progressEvery || st.Converged {
 				return
 			}
 			last = time.Now()
-			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", stream, target, convergenceText(st)))
+			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ApplyConverging, "interrupted"
 			}
-			return ApplyFailed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", stream, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
+			return ApplyFailed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
 		}
-		done = append(done, fmt.Sprintf("`%s` at %d shards", stream, target))
+		done = append(done, fmt.Sprintf("`%s` at %d shards", prefix, target))
 	}
 	r.audit.ConvergenceSeconds = r.s.now().Sub(start).Seconds()
 	if len(done) == 0 {
@@ -469,16 +477,6 @@ func convergenceText(st coord.ConvergenceStatus) string {
 		parts = append(parts, fmt.Sprintf("%s: %s, routing %d, %s", g.ConsumerGroup, state, g.RoutingShardCount, g.GroupState))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// coordURLOf is the coordinator URL the change set gives for a stream.
-func coordURLOf(cs *planparse.ChangeSet, stream string) string {
-	for _, c := range cs.Changes {
-		if c.StreamPrefix == stream && c.CoordinatorURL != "" {
-			return c.CoordinatorURL
-		}
-	}
-	return ""
 }
 
 func lastLines(s string, n int) string {

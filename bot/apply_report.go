@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/planparse"
 )
 
 // progress records the job's step and detail and shows them on the PR. Errors
@@ -157,7 +159,8 @@ func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
 		}
 		var parts []string
 		for _, b := range blockers {
-			parts = append(parts, fmt.Sprintf("waiting behind #%d (`%s`) on stream `%s`", b.Ref.Number, b.Project, b.Stream))
+			_, prefix := planparse.SplitStreamKey(b.Stream)
+			parts = append(parts, fmt.Sprintf("waiting behind #%d (`%s`) on stream `%s`", b.Ref.Number, b.Project, prefix))
 		}
 		return strings.Join(parts, "; ")
 	}

@@ -30,7 +30,8 @@ type ApplyJob struct {
 	Seq     string `json:"seq"`
 	Ref     PRRef  `json:"ref"`
 	Project string `json:"project"`
-	// Streams are the stream prefixes the reviewed plan touches, sorted.
+	// Streams are the streams (planparse.StreamKey: coordinator and prefix) the
+	// reviewed plan touches, sorted.
 	Streams     []string `json:"streams"`
 	ReviewedSHA string   `json:"reviewed_sha"`
 	MergeSHA    string   `json:"merge_sha"`

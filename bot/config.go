@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -94,18 +95,17 @@ type Config struct {
 // shardgate does not call it at all).
 func (c *Config) CoordinatorFor(coordinatorURL string) (CoordinatorCredentials, bool) {
 	u, err := url.Parse(coordinatorURL)
-	if err != nil || u.User != nil {
+	if err != nil || u.User != nil || u.Host == "" {
 		return CoordinatorCredentials{}, false
 	}
+	// Both sides normalized (scheme and host case, default port, trailing
+	// slashes): "HTTP://Coord:80/coord/v1/" is the coordinator "http://coord/coord/v1".
+	target := planparse.NormalizeURL(coordinatorURL)
 	var best CoordinatorCredentials
 	found := false
 	for _, cc := range c.Coordinators {
-		p, err := url.Parse(cc.URLPrefix)
-		if err != nil || !strings.EqualFold(p.Scheme, u.Scheme) || !strings.EqualFold(p.Host, u.Host) {
-			continue
-		}
-		prefix := strings.TrimSuffix(p.Path, "/")
-		if u.Path != prefix && !strings.HasPrefix(u.Path, prefix+"/") {
+		prefix := planparse.NormalizeURL(cc.URLPrefix)
+		if prefix == "" || target != prefix && !strings.HasPrefix(target, prefix+"/") {
 			continue
 		}
 		if !found || len(cc.URLPrefix) > len(best.URLPrefix) {

@@ -216,7 +216,7 @@ func actionWords(actions []string) string {
 	case "create":
 		return "create"
 	case "update":
-		return "update in place"
+		return "update"
 	case "delete":
 		return "destroy"
 	case "delete,create", "create,delete", "forget,create", "create,forget":

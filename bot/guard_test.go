@@ -58,5 +58,74 @@ func TestEndStateFingerprint(t *testing.T) {
 	require.Equal(t, endStateFingerprint(a), endStateFingerprint(b), "same end state, different actions")
 	require.NotEqual(t, endStateFingerprint(a), endStateFingerprint(c))
 	require.Equal(t, []string{"orders"}, streamsOf(a))
-	require.Equal(t, map[string]int{"orders": 16}, scaleTargets(b))
+	require.Equal(t, map[string]int{"orders": 16}, scaleTargets(b.Changes))
+}
+
+func TestComparePlansByIdentity(t *testing.T) {
+	n := func(i int) *int { return &i }
+	at := func(c planparse.Change, url string) planparse.Change {
+		c.CoordinatorURL = url
+		c.Coordinator = planparse.NormalizeURL(url)
+		c.Stream = planparse.StreamKey(c.Coordinator, c.StreamPrefix)
+		return c
+	}
+	reviewed := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-a:8080/coord/v1"))
+	t.Run("same identity spelled differently", func(t *testing.T) {
+		current := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "HTTP://Coord-A:8080/coord/v1/"))
+		require.True(t, comparePlans(reviewed, current, false).Equal)
+	})
+	t.Run("same prefix and group on another coordinator", func(t *testing.T) {
+		current := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-b:8080/coord/v1"))
+		g := comparePlans(reviewed, current, false)
+		require.False(t, g.Equal)
+		require.Contains(t, g.Differences[0], "orders/billing at http://coord-a:8080/coord/v1")
+	})
+	t.Run("streams are keyed by coordinator", func(t *testing.T) {
+		two := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-a:8080/coord/v1"),
+			at(ch(planparse.ActionScale, "orders", "billing", n(2), n(3)), "http://coord-b/coord/v1"))
+		require.Equal(t, []string{"http://coord-a:8080/coord/v1 orders", "http://coord-b/coord/v1 orders"}, streamsOf(two))
+		require.Equal(t, map[string]int{"http://coord-a:8080/coord/v1 orders": 8, "http://coord-b/coord/v1 orders": 3}, scaleTargets(two.Changes))
+	})
+}
+
+func TestCompareOtherChanges(t *testing.T) {
+	n := func(i int) *int { return &i }
+	bucket := planparse.OtherChange{Address: "aws_s3_bucket.logs", Type: "aws_s3_bucket", Actions: []string{"update"}, Fingerprint: "f1"}
+	with := func(others ...planparse.OtherChange) *planparse.ChangeSet {
+		c := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)))
+		c.OtherChanges = others
+		return c
+	}
+	reviewed := with(bucket)
+	destroy := planparse.OtherChange{Address: "aws_iam_policy.p", Type: "aws_iam_policy", Actions: []string{"delete"}, Fingerprint: "f2"}
+	changed := bucket
+	changed.Fingerprint = "f3"
+	replaced := bucket
+	replaced.Actions = []string{"delete", "create"}
+	tests := []struct {
+		name     string
+		current  *planparse.ChangeSet
+		resuming bool
+		want     string // "" when equal
+	}{
+		{"same other change", with(bucket), false, ""},
+		{"a destroy the review did not show", with(bucket, destroy), false, "aws_iam_policy.p (aws_iam_policy): destroy is not in the reviewed plan"},
+		{"same address, other values", with(changed), false, "changes it differently from the reviewed plan"},
+		{"same values, other actions", with(replaced), false, "reviewed update, merge commit's replace"},
+		{"reviewed change missing", with(), false, "the reviewed plan would update it"},
+		{"resuming: reviewed change done already", with(), true, ""},
+		{"resuming: still refuses an unreviewed one", with(destroy), true, "destroy is not in the reviewed plan"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := comparePlans(reviewed, tt.current, tt.resuming)
+			if tt.want == "" {
+				require.True(t, g.Equal, g.Differences)
+				return
+			}
+			require.False(t, g.Equal)
+			require.Contains(t, g.Differences[0], tt.want)
+		})
+	}
+	require.NotEqual(t, endStateFingerprint(with(bucket)), endStateFingerprint(with(changed)), "the audit fingerprint covers other changes")
 }

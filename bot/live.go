@@ -18,20 +18,23 @@ const (
 	coordBackoff  = 500 * time.Millisecond
 )
 
-// liveState reads every stream the change set touches from its coordinator.
-// A coordinator URL that the server configuration does not cover is never
-// called (the URL comes from the pull request); like an unreachable
-// coordinator, it is reported and the policy fails closed.
+// liveState reads every stream the change set mentions, unchanged ones included
+// (a noop whose live count differs from the code is drift, and is reported),
+// from its coordinator. A coordinator URL that the server configuration does not
+// cover is never called (the URL comes from the pull request); like an
+// unreachable coordinator, it is reported and the policy fails closed. The
+// result is keyed by stream (planparse.StreamKey).
 func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
 	byURL := map[string]map[string]bool{}
 	for _, c := range cs.Changes {
-		if c.Action == planparse.ActionNoop || c.StreamPrefix == "" || c.CoordinatorURL == "" {
+		coordinator := coordinatorOf(c)
+		if c.StreamPrefix == "" || coordinator == "" {
 			continue
 		}
-		if byURL[c.CoordinatorURL] == nil {
-			byURL[c.CoordinatorURL] = map[string]bool{}
+		if byURL[coordinator] == nil {
+			byURL[coordinator] = map[string]bool{}
 		}
-		byURL[c.CoordinatorURL][c.StreamPrefix] = true
+		byURL[coordinator][c.StreamPrefix] = true
 	}
 	if len(byURL) == 0 {
 		return policy.Coordinator{}, nil
@@ -47,12 +50,19 @@ func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy
 		if err != nil {
 			return policy.Coordinator{Consulted: true, Error: err.Error()}, nil
 		}
-		for prefix := range byURL[u] {
+		prefixes := make([]string, 0, len(byURL[u]))
+		for p := range byURL[u] {
+			prefixes = append(prefixes, p)
+		}
+		sort.Strings(prefixes)
+		for _, prefix := range prefixes {
 			stream, err := client.Stream(ctx, prefix)
 			if err != nil {
 				return policy.Coordinator{Consulted: true, Error: fmt.Sprintf("%s: %s", u, oneLine(err.Error()))}, nil
 			}
-			live[prefix] = liveStream(stream)
+			ls := liveStream(stream)
+			ls.Coordinator = u
+			live[planparse.StreamKey(u, prefix)] = ls
 		}
 	}
 	return policy.Coordinator{Consulted: true, Reachable: true}, live
