@@ -19,8 +19,10 @@ FUZZTIME ?= 30s
 
 all: build
 
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+
 build:
-	$(GO) build -o $(SHARDGATE) ./cmd/shardgate
+	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(SHARDGATE) ./cmd/shardgate
 
 ## tools: install terraform $(TERRAFORM_VERSION) into ./bin when it is missing or another version
 tools: $(TERRAFORM)
