@@ -101,7 +101,7 @@ func TestApplyRefusedWhenMainMoved(t *testing.T) {
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Equal(t, ApplyFailed, jobs[0].State)
-	require.Contains(t, jobs[0].Reason, "clicks/etl: not in the reviewed plan")
+	require.Contains(t, jobs[0].Reason, "clicks/etl at "+h.simURL+": not in the reviewed plan")
 	require.Contains(t, jobs[0].Reason, "Policy on the merge commit's plan: denied")
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing applied")
 	h.eventuallyComment(pr, "❌ not applied")
