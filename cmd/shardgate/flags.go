@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // stringList is a repeatable string flag (--label a --label b).
@@ -26,6 +27,8 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	// The flag package calls Usage on every parse error too; errors must stay one
 	// line, so Usage is silent and parseFlags prints the help only for --help.
 	fs.Usage = func() {}
+	helpMu.Lock()
+	defer helpMu.Unlock()
 	helpPrinters[fs] = func() {
 		fmt.Fprintf(stderr, "usage: %s\n\nflags:\n", synopsis)
 		fs.VisitAll(func(f *flag.Flag) {
@@ -44,17 +47,30 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// helpPrinters holds each FlagSet's --help text printer.
-var helpPrinters = map[*flag.FlagSet]func(){}
+// helpPrinters holds each FlagSet's --help text printer until parseFlags has
+// run; commands may run concurrently (tests), hence the lock.
+var (
+	helpMu       sync.Mutex
+	helpPrinters = map[*flag.FlagSet]func(){}
+)
+
+func takeHelpPrinter(fs *flag.FlagSet) func() {
+	helpMu.Lock()
+	defer helpMu.Unlock()
+	p := helpPrinters[fs]
+	delete(helpPrinters, fs)
+	return p
+}
 
 // parseFlags parses args and turns the outcome into an exit code: -1 to go on,
 // exitOK after --help, exitUsage with a one-line reason on bad flags.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	err := fs.Parse(args)
+	help := takeHelpPrinter(fs)
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-		if p := helpPrinters[fs]; p != nil {
+		if p := help; p != nil {
 			p()
 		}
 		return exitOK
