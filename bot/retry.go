@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -16,24 +17,77 @@ const (
 	DefaultRetryAttempts = 5
 	DefaultRetryBase     = 500 * time.Millisecond
 	DefaultRetryMaxWait  = 60 * time.Second
+	// DefaultGitHubTimeout bounds one attempt of a GitHub call, body included: a
+	// call that never answers must not hold a worker.
+	DefaultGitHubTimeout = 2 * time.Minute
 )
 
-// RetryTransport retries GitHub's secondary rate limits (403 or 429 with
-// Retry-After or a "secondary rate limit" message) and 5xx answers with
-// exponential backoff and jitter, honouring Retry-After. Primary rate-limit
-// exhaustion (x-ratelimit-remaining: 0) is not retried here: it can last an hour.
+// RetryTransport is shardgate's one retry policy for GitHub. It retries what
+// GitHub did not act on — secondary rate limits (403 or 429 with Retry-After or
+// a "secondary rate limit" message) — for every method, and 5xx answers and
+// connection errors only for idempotent requests, with exponential backoff and
+// jitter, honouring Retry-After. A POST cut off by a 5xx or a reset may have
+// been done: a creation (comment, check run) is looked up by its marker or
+// external_id when its job is retried, never repeated blind. Primary rate-limit
+// exhaustion (x-ratelimit-remaining: 0) is not retried here: it can last an
+// hour. Every attempt has its own deadline (Timeout), which covers the body.
 type RetryTransport struct {
 	Next     http.RoundTripper
 	Attempts int
 	Base     time.Duration
 	MaxWait  time.Duration
+	// Timeout bounds each attempt, reading the answer's body included.
+	Timeout time.Duration
 	// Sleep waits between attempts; tests replace it.
 	Sleep func(req *http.Request, d time.Duration) error
 }
 
 // NewRetryTransport wraps next with the default retry policy.
 func NewRetryTransport(next http.RoundTripper) *RetryTransport {
-	return &RetryTransport{Next: next, Attempts: DefaultRetryAttempts, Base: DefaultRetryBase, MaxWait: DefaultRetryMaxWait, Sleep: sleepCtx}
+	return &RetryTransport{Next: next, Attempts: DefaultRetryAttempts, Base: DefaultRetryBase, MaxWait: DefaultRetryMaxWait,
+		Timeout: DefaultGitHubTimeout, Sleep: sleepCtx}
+}
+
+// idempotent says whether repeating req is harmless. PATCH sets fields to
+// given values; a reaction GitHub already has is answered 200, not added again.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodPatch:
+		return true
+	case http.MethodPost:
+		return strings.HasSuffix(req.URL.Path, "/reactions")
+	}
+	return false
+}
+
+// attempt sends one try of r under its own deadline; the deadline is released
+// when the caller closes the body.
+func (t *RetryTransport) attempt(r *http.Request) (*http.Response, error) {
+	if t.Timeout <= 0 {
+		return t.Next.RoundTrip(r)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), t.Timeout)
+	resp, err := t.Next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		if ctx.Err() == context.DeadlineExceeded && r.Context().Err() == nil {
+			return nil, fmt.Errorf("%s %s: no answer within %s: %w", r.Method, r.URL.Path, t.Timeout, context.DeadlineExceeded)
+		}
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func sleepCtx(req *http.Request, d time.Duration) error { return sleepFor(req.Context(), d) }
@@ -76,12 +130,21 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				r.Body = b
 			}
 		}
-		resp, err := t.Next.RoundTrip(r)
-		if err != nil || attempt >= t.Attempts {
-			return resp, err
+		resp, err := t.attempt(r)
+		if err != nil {
+			if attempt >= t.Attempts || !idempotent(req) || req.Context().Err() != nil {
+				return nil, err
+			}
+			if err := t.Sleep(req, t.backoff(attempt)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if attempt >= t.Attempts {
+			return resp, nil
 		}
 		wait, retry := t.retryAfter(resp, attempt)
-		if !retry || wait > t.MaxWait {
+		if !retry || wait > t.MaxWait || resp.StatusCode >= 500 && !idempotent(req) {
 			return resp, nil
 		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -92,9 +155,13 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+func (t *RetryTransport) backoff(attempt int) time.Duration {
+	d := t.Base << (attempt - 1)
+	return d + time.Duration(rand.Float64()*0.2*float64(d))
+}
+
 func (t *RetryTransport) retryAfter(resp *http.Response, attempt int) (time.Duration, bool) {
-	backoff := t.Base << (attempt - 1)
-	backoff += time.Duration(rand.Float64() * 0.2 * float64(backoff))
+	backoff := t.backoff(attempt)
 	ra := resp.Header.Get("Retry-After")
 	switch {
 	case resp.StatusCode >= 500:
