@@ -50,6 +50,7 @@ var (
 	bucketQueued     = []byte("queued")   // id → empty: the FIFO index
 	bucketRunning    = []byte("running")  // id → empty
 	bucketFinished   = []byte("finished") // finish time (8 bytes BE ns) + id → empty
+	bucketDelayed    = []byte("delayed")  // not-before time (8 bytes BE ns) + id → empty
 	bucketDeliveries = []byte("deliveries")
 	bucketRecords    = []byte("records")
 
@@ -192,7 +193,7 @@ func (b *Bolt) init() (err error) {
 			return fmt.Errorf("%w: schema version %q, this shardgate reads %q", ErrNotStore, v, schemaVersion)
 		}
 		for _, name := range [][]byte{bucketJobs, bucketPayloads, bucketQueued, bucketRunning,
-			bucketFinished, bucketDeliveries, bucketRecords} {
+			bucketFinished, bucketDelayed, bucketDeliveries, bucketRecords} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}

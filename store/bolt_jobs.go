@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -90,6 +91,18 @@ func (b *Bolt) Release(ctx context.Context, id string) error {
 			return err
 		}
 		return q.requeue(j, b.now().UTC())
+	})
+}
+
+// Retry hands a running job back until notBefore (see Store).
+func (b *Bolt) Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error {
+	return b.update(ctx, "retry job", func(tx *bolt.Tx) error {
+		q := queueOf(tx)
+		j, err := q.runningJob(id)
+		if err != nil {
+			return err
+		}
+		return q.delay(j, jobErr, notBefore.UTC(), b.now().UTC())
 	})
 }
 

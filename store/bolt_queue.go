@@ -14,7 +14,7 @@ import (
 // index goes through enqueueIndex/dequeueIndex so the counter beside it is
 // always written in the same transaction.
 type queue struct {
-	meta, jobs, payloads, queued, running, finished, deliveries *bolt.Bucket
+	meta, jobs, payloads, queued, running, finished, delayed, deliveries *bolt.Bucket
 }
 
 func queueOf(tx *bolt.Tx) queue {
@@ -25,6 +25,7 @@ func queueOf(tx *bolt.Tx) queue {
 		queued:     tx.Bucket(bucketQueued),
 		running:    tx.Bucket(bucketRunning),
 		finished:   tx.Bucket(bucketFinished),
+		delayed:    tx.Bucket(bucketDelayed),
 		deliveries: tx.Bucket(bucketDeliveries),
 	}
 }
@@ -157,8 +158,45 @@ func (q queue) insert(j *Job) error {
 	return nil
 }
 
+// promoteDue moves the retried jobs whose time has come back into the queued
+// index, where their ids put them ahead of younger jobs.
+func (q queue) promoteDue(now time.Time) error {
+	c := q.delayed.Cursor()
+	var due [][]byte
+	for k, _ := c.First(); k != nil && len(k) > 8 && int64(binary.BigEndian.Uint64(k[:8])) <= now.UnixNano(); k, _ = c.Next() {
+		due = append(due, append([]byte(nil), k...))
+	}
+	for _, k := range due {
+		if err := q.delayed.Delete(k); err != nil {
+			return fmt.Errorf("unindex delayed job: %w", err)
+		}
+		if err := q.enqueueIndex(k[8:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// delay hands a running job back to be claimed at notBefore.
+func (q queue) delay(j *Job, jobErr error, notBefore, now time.Time) error {
+	j.State, j.Owner, j.UpdatedAt, j.NotBefore = JobQueued, "", now, notBefore
+	if jobErr != nil {
+		j.LastError = jobErr.Error()
+	}
+	if err := q.running.Delete([]byte(j.ID)); err != nil {
+		return fmt.Errorf("unindex running job: %w", err)
+	}
+	if err := q.delayed.Put(finishedKey(notBefore, j.ID), []byte{}); err != nil {
+		return fmt.Errorf("index delayed job: %w", err)
+	}
+	return q.put(j)
+}
+
 // claimOldest moves the first queued job to running.
 func (q queue) claimOldest(owner string, now time.Time) (*Job, error) {
+	if err := q.promoteDue(now); err != nil {
+		return nil, err
+	}
 	k, _ := q.queued.Cursor().First()
 	if k == nil {
 		return nil, nil

@@ -49,6 +49,8 @@ type Job struct {
 	State     JobState  `json:"state"`
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
+	// NotBefore is when a job handed back by Retry may be claimed again.
+	NotBefore time.Time `json:"not_before,omitempty"`
 	Owner     string    `json:"owner,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -79,6 +81,11 @@ type Store interface {
 	// keeps its id, so it is claimed again before younger jobs, and a full
 	// queue does not refuse it. Errors as for Complete.
 	Release(ctx context.Context, id string) error
+	// Retry hands a running job back to be claimed again once notBefore has
+	// passed (a transient failure, backed off), recording the error. It keeps
+	// its id, so once due it is claimed before younger jobs. Errors as for
+	// Complete.
+	Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error
 	// RecoverRunning requeues every running job; a single process calls it at
 	// start, since any job still running then was cut short by a crash.
 	RecoverRunning(ctx context.Context) (int, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -40,6 +41,32 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 				require.Zero(t, n, "a finished job is not running")
 			})
 		}
+	})
+
+	t.Run("retry holds the job back until its time, then before younger ones", func(t *testing.T) {
+		s := open(t)
+		a := enqueue(t, s, "a", "a", nil)
+		require.Equal(t, a.ID, claim(t, s, "w1").ID)
+		require.NoError(t, s.Retry(ctx, a.ID, errors.New("GitHub: 502 Bad Gateway"), time.Now().Add(time.Hour)))
+		got := getJob(t, s, a.ID)
+		require.Equal(t, JobQueued, got.State)
+		require.Equal(t, "GitHub: 502 Bad Gateway", got.LastError)
+		next, err := s.Claim(ctx, "w1")
+		require.NoError(t, err)
+		require.Nil(t, next, "not claimable before its time")
+		n, err := s.RecoverRunning(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "a job waiting to be retried is not running")
+
+		b := enqueue(t, s, "b", "b", nil)
+		c := enqueue(t, s, "c", "c", nil)
+		require.Equal(t, b.ID, claim(t, s, "w1").ID)
+		require.NoError(t, s.Retry(ctx, b.ID, errors.New("reset"), time.Now().Add(-time.Second)))
+		again := claim(t, s, "w2")
+		require.Equal(t, b.ID, again.ID, "a due retry goes before younger jobs")
+		require.Equal(t, 2, again.Attempts)
+		require.Equal(t, c.ID, claim(t, s, "w2").ID)
+		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", nil, time.Now()), ErrNotFound)
 	})
 
 	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {
