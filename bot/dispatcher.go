@@ -28,6 +28,12 @@ type Dispatcher struct {
 
 	// observe records each job's outcome and duration (metrics); may be nil.
 	observe func(event string, err error, d time.Duration)
+	// attempts bounds the tries of a job failing on transient errors; the
+	// pause between tries grows from retryBase to retryMax.
+	attempts            int
+	retryBase, retryMax time.Duration
+	// failed reports a job that failed for good (on its PR); may be nil.
+	failed func(ctx context.Context, job *store.Job, err error)
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -39,7 +45,8 @@ type Dispatcher struct {
 // NewDispatcher builds a dispatcher; owner names this process in job records.
 func NewDispatcher(st store.Store, handlers []EventHandler, workers int, owner string, log *logrus.Entry) (*Dispatcher, error) {
 	d := &Dispatcher{store: st, handlers: map[string]EventHandler{}, workers: workers, owner: owner, log: log,
-		poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		attempts: DefaultJobAttempts, retryBase: DefaultJobRetryBase, retryMax: DefaultJobRetryMaxWait}
 	if workers < 1 {
 		return nil, fmt.Errorf("new dispatcher: workers must be at least 1, got %d", workers)
 	}
@@ -131,15 +138,28 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 		log.Warn("job interrupted by shutdown; handed back to the queue")
 		return
 	}
-	if cerr := d.store.Complete(context.WithoutCancel(ctx), job.ID, err); cerr != nil {
-		log.WithError(cerr).Error("record a job's outcome")
-	}
 	if d.observe != nil {
 		d.observe(job.Event, err, time.Since(start))
 	}
 	log = log.WithField("duration_ms", time.Since(start).Milliseconds())
+	if err != nil && transient(err) && job.Attempts < d.attempts {
+		wait := jobBackoff(job.Attempts, d.retryBase, d.retryMax)
+		rerr := d.store.Retry(context.WithoutCancel(ctx), job.ID, err, time.Now().Add(wait))
+		if rerr == nil {
+			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
+				Warn("job failed on a transient error; it will be retried")
+			return
+		}
+		log.WithError(rerr).Error("hand a job back for a retry")
+	}
+	if cerr := d.store.Complete(context.WithoutCancel(ctx), job.ID, err); cerr != nil {
+		log.WithError(cerr).Error("record a job's outcome")
+	}
 	if err != nil {
-		log.WithError(err).Error("job failed")
+		log.WithError(err).WithField("attempt", job.Attempts).Error("job failed")
+		if d.failed != nil {
+			d.failed(WithLogger(context.WithoutCancel(ctx), log), job, err)
+		}
 		return
 	}
 	log.Info("job done")

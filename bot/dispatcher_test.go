@@ -3,10 +3,16 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/store"
@@ -131,4 +137,64 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 func TestNewDispatcherRefusesTwoHandlersForOneEvent(t *testing.T) {
 	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", Logger(context.Background()))
 	require.ErrorContains(t, err, "two handlers")
+}
+
+// flakyHandler fails with its errors in turn, then succeeds.
+type flakyHandler struct {
+	mu    sync.Mutex
+	errs  []error
+	calls int
+}
+
+func (h *flakyHandler) Handles() []string { return []string{"pull_request"} }
+
+func (h *flakyHandler) Handle(context.Context, string, string, []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls++
+	if h.calls <= len(h.errs) {
+		return h.errs[h.calls-1]
+	}
+	return nil
+}
+
+func TestDispatcherRetriesTransientFailures(t *testing.T) {
+	badGateway := &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusBadGateway}, Message: "Bad Gateway"}
+	notFound := &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}
+	tests := []struct {
+		name      string
+		errs      []error
+		wantState store.JobState
+		wantCalls int
+		reported  bool
+	}{
+		{"502s then success", []error{badGateway, fmt.Errorf("get pull request: %w", badGateway)}, store.JobDone, 3, false},
+		{"a reset then success", []error{&net.OpError{Op: "read", Err: syscall.ECONNRESET}}, store.JobDone, 2, false},
+		{"a timeout then success", []error{fmt.Errorf("list comments: %w", context.DeadlineExceeded)}, store.JobDone, 2, false},
+		{"not transient: failed at once and reported", []error{notFound}, store.JobFailed, 1, true},
+		{"transient to the bound: failed and reported", []error{badGateway, badGateway, badGateway, badGateway}, store.JobFailed, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			h := &flakyHandler{errs: tt.errs}
+			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+			require.NoError(t, err)
+			d.attempts, d.retryBase, d.retryMax, d.poll = 3, time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
+			var reported atomic.Int32
+			d.failed = func(context.Context, *store.Job, error) { reported.Add(1) }
+			ids := enqueue(t, st, "d1")
+			require.NoError(t, d.Start(context.Background()))
+			defer d.Close(context.Background())
+			require.Eventually(t, func() bool {
+				j, err := st.GetJob(context.Background(), ids[0])
+				return err == nil && (j.State == store.JobDone || j.State == store.JobFailed)
+			}, 10*time.Second, 5*time.Millisecond)
+			j, err := st.GetJob(context.Background(), ids[0])
+			require.NoError(t, err)
+			require.Equal(t, tt.wantState, j.State, j.LastError)
+			require.Equal(t, tt.wantCalls, j.Attempts)
+			require.Equal(t, tt.reported, reported.Load() == 1)
+		})
+	}
 }

@@ -118,6 +118,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.dispatcher.observe = s.metrics.observeJob
+	s.dispatcher.failed = s.reportJobFailure
 	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
 	"time"
 )
@@ -98,4 +99,26 @@ func updateCheckRun(s *Server, c *call) reply {
 	s.applyCheckRun(cr, in)
 	cr.Updates++
 	return ok(s.checkRunJSON(r, cr))
+}
+
+// listCheckRunsForRef answers GET /repos/{owner}/{repo}/commits/{ref}/check-runs
+// for a commit SHA, filtered by check_name, newest first.
+func listCheckRunsForRef(s *Server, c *call) reply {
+	r, found := s.repoOf(c)
+	if !found {
+		return notFound()
+	}
+	name := c.r.URL.Query().Get("check_name")
+	var runs []*CheckRun
+	for _, cr := range r.checkRuns {
+		if cr.HeadSHA == c.params["ref"] && (name == "" || cr.Name == name) {
+			runs = append(runs, cr)
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].ID > runs[j].ID })
+	out := make([]any, 0, len(runs))
+	for _, cr := range runs {
+		out = append(out, s.checkRunJSON(r, cr))
+	}
+	return ok(map[string]any{"total_count": len(out), "check_runs": out})
 }

@@ -1,0 +1,110 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/store"
+)
+
+// jobPR is the pull request a webhook job is about, read from its payload.
+func jobPR(payload []byte) (PRRef, bool) {
+	var p struct {
+		Installation struct {
+			ID int64 `json:"id"`
+		} `json:"installation"`
+		Repository struct {
+			Name  string `json:"name"`
+			Owner struct {
+				Login string `json:"login"`
+			} `json:"owner"`
+		} `json:"repository"`
+		PullRequest *struct {
+			Number int `json:"number"`
+		} `json:"pull_request"`
+		Issue *struct {
+			Number      int             `json:"number"`
+			PullRequest json.RawMessage `json:"pull_request"`
+		} `json:"issue"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Installation.ID == 0 || p.Repository.Name == "" {
+		return PRRef{}, false
+	}
+	ref := PRRef{Installation: p.Installation.ID, Owner: p.Repository.Owner.Login, Repo: p.Repository.Name}
+	switch {
+	case p.PullRequest != nil && p.PullRequest.Number > 0:
+		ref.Number = p.PullRequest.Number
+	case p.Issue != nil && p.Issue.Number > 0 && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null":
+		ref.Number = p.Issue.Number
+	default:
+		return PRRef{}, false
+	}
+	return ref, true
+}
+
+// reportJobFailure says on the pull request that a job failed for good (after
+// its retries, or on an error retrying cannot fix) and finishes the plan check
+// runs it left in progress, so nothing is silently lost. It reports through
+// GitHub, which may be what failed: then it can only log.
+func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr error) {
+	ref, ok := jobPR(job.Payload)
+	if !ok {
+		return
+	}
+	unlock := s.prLocks.lock(ref.Key())
+	defer unlock()
+	if err := s.reportJobFailureLocked(ctx, ref, job, jobErr); err != nil {
+		Logger(ctx).WithError(err).Error("report a failed job on its pull request")
+	}
+}
+
+func (s *Server) reportJobFailureLocked(ctx context.Context, ref PRRef, job *store.Job, jobErr error) error {
+	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	if err != nil {
+		return err
+	}
+	st, err := s.rec.pr(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		st = &PRState{Ref: ref}
+	}
+	reason := inertCode(jobErr.Error())
+	tries := "once"
+	if job.Attempts > 1 {
+		tries = fmt.Sprintf("%d times", job.Attempts)
+	}
+	st.Status = fmt.Sprintf("⚠️ shardgate could not finish handling a `%s` event (tried %s): %s — comment `/shardgate plan` to try again.",
+		job.Event, tries, reason)
+	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p.CheckRunID == 0 || p.ChangeSet != nil || p.Error != "" {
+			continue
+		}
+		p.Error = "not finished: " + oneLine(jobErr.Error())
+		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
+			"\n\nComment `/shardgate plan` on the pull request to try again."
+		out := &github.CheckRunOutput{Title: &title, Summary: &summary}
+		if _, err := finishCheck(ctx, gh, ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+			return err
+		}
+		if err := s.rec.putPlan(ctx, ref, p); err != nil {
+			return err
+		}
+	}
+	return s.publish(ctx, gh, st, plans)
+}
+
+// inertCode shows error text as one inline code span that nothing in it can
+// close: errors can quote what a pull request wrote.
+func inertCode(s string) string {
+	return "`" + strings.ReplaceAll(oneLine(s), "`", "'") + "`"
+}
