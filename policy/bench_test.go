@@ -15,7 +15,7 @@ import (
 
 // benchSizes are the instance counts of the generated plans: 10% of the prefixes
 // scaled, 1% of the instances removed.
-var benchSizes = []int{100, 1000, 10000}
+var benchSizes = []int{100, 1000, 10000, 50000}
 
 // BenchmarkPipeline measures what one plan costs the service: parse the plan JSON,
 // extract the change set, evaluate every rule.
@@ -75,6 +75,40 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateDenied measures the evaluation of a plan that many rules deny:
+// 10% of the prefixes scaled and 1% of the instances removed, with live state
+// but no attestation, so every scaled stream is a quiesce_attestation violation
+// and every removal a no_destroy one. Denied plans are where a rule that
+// rescans the changes per finding shows.
+func BenchmarkEvaluateDenied(b *testing.B) {
+	e := benchEngine(b)
+	for _, n := range benchSizes {
+		cs, err := planparse.ParseBytes(planparsetest.GeneratePlan(n, 10, 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := benchRequest(cs)
+		req.ChangeSet, req.Attestations = cs, nil
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			op := func() {
+				d, err := e.Evaluate(context.Background(), req)
+				if err != nil || d.Allowed {
+					b.Fatalf("want a denial, got allowed=%v err=%v", d.Allowed, err)
+				}
+			}
+			peak := peakHeapMB(op)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for b.Loop() {
+				op()
+			}
+			reportCPU(b, cpu)
+			b.ReportMetric(peak, "peak-heap-MB")
+		})
+	}
+}
+
 func benchEngine(b *testing.B) *Engine {
 	b.Helper()
 	e, err := New()
@@ -87,15 +121,16 @@ func benchEngine(b *testing.B) *Engine {
 // benchRequest is what the service would send for the plan: live state for every
 // changed stream (at the plan's before count) and a fresh attestation per scaled one.
 func benchRequest(cs *planparse.ChangeSet) Request {
-	req := Request{Coordinator: Coordinator{Consulted: true, Reachable: true}, Live: map[string]LiveStream{}, Now: now}
+	req := Request{ChangeSet: cs, Coordinator: Coordinator{Consulted: true, Reachable: true}, Live: map[string]LiveStream{}, Now: now}
 	for _, c := range cs.Changes {
 		if c.Action == planparse.ActionNoop || c.ShardsBefore == nil {
 			continue
 		}
-		s := req.Live[c.StreamPrefix]
-		s.StreamPrefix = c.StreamPrefix
+		key := streamOf(&c)
+		s := req.Live[key]
+		s.Coordinator, s.StreamPrefix = c.Coordinator, c.StreamPrefix
 		s.Groups = append(s.Groups, LiveGroup{ConsumerGroup: c.ConsumerGroup, ShardCount: *c.ShardsBefore, State: "STABLE", LiveMembers: 3})
-		req.Live[c.StreamPrefix] = s
+		req.Live[key] = s
 		if c.Action == planparse.ActionScale && len(s.Groups) == 1 {
 			req.Attestations = append(req.Attestations, attestation(c.StreamPrefix, now.Add(time.Hour)))
 		}

@@ -32,8 +32,9 @@ func TestRulesBuiltin(t *testing.T) {
 		require.NotEmpty(t, r.Description, r.ID)
 	}
 	require.Equal(t, []string{
-		"active_migration", RuleConflictingShardCount, RuleCoordinatorUnreachable, "metadata_version_regressed",
-		RuleNoDestroy, "no_live_members", RuleQuiesceAttestation, RuleShardDelta, "tainted_replace", RuleUnknownValue,
+		"active_migration", RuleConflictingShardCount, RuleCoordinatorUnreachable, RuleDrift, RuleIncompletePlan,
+		RuleInvalidShardCount, "metadata_version_regressed", RuleNoDestroy, "no_live_members", RuleOtherResourceDestroyed,
+		RuleQuiesceAttestation, RuleShardDelta, RuleTaintedReplace, RuleUnknownValue,
 	}, ids)
 
 	waivable := map[string]bool{RuleNoDestroy: true, RuleShardDelta: true, RuleQuiesceAttestation: true}

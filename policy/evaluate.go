@@ -9,69 +9,58 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/shardgate/shardgate/planparse"
 )
 
-// Evaluate runs every rule on one request. It fails closed: when the policies cannot
-// be evaluated, or a rule yields a finding of an unexpected shape, the error comes
-// back together with a Decision that denies with a policy_error violation.
+// Evaluate runs every rule on one request. It first judges the effect of every
+// change on the coordinator (Decision.Changes), then evaluates the rules on it.
+// It fails closed: when the policies cannot be evaluated, or a rule yields a
+// finding of an unexpected shape, the error comes back together with a Decision
+// that denies with a policy_error violation (and still reports the changes).
 func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
+	return e.evaluate(ctx, req)
+}
+
+// evaluate is Evaluate with extra evaluation options, so a test can count the
+// work of an evaluation.
+func (e *Engine) evaluate(ctx context.Context, req Request, opts ...rego.EvalOption) (Decision, error) {
 	if req.ChangeSet == nil {
-		return failClosed(errors.New("evaluate policies: no change set"))
+		return failClosed(nil, errors.New("evaluate policies: no change set"))
 	}
+	j := judge(req)
 	// OPA notices cancellation asynchronously, so a small plan could still pass
 	// under a context that is already done.
 	if err := ctx.Err(); err != nil {
-		return failClosed(fmt.Errorf("evaluate policies: %w", err))
+		return failClosed(j.changes, fmt.Errorf("evaluate policies: %w", err))
 	}
 	if req.Now.IsZero() && len(req.Attestations) > 0 {
 		// Without a time no attestation can be judged fresh; guessing either way
 		// would be wrong.
-		return failClosed(errors.New("evaluate policies: attestations given without the time to judge their freshness"))
+		return failClosed(j.changes, errors.New("evaluate policies: attestations given without the time to judge their freshness"))
 	}
-	rs, err := e.prepared.Eval(ctx, rego.EvalParsedInput(buildInput(req)))
+	opts = append([]rego.EvalOption{rego.EvalParsedInput(buildInput(req, j))}, opts...)
+	rs, err := e.prepared.Eval(ctx, opts...)
 	if err != nil {
-		return failClosed(fmt.Errorf("evaluate policies: %w", err))
+		return failClosed(j.changes, fmt.Errorf("evaluate policies: %w", err))
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
-		return failClosed(fmt.Errorf("evaluate policies: %s is undefined", query))
+		return failClosed(j.changes, fmt.Errorf("evaluate policies: %s is undefined", query))
 	}
 	packages, ok := rs[0].Expressions[0].Value.(map[string]any)
 	if !ok {
-		return failClosed(fmt.Errorf("evaluate policies: %s is not an object", query))
+		return failClosed(j.changes, fmt.Errorf("evaluate policies: %s is not an object", query))
 	}
-
-	var violations []Violation
-	var warnings []Warning
-	for _, id := range e.ids {
-		pkg, _ := packages[id].(map[string]any)
-		denies, err := findings(id, "deny", pkg)
-		if err != nil {
-			return failClosed(err)
-		}
-		warns, err := findings(id, "warn", pkg)
-		if err != nil {
-			return failClosed(err)
-		}
-		info := e.rules[id]
-		for _, f := range denies {
-			violations = append(violations, Violation{
-				Rule: id, Title: info.Title, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
-				Address: f.Address, Message: f.Message, Waivable: info.Waivable, ExceptionLabel: info.ExceptionLabel,
-			})
-		}
-		for _, f := range warns {
-			warnings = append(warnings, Warning{
-				Rule: id, Title: info.Title, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
-				Address: f.Address, Message: f.Message,
-			})
-		}
+	violations, warnings, err := e.collect(packages)
+	if err != nil {
+		return failClosed(j.changes, err)
 	}
-
 	used, err := attestationsUsed(req, packages)
 	if err != nil {
-		return failClosed(err)
+		return failClosed(j.changes, err)
 	}
 	d := Decision{
+		Changes:          nonNil(j.changes),
 		Warnings:         nonNil(sortWarnings(warnings)),
 		AttestationsUsed: nonNil(used),
 		LabelsNotCounted: nonNil(e.labelsNotCounted(req.Labels)),
@@ -82,6 +71,37 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 	return d, nil
 }
 
+// collect reads every rule package's deny and warn sets.
+func (e *Engine) collect(packages map[string]any) ([]Violation, []Warning, error) {
+	var violations []Violation
+	var warnings []Warning
+	for _, id := range e.ids {
+		pkg, _ := packages[id].(map[string]any)
+		denies, err := findings(id, "deny", pkg)
+		if err != nil {
+			return nil, nil, err
+		}
+		warns, err := findings(id, "warn", pkg)
+		if err != nil {
+			return nil, nil, err
+		}
+		info := e.rules[id]
+		for _, f := range denies {
+			violations = append(violations, Violation{
+				Rule: id, Title: info.Title, Stream: f.Stream, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
+				Address: f.Address, Message: f.Message, Waivable: info.Waivable, ExceptionLabel: info.ExceptionLabel,
+			})
+		}
+		for _, f := range warns {
+			warnings = append(warnings, Warning{
+				Rule: id, Title: info.Title, Stream: f.Stream, StreamPrefix: f.StreamPrefix, ConsumerGroup: f.ConsumerGroup,
+				Address: f.Address, Message: f.Message,
+			})
+		}
+	}
+	return violations, warnings, nil
+}
+
 // nonNil makes an empty list encode as [] rather than null.
 func nonNil[T any](s []T) []T {
 	if s == nil {
@@ -90,10 +110,12 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// failClosed is the decision returned with every evaluation error.
-func failClosed(err error) (Decision, error) {
+// failClosed is the decision returned with every evaluation error. The judged
+// changes are still reported: a denied plan's report shows what it would do.
+func failClosed(changes []planparse.Change, err error) (Decision, error) {
 	return Decision{
 		Allowed:           false,
+		Changes:           nonNil(changes),
 		Warnings:          []Warning{},
 		ExceptionsApplied: []ExceptionApplied{},
 		AttestationsUsed:  []Attestation{},
@@ -108,7 +130,7 @@ func failClosed(err error) (Decision, error) {
 
 // finding is one deny or warn value of a rule.
 type finding struct {
-	Message, StreamPrefix, ConsumerGroup, Address string
+	Message, Stream, StreamPrefix, ConsumerGroup, Address string
 }
 
 // findings reads a rule package's deny or warn set. A value that is not an object
@@ -137,7 +159,7 @@ func findings(id, set string, pkg map[string]any) ([]finding, error) {
 		for _, opt := range []struct {
 			key string
 			dst *string
-		}{{"stream_prefix", &f.StreamPrefix}, {"consumer_group", &f.ConsumerGroup}, {"address", &f.Address}} {
+		}{{"stream", &f.Stream}, {"stream_prefix", &f.StreamPrefix}, {"consumer_group", &f.ConsumerGroup}, {"address", &f.Address}} {
 			if *opt.dst, err = field(obj, opt.key, false); err != nil {
 				return nil, fmt.Errorf("evaluate rule %s: %s value: %w", id, set, err)
 			}
@@ -213,7 +235,7 @@ func applyExceptions(violations []Violation, labels []Label) ([]Violation, []Exc
 			continue
 		}
 		applied = append(applied, ExceptionApplied{
-			Rule: v.Rule, Label: l.Name, Actor: l.Actor,
+			Rule: v.Rule, Label: l.Name, Actor: l.Actor, Stream: v.Stream,
 			StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup, Message: v.Message,
 		})
 	}
@@ -246,7 +268,7 @@ func (e *Engine) labelsNotCounted(labels []Label) []Label {
 
 func sortViolations(vs []Violation) []Violation {
 	slices.SortFunc(vs, func(a, b Violation) int {
-		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix),
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.Stream, b.Stream),
 			cmp.Compare(a.ConsumerGroup, b.ConsumerGroup), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Message, b.Message))
 	})
 	return vs
@@ -254,7 +276,7 @@ func sortViolations(vs []Violation) []Violation {
 
 func sortWarnings(ws []Warning) []Warning {
 	slices.SortFunc(ws, func(a, b Warning) int {
-		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix),
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.Stream, b.Stream),
 			cmp.Compare(a.ConsumerGroup, b.ConsumerGroup), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Message, b.Message))
 	})
 	return ws

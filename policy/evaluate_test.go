@@ -36,7 +36,8 @@ func changeSet(changes ...planparse.Change) *planparse.ChangeSet {
 	for _, c := range changes {
 		if c.ShardsAfter != nil && c.Action != planparse.ActionDelete && c.Action != planparse.ActionUnmanage {
 			cs.Desired = append(cs.Desired, planparse.Desired{
-				Address: c.Address, StreamPrefix: c.StreamPrefix, ConsumerGroup: c.ConsumerGroup, ShardCount: *c.ShardsAfter,
+				Address: c.Address, StreamPrefix: c.StreamPrefix, ConsumerGroup: c.ConsumerGroup,
+				Coordinator: c.Coordinator, Stream: c.Stream, ShardCount: *c.ShardsAfter,
 			})
 		}
 	}

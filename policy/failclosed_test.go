@@ -102,7 +102,7 @@ func TestEvaluateConcurrent(t *testing.T) {
 func TestInputRedactsCoordinatorPassword(t *testing.T) {
 	c := moduleChange("orders", "billing", planparse.ActionCreate, nil, intp(4))
 	c.CoordinatorURL = "https://admin:s3cret@coordinator.internal:8443/api"
-	in := buildInput(Request{ChangeSet: changeSet(c)})
+	in := inputOf(Request{ChangeSet: changeSet(c)})
 	require.NotContains(t, in.String(), "s3cret")
 	require.Contains(t, in.String(), "https://admin:xxxxx@coordinator.internal:8443/api")
 	require.Equal(t, "http://coordinator:8080", redactURL("http://coordinator:8080"))

@@ -29,6 +29,16 @@ const (
 	RuleCoordinatorUnreachable = "coordinator_unreachable"
 	// RuleInvalidShardCount denies a shard count that is not a whole number >= 1.
 	RuleInvalidShardCount = "invalid_shard_count"
+	// RuleTaintedReplace warns about a retry of a failed apply.
+	RuleTaintedReplace = "tainted_replace"
+	// RuleDrift warns about an instance the plan leaves alone while the live
+	// count differs from the code's.
+	RuleDrift = "drift"
+	// RuleOtherResourceDestroyed warns about a non-coordinator resource the plan
+	// destroys or replaces.
+	RuleOtherResourceDestroyed = "other_resource_destroyed"
+	// RuleIncompletePlan warns that Terraform deferred changes to a later plan.
+	RuleIncompletePlan = "incomplete_plan"
 	// RulePolicyError is reported when the policies themselves could not be evaluated.
 	RulePolicyError = "policy_error"
 )
@@ -115,8 +125,11 @@ type Request struct {
 
 // Violation is one denied finding.
 type Violation struct {
-	Rule           string `json:"rule"`
-	Title          string `json:"title,omitempty"`
+	Rule  string `json:"rule"`
+	Title string `json:"title,omitempty"`
+	// Stream is the finding's stream key (planparse.StreamKey) when a rule gave
+	// one: two coordinators may have a stream of the same prefix.
+	Stream         string `json:"stream,omitempty"`
 	StreamPrefix   string `json:"stream_prefix"`
 	ConsumerGroup  string `json:"consumer_group"`
 	Address        string `json:"address,omitempty"`
@@ -129,6 +142,7 @@ type Violation struct {
 type Warning struct {
 	Rule          string `json:"rule"`
 	Title         string `json:"title,omitempty"`
+	Stream        string `json:"stream,omitempty"` // as in Violation
 	StreamPrefix  string `json:"stream_prefix"`
 	ConsumerGroup string `json:"consumer_group"`
 	Address       string `json:"address,omitempty"`
@@ -140,6 +154,7 @@ type ExceptionApplied struct {
 	Rule          string `json:"rule"`
 	Label         string `json:"label"`
 	Actor         string `json:"actor,omitempty"`
+	Stream        string `json:"stream,omitempty"` // as in Violation
 	StreamPrefix  string `json:"stream_prefix"`
 	ConsumerGroup string `json:"consumer_group"`
 	Message       string `json:"message"`

@@ -10,17 +10,18 @@ package shardgate.rules.active_migration
 
 import data.shardgate.lib
 
+# input.live is keyed by stream key, like the changes' stream field.
 warn contains v if {
-	some prefix, stream in input.live
+	some key, stream in input.live
 	some g in stream.groups
 	id := g.active_migration_id
 	id != ""
-	lib.changed_streams[prefix]
+	lib.changed_streams[key]
 	msg := sprintf(
 		"group %s/%s has active migration %s (%s): the apply waits for it to finish before changing the stream",
-		[prefix, g.consumer_group, id, state_text(object.get(g, "migration_state", ""))],
+		[lib.stream_name(key), g.consumer_group, id, state_text(object.get(g, "migration_state", ""))],
 	)
-	v := lib.stream_finding(prefix, g.consumer_group, msg)
+	v := lib.stream_finding(key, g.consumer_group, msg)
 }
 
 state_text(state) := state if state != ""

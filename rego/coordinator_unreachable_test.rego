@@ -6,6 +6,7 @@ test_unreachable_denied if {
 	found := unreachable.deny with input as {"coordinator": {"consulted": true, "reachable": false, "error": "GET /monitoring/groups: connection refused"}}
 	found == {{
 		"msg": "the coordinator could not be read (GET /monitoring/groups: connection refused); shardgate does not pass a plan without live coordinator state",
+		"stream": "",
 		"stream_prefix": "",
 		"consumer_group": "",
 		"address": "",

@@ -3,32 +3,9 @@ package shardgate.lib_test
 import data.shardgate.fixtures_test as f
 import data.shardgate.lib
 
-test_current_shards_from_plan_without_live if {
-	lib.current_shards(f.scale(4, 8)) == 4 with input as {"changes": [], "live": {}}
-}
-
-test_current_shards_prefers_same_group_live if {
-	live := {"orders": f.live_stream("orders", [f.live_group("audit", 9), f.live_group("billing", 6)])}
-	lib.current_shards(f.scale(4, 8)) == 6 with input as {"live": live}
-}
-
-test_current_shards_max_over_other_groups if {
-	live := {"orders": f.live_stream("orders", [f.live_group("audit", 3), f.live_group("search", 5)])}
-	lib.current_shards(f.scale(4, 8)) == 5 with input as {"live": live}
-}
-
-test_current_shards_ignores_other_streams if {
-	live := {"payments": f.live_stream("payments", [f.live_group("billing", 12)])}
-	lib.current_shards(f.scale(4, 8)) == 4 with input as {"live": live}
-}
-
-test_current_shards_stream_without_groups_falls_back_to_plan if {
-	live := {"orders": f.live_stream("orders", [])}
-	lib.current_shards(f.scale(4, 8)) == 4 with input as {"live": live}
-}
-
-test_current_shards_null_when_unknown if {
-	lib.current_shards(f.scale(null, 8)) == null with input as {"live": {}}
+test_current_shards_is_the_judged_before if {
+	# The engine has put the live count into shards_before (policy/effect.go).
+	lib.current_shards(f.scale(6, 8)) == 6 with input as {"changes": []}
 	lib.current_shards(f.scale(null, 8)) == null with input as {}
 }
 
@@ -37,11 +14,6 @@ test_scales_out if {
 	not lib.scales_out(f.scale(8, 4)) with input as {}
 	not lib.scales_out(f.scale(4, null)) with input as {}
 	not lib.scales_out(f.change({"action": "create", "shards_before": null, "shards_after": 8})) with input as {}
-}
-
-test_scales_out_uses_live_count if {
-	live := {"orders": f.live_stream("orders", [f.live_group("billing", 8)])}
-	not lib.scales_out(f.scale(4, 8)) with input as {"live": live}
 }
 
 test_addresses_sorted if {
@@ -54,11 +26,13 @@ test_addresses_truncated if {
 
 test_changed_streams if {
 	streams := lib.changed_streams with input as {"changes": [
-		f.change({"stream_prefix": "a"}),
-		f.change({"stream_prefix": "b"}),
-		f.change({"stream_prefix": "a"}),
+		f.change({"action": "create", "stream_prefix": "a"}),
+		f.change({"action": "scale", "stream_prefix": "b"}),
+		f.change({"action": "delete", "stream_prefix": "a"}),
+		f.change({"action": "scale", "stream_prefix": "a", "coordinator": "http://other"}),
+		f.change({"action": "move", "stream_prefix": "moved"}),
 	]}
-	streams == {"a", "b"}
+	streams == {f.key("a"), f.key("b"), "http://other a"}
 }
 
 test_scaled_out_streams if {
@@ -67,7 +41,31 @@ test_scaled_out_streams if {
 		f.change({"action": "scale", "stream_prefix": "payments", "shards_before": 8, "shards_after": 4}),
 		f.change({"action": "create", "stream_prefix": "clicks", "shards_before": null, "shards_after": 4}),
 	]}
-	streams == {"orders"}
+	streams == {f.key("orders")}
+}
+
+test_stream_changes_uses_the_index if {
+	indexed := {f.key("orders"): [f.scale(4, 8)]}
+	lib.stream_changes(f.key("orders")) == [f.scale(4, 8)] with input as {"changes": [], "changes_by_stream": indexed}
+	lib.stream_changes(f.key("payments")) == [] with input as {"changes": [f.change({"stream_prefix": "payments"})], "changes_by_stream": indexed}
+}
+
+test_stream_changes_filters_without_the_index if {
+	changes := [f.scale(4, 8), f.change({"action": "delete", "stream_prefix": "payments"}), f.scale(2, 3)]
+	lib.stream_changes(f.key("orders")) == [f.scale(4, 8), f.scale(2, 3)] with input as {"changes": changes}
+	lib.stream_changes("orders") == [] with input as {"changes": changes}
+}
+
+test_stream_prefix_and_name if {
+	streams := {"http://a orders": {"coordinator": "http://a", "stream_prefix": "orders", "name": "orders on http://a"}}
+	lib.stream_prefix("http://a orders") == "orders" with input as {"streams": streams}
+	lib.stream_name("http://a orders") == "orders on http://a" with input as {"streams": streams}
+
+	# Keys the engine did not describe are split like planparse.SplitStreamKey.
+	lib.stream_prefix("http://b:80/x orders two") == "orders two" with input as {"streams": streams}
+	lib.stream_name("http://b orders") == "orders" with input as {}
+	lib.stream_prefix("orders two") == "orders two" with input as {}
+	lib.stream_prefix("") == "" with input as {}
 }
 
 test_changes_with_uses_the_index if {

@@ -10,11 +10,11 @@ package shardgate.rules.metadata_version_regressed
 import data.shardgate.lib
 
 warn contains v if {
-	some prefix, stream in input.live
+	some key, stream in input.live
 	stream.metadata_version_regressed == true
 	msg := sprintf(
 		"the coordinator's metadataVersion for stream %s went backwards since shardgate last read it: Redis may have been restored from older data; stop admin changes to the stream until that is understood",
-		[prefix],
+		[lib.stream_name(key)],
 	)
-	v := lib.stream_finding(prefix, "", msg)
+	v := lib.stream_finding(key, "", msg)
 }

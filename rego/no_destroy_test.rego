@@ -47,3 +47,11 @@ test_other_actions_allowed if {
 test_empty_input_allowed if {
 	count(no_destroy.deny) == 0 with input as {}
 }
+
+# A move is one identity removed at one address and added at another: the
+# coordinator ends where it started, so it is never a destroy.
+test_move_is_not_a_destroy if {
+	move := f.change({"action": "move", "moved_from": "module.old.terraform_data.stream_group", "terraform_actions": ["create"]})
+	count(no_destroy.deny) == 0 with input as {"changes": [move]}
+	count(no_destroy.deny) == 0 with input as {"changes": [move], "changes_by_action": {"move": [move], "delete": [], "unmanage": []}}
+}

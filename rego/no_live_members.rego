@@ -14,18 +14,18 @@ import data.shardgate.lib
 # compute a scale's starting count here, and when some are idle, the scaled-out
 # streams are computed once rather than once per idle group.
 warn contains v if {
-	idle := [[prefix, g.consumer_group] |
-		some prefix, stream in input.live
+	idle := [[key, g.consumer_group] |
+		some key, stream in input.live
 		some g in stream.groups
 		g.live_members == 0
 	]
 	count(idle) > 0
 	streams := lib.scaled_out_streams
-	some [prefix, group] in idle
-	streams[prefix]
+	some [key, group] in idle
+	streams[key]
 	msg := sprintf(
 		"stream %s is scaled out but its group %s has no live members: the migration would never leave ACTIVE and would block every later scale until rolled back; deploy the group's consumers first",
-		[prefix, group],
+		[lib.stream_name(key), group],
 	)
-	v := lib.stream_finding(prefix, group, msg)
+	v := lib.stream_finding(key, group, msg)
 }

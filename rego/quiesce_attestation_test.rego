@@ -66,3 +66,49 @@ test_many_groups_listed_briefly if {
 	some v in found
 	contains(v.msg, "module.g5.terraform_data.stream_group and 2 more)")
 }
+
+test_scale_from_unknown_count_needs_attestation if {
+	found := q.deny with input as {"changes": [f.scale(null, 8)]}
+	{v.stream_prefix | some v in found} == {"orders"}
+}
+
+test_tainted_retry_needs_attestation if {
+	c := f.change({"action": "scale", "shards_before": null, "prior_shards": 5, "shards_after": 5, "tainted": true, "action_reason": "replace_because_tainted"})
+	count(q.deny) == 1 with input as {"changes": [c]}
+}
+
+# Two coordinators with one prefix are two streams: one finding each, each
+# listing its own changes, named with their coordinators.
+test_same_prefix_on_two_coordinators_two_findings if {
+	other := f.change({"action": "scale", "coordinator": "http://other:8080", "address": "module.other.terraform_data.stream_group", "shards_after": 8})
+	streams := {
+		f.key("orders"): {"coordinator": f.coordinator, "stream_prefix": "orders", "name": "orders on http://coordinator:8080"},
+		"http://other:8080 orders": {"coordinator": "http://other:8080", "stream_prefix": "orders", "name": "orders on http://other:8080"},
+	}
+	found := q.deny with input as {"changes": [f.scale(4, 8), other], "streams": streams}
+	{v.stream | some v in found} == {f.key("orders"), "http://other:8080 orders"}
+	some v in found
+	v.stream == "http://other:8080 orders"
+	startswith(v.msg, "scaling stream orders on http://other:8080 (module.other.terraform_data.stream_group) routes")
+}
+
+# attested_streams names prefixes: an attestation covers the prefix on every
+# coordinator.
+test_attestation_covers_prefix_on_every_coordinator if {
+	other := f.change({"action": "scale", "coordinator": "http://other:8080", "address": "module.other.terraform_data.stream_group", "shards_after": 8})
+	input_doc := {"changes": [f.scale(4, 8), other], "attested_streams": {"orders": true}}
+	count(q.deny) == 0 with input as input_doc
+	q.attested == {"orders"} with input as input_doc
+}
+
+# The addresses come from the engine's per-stream index.
+test_addresses_from_stream_index if {
+	s := f.scale(4, 8)
+	found := q.deny with input as {
+		"changes": [s],
+		"changes_by_action": {"scale": [s]},
+		"changes_by_stream": {f.key("orders"): [s, f.change({"action": "delete", "address": "module.gone"})]},
+	}
+	some v in found
+	contains(v.msg, "(module.orders.terraform_data.stream_group) routes")
+}

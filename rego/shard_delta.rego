@@ -3,7 +3,9 @@
 # description: >-
 #   Denies a scale that adds or removes more than max_shard_delta shards (default 4) or
 #   changes the shard count by more than max_scale_factor (default 2) in either
-#   direction. The count a scale starts from is the live coordinator count when known.
+#   direction. The count a scale starts from is the live coordinator count when it
+#   was read, else the prior state's when it is trustworthy; a scale from an unknown
+#   count (offline, a tainted retry) is a warning that its delta could not be bounded.
 # custom:
 #   waivable: true
 #   exception_label: policy-exception/shard_delta
@@ -22,16 +24,33 @@ deny contains v if {
 	some c in lib.changes_with("scale")
 	after := c.shards_after
 	is_number(after)
-	before := lib.current_shards(c)
+	before := c.shards_before
 	is_number(before)
 	not within_limits(before, after, delta_limit, factor_limit)
 
 	msg := sprintf(
 		"%s scales stream %s from %d to %d shards (%+d shards, %s), over the limits of %v shards and a factor of %v per change",
-		[c.address, c.stream_prefix, before, after, after - before, factor_text(before, after), delta_limit, factor_limit],
+		[c.address, lib.stream_name(c.stream), before, after, after - before, factor_text(before, after), delta_limit, factor_limit],
 	)
 	v := lib.finding(c, msg)
 }
+
+# A scale whose starting count nobody knows (the coordinator was not read and the
+# prior state is missing or untrusted, as a tainted instance's is) cannot be
+# bounded: it is not passed silently. The attestation still applies to it.
+warn contains v if {
+	some c in lib.changes_with("scale")
+	c.shards_before == null
+	msg := sprintf(
+		"%s scales stream %s from an unknown shard count to %s: the delta could not be bounded against the limits of %v shards and a factor of %v per change; check the stream's live shard count on the coordinator before applying",
+		[c.address, lib.stream_name(c.stream), after_text(c.shards_after), max_delta, max_factor],
+	)
+	v := lib.finding(c, msg)
+}
+
+after_text(after) := sprintf("%d shards", [after]) if is_number(after)
+
+else := "an unknown shard count"
 
 # within_limits holds for a scale by at most delta shards and at most the factor in
 # either direction. Multiplying rather than dividing also covers a stream at 0

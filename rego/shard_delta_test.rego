@@ -41,42 +41,52 @@ test_finding_fields if {
 	found := deny_for([f.scale(2, 9)], {})
 	found == {{
 		"msg": only_msg(found),
+		"stream": f.key("orders"),
 		"stream_prefix": "orders",
 		"consumer_group": "billing",
 		"address": "module.orders.terraform_data.stream_group",
 	}}
 }
 
-test_live_count_of_same_group_overrides_plan if {
-	# The plan says 4 -> 8, but the coordinator is at 2: that is a factor of 4.
-	live := {"orders": f.live_stream("orders", [f.live_group("billing", 2), f.live_group("audit", 4)])}
-	contains(only_msg(deny_for([f.scale(4, 8)], live)), "from 2 to 8 shards (+6 shards, a factor of 4 up)")
+# The rule bounds the judged change: shards_before is the live count wherever the
+# engine read one (policy/effect.go), so live state itself is not looked at here.
+test_judged_before_is_used_not_live_state if {
+	live := f.live({"orders": [f.live_group("billing", 16)]})
+	contains(only_msg(deny_for([f.scale(2, 8)], live)), "from 2 to 8 shards (+6 shards, a factor of 4 up)")
 }
 
-test_live_count_can_allow if {
-	# The plan's before is stale (1), the coordinator is already at 3.
-	live := {"orders": f.live_stream("orders", [f.live_group("billing", 3)])}
-	count(deny_for([f.scale(1, 4)], live)) == 0
-}
-
-test_live_count_max_over_groups_when_group_is_new if {
-	live := {"orders": f.live_stream("orders", [f.live_group("audit", 2), f.live_group("search", 6)])}
-	contains(only_msg(deny_for([f.scale(4, 13)], live)), "from 6 to 13 shards")
-}
-
-test_live_already_at_target_allowed if {
-	live := {"orders": f.live_stream("orders", [f.live_group("billing", 16)])}
-	count(deny_for([f.scale(4, 16)], live)) == 0
-}
-
-test_unknown_counts_skipped if {
+test_unknown_after_skipped if {
 	count(deny_for([f.scale(4, null)], {})) == 0
-	count(deny_for([f.scale(null, 40)], {})) == 0
+	count(shard_delta.warn) == 0 with input as {"changes": [f.scale(4, null)]}
 }
 
-test_unknown_before_uses_live if {
-	live := {"orders": f.live_stream("orders", [f.live_group("billing", 2)])}
-	contains(only_msg(deny_for([f.scale(null, 40)], live)), "from 2 to 40 shards")
+test_unknown_before_not_denied_but_warned if {
+	count(deny_for([f.scale(null, 40)], {})) == 0
+	found := shard_delta.warn with input as {"changes": [f.scale(null, 40)], "config": f.default_config}
+	found == {{
+		"msg": "module.orders.terraform_data.stream_group scales stream orders from an unknown shard count to 40 shards: the delta could not be bounded against the limits of 4 shards and a factor of 2 per change; check the stream's live shard count on the coordinator before applying",
+		"stream": f.key("orders"),
+		"stream_prefix": "orders",
+		"consumer_group": "billing",
+		"address": "module.orders.terraform_data.stream_group",
+	}}
+}
+
+test_tainted_retry_from_unknown_count_warned if {
+	c := f.change({"action": "scale", "shards_before": null, "prior_shards": 5, "shards_after": 5, "tainted": true, "action_reason": "replace_because_tainted"})
+	found := shard_delta.warn with input as {"changes": [c]}
+	some v in found
+	contains(v.msg, "from an unknown shard count to 5 shards: the delta could not be bounded")
+}
+
+test_unknown_both_warned if {
+	found := shard_delta.warn with input as {"changes": [f.scale(null, null)]}
+	some v in found
+	contains(v.msg, "from an unknown shard count to an unknown shard count")
+}
+
+test_known_before_not_warned if {
+	count(shard_delta.warn) == 0 with input as {"changes": [f.scale(4, 40), f.change({"action": "create", "shards_before": null})]}
 }
 
 test_zero_counts_denied if {

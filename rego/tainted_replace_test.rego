@@ -15,3 +15,9 @@ test_tainted_replace_warns if {
 test_other_reasons_quiet if {
 	count(tainted.warn) == 0 with input as {"changes": [f.scale(4, 8), f.change({"action": "delete", "action_reason": ""})]}
 }
+
+test_tainted_flag_warns if {
+	c := f.change({"action": "scale", "tainted": true, "shards_before": null, "prior_shards": 5, "shards_after": 5})
+	found := tainted.warn with input as {"changes": [c]}
+	count(found) == 1
+}

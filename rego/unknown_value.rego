@@ -2,7 +2,9 @@
 # title: Unknown value
 # description: >-
 #   Denies a change whose shard count, stream prefix or consumer group is unknown until
-#   apply: shardgate cannot check a change it cannot see.
+#   apply, and a change of a coordinator resource that lacks an attribute shardgate
+#   reads (docs/policy-input.md names them per type): shardgate cannot check a change
+#   it cannot see.
 # custom:
 #   waivable: false
 package shardgate.rules.unknown_value
@@ -26,3 +28,19 @@ deny contains v if {
 	)
 	v := lib.finding(c, msg)
 }
+
+deny contains v if {
+	some c in input.changes
+
+	# As above: a reference into the list rather than counting it.
+	c.missing[0]
+	msg := sprintf(
+		"%s: the %s resource lacks the %s shardgate reads to know what the change does to the coordinator, so it cannot be checked",
+		[c.address, c.kind, attributes_text(c.missing)],
+	)
+	v := lib.finding(c, msg)
+}
+
+attributes_text(names) := sprintf("attribute %s", [names[0]]) if count(names) == 1
+
+else := sprintf("attributes %s", [concat(", ", sort(names))])

@@ -8,6 +8,7 @@ test_unknown_shard_count_denied if {
 	found := unknown_value.deny with input as {"changes": [c]}
 	found == {{
 		"msg": "module.orders.terraform_data.stream_group: shard_count unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
+		"stream": f.key("orders"),
 		"stream_prefix": "orders",
 		"consumer_group": "billing",
 		"address": "module.orders.terraform_data.stream_group",
@@ -28,4 +29,27 @@ test_unknown_url_only_allowed if {
 
 test_no_unknowns_allowed if {
 	count(unknown_value.deny) == 0 with input as {"changes": [f.scale(4, 8), object.remove(f.scale(4, 8), ["unknown"])]}
+}
+
+test_missing_attribute_denied if {
+	c := f.change({
+		"kind": "redisstreamcoordinator_group_shard_count", "address": "redisstreamcoordinator_group_shard_count.orders",
+		"coordinator": "", "action": "update", "missing": ["shard_count"],
+	})
+	found := unknown_value.deny with input as {"changes": [c]}
+	found == {{
+		"msg": "redisstreamcoordinator_group_shard_count.orders: the redisstreamcoordinator_group_shard_count resource lacks the attribute shard_count shardgate reads to know what the change does to the coordinator, so it cannot be checked",
+		"stream": "orders",
+		"stream_prefix": "orders",
+		"consumer_group": "billing",
+		"address": "redisstreamcoordinator_group_shard_count.orders",
+	}}
+}
+
+test_several_missing_attributes_listed_sorted if {
+	c := f.change({"kind": "redisstreamcoordinator_group", "action": "create", "missing": ["stream_prefix", "consumer_group"]})
+	found := unknown_value.deny with input as {"changes": [c]}
+	count(found) == 1
+	some v in found
+	contains(v.msg, "resource lacks the attributes consumer_group, stream_prefix shardgate reads")
 }
