@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -117,6 +118,16 @@ func (w mdWriter) text(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// bold renders s as strong text. Spaces at its ends would keep "**" from
+// opening or closing, so they are trimmed; nothing is left bold when nothing is left.
+func (w mdWriter) bold(s string) string {
+	s = strings.TrimFunc(s, unicode.IsSpace)
+	if s == "" {
+		return ""
+	}
+	return "**" + w.text(s) + "**"
 }
 
 // markdownPunct are the ASCII characters that can start or end markdown inline

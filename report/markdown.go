@@ -136,7 +136,7 @@ func (r *Report) markdown(l limits, w mdWriter) string {
 			if title == "" {
 				title = v.Rule
 			}
-			fmt.Fprintf(&b, "- **%s** (%s)%s: %s\n  %s\n", w.text(title), w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup),
+			fmt.Fprintf(&b, "- %s (%s)%s: %s\n  %s\n", w.bold(title), w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup),
 				w.text(v.Message), r.resolution(v, w.style()))
 			shown++
 		}
