@@ -43,7 +43,7 @@ func (r *Report) checkSummary(violations int) string {
 		if !allows(violations, shown) {
 			break
 		}
-		fmt.Fprintf(&b, "- %s%s: %s\n", w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup), w.text(v.Message))
+		fmt.Fprintf(&b, "- %s%s: %s\n", w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup, v.Address), w.text(v.Message))
 		shown++
 	}
 	truncated(&b, len(r.Decision.Violations)-shown, "violation")

@@ -136,7 +136,7 @@ func (r *Report) markdown(l limits, w mdWriter) string {
 			if title == "" {
 				title = v.Rule
 			}
-			fmt.Fprintf(&b, "- %s (%s)%s: %s\n  %s\n", w.bold(title), w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup),
+			fmt.Fprintf(&b, "- %s (%s)%s: %s\n  %s\n", w.bold(title), w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup, v.Address),
 				w.text(v.Message), r.resolution(v, w.style()))
 			shown++
 		}
@@ -150,7 +150,7 @@ func (r *Report) markdown(l limits, w mdWriter) string {
 			if !allows(l.warnings, shown) {
 				break
 			}
-			fmt.Fprintf(&b, "- %s%s: %s\n", w.code(wa.Rule), where(w, wa.StreamPrefix, wa.ConsumerGroup), w.text(wa.Message))
+			fmt.Fprintf(&b, "- %s%s: %s\n", w.code(wa.Rule), where(w, wa.StreamPrefix, wa.ConsumerGroup, wa.Address), w.text(wa.Message))
 			shown++
 		}
 		truncated(&b, len(d.Warnings)-shown, "warning")
@@ -229,7 +229,7 @@ func (r *Report) exceptionsMarkdown(b *strings.Builder, w mdWriter) {
 		b.WriteString("#### Exceptions applied\n\n")
 		for _, e := range d.ExceptionsApplied {
 			fmt.Fprintf(b, "- %s%s waives %s%s: %s\n", w.code(e.Label), by(w, e.Actor), w.code(e.Rule),
-				where(w, e.StreamPrefix, e.ConsumerGroup), w.text(e.Message))
+				where(w, e.StreamPrefix, e.ConsumerGroup, ""), w.text(e.Message))
 		}
 		b.WriteString("\n")
 	}
@@ -305,12 +305,16 @@ func truncated(b *strings.Builder, omitted int, noun string) {
 	}
 }
 
-func where(w mdWriter, stream, group string) string {
+// where names what a finding is about: the group, else the stream, else the
+// resource's address (a finding about another resource has only that).
+func where(w mdWriter, stream, group, address string) string {
 	switch {
 	case stream != "" && group != "":
 		return " on " + w.code(stream+"/"+group)
 	case stream != "":
 		return " on stream " + w.code(stream)
+	case address != "":
+		return " on " + w.code(address)
 	}
 	return ""
 }

@@ -27,13 +27,13 @@ func (r *Report) Text() string {
 	if len(d.Violations) > 0 {
 		b.WriteString("\nViolations:\n")
 		for _, v := range d.Violations {
-			fmt.Fprintf(&b, "  [%s]%s %s\n    %s\n", sanitize(v.Rule), plainWhere(v.StreamPrefix, v.ConsumerGroup), sanitize(v.Message), r.Resolution(v))
+			fmt.Fprintf(&b, "  [%s]%s %s\n    %s\n", sanitize(v.Rule), plainWhere(v.StreamPrefix, v.ConsumerGroup, v.Address), sanitize(v.Message), r.Resolution(v))
 		}
 	}
 	if len(d.Warnings) > 0 {
 		b.WriteString("\nWarnings:\n")
 		for _, w := range d.Warnings {
-			fmt.Fprintf(&b, "  [%s]%s %s\n", sanitize(w.Rule), plainWhere(w.StreamPrefix, w.ConsumerGroup), sanitize(w.Message))
+			fmt.Fprintf(&b, "  [%s]%s %s\n", sanitize(w.Rule), plainWhere(w.StreamPrefix, w.ConsumerGroup, w.Address), sanitize(w.Message))
 		}
 	}
 	r.exceptionsText(&b)
@@ -87,7 +87,7 @@ func (r *Report) exceptionsText(b *strings.Builder) {
 	if len(d.ExceptionsApplied) > 0 {
 		b.WriteString("\nExceptions applied:\n")
 		for _, e := range d.ExceptionsApplied {
-			fmt.Fprintf(b, "  %s waives [%s]%s %s\n", sanitize(e.Label), sanitize(e.Rule), plainWhere(e.StreamPrefix, e.ConsumerGroup), sanitize(e.Message))
+			fmt.Fprintf(b, "  %s waives [%s]%s %s\n", sanitize(e.Label), sanitize(e.Rule), plainWhere(e.StreamPrefix, e.ConsumerGroup, ""), sanitize(e.Message))
 		}
 	}
 	if len(d.AttestationsUsed) > 0 {
@@ -104,12 +104,14 @@ func (r *Report) exceptionsText(b *strings.Builder) {
 	}
 }
 
-func plainWhere(stream, group string) string {
+func plainWhere(stream, group, address string) string {
 	switch {
 	case stream != "" && group != "":
 		return " " + sanitize(stream+"/"+group) + ":"
 	case stream != "":
 		return " stream " + sanitize(stream) + ":"
+	case address != "":
+		return " " + sanitize(address) + ":"
 	}
 	return ""
 }
