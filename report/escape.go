@@ -100,6 +100,10 @@ func (w mdWriter) text(s string) string {
 			// An entity rather than "\<", so not even the raw text holds "<!--"
 			// (shardgate's comment marker).
 			b.WriteString("&lt;")
+		case c == '_' && intraword(s, i):
+			// Between letters or digits '_' can neither open nor close emphasis
+			// (CommonMark's flanking rules): "shard_count" stays as it is.
+			b.WriteByte(c)
 		case strings.IndexByte(markdownPunct, c) >= 0, i == 0 && strings.IndexByte(blockPunct, c) >= 0:
 			b.WriteByte('\\')
 			b.WriteByte(c)
@@ -119,6 +123,15 @@ func (w mdWriter) text(s string) string {
 	}
 	return b.String()
 }
+
+// intraword reports whether the byte at i sits between two letters or digits.
+func intraword(s string, i int) bool {
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[i+1:])
+	return isAlnum(before) && isAlnum(after)
+}
+
+func isAlnum(r rune) bool { return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
 // bold renders s as strong text. Spaces at its ends would keep "**" from
 // opening or closing, so they are trimmed; nothing is left bold when nothing is left.

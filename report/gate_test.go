@@ -167,7 +167,7 @@ func TestCheckRunOutput(t *testing.T) {
 	require.Equal(t, r.Summary(), r.CheckTitle())
 	require.LessOrEqual(t, len(r.CheckTitle()), 250)
 	sum := r.CheckSummary(0)
-	require.Contains(t, sum, "- `invalid_shard_count` on `carts/sync`: shard\\_count 4.5 is not a whole number >= 1")
+	require.Contains(t, sum, "- `invalid_shard_count` on `carts/sync`: shard_count 4.5 is not a whole number >= 1")
 	require.Equal(t, r.Markdown(MaxCheckChars), r.CheckText(0))
 
 	var violations []policy.Violation

@@ -33,7 +33,7 @@ var hostile = []string{
 	"|table|", "| a | b |\n|---|---|\n| c | d |", "*emph* _u_ ~~s~~ **b** __b__", "$x^2$", "$`x`$", "&lt;b&gt;", "&amp;",
 	"\u202eevil\u202c", "\u2066x\u2069", "zero\u200bwidth\u200d", "\ufeffbom", "\x1b[31mred\x1b[0m", "\x00nul", "\xff\xfe invalid", "\x85next",
 	"#123", "owner/repo#1", "GH-1", "> quote", "- item", "1. item", "    indented", "\\", "\\`", "x\\", "[^1]", "x\ty", ":+1:",
-	"```\ncode\n```", "~~~\nx", "</summary></details><details><summary>", "\n```\n</details>\n\n# pwned\n\n<details>\n```",
+	"a\\|b", "\\|", "|\\", "__init__", "a_b_", "x_\u00e9_y", "_", "```\ncode\n```", "~~~\nx", "</summary></details><details><summary>", "\n```\n</details>\n\n# pwned\n\n<details>\n```",
 	strings.Repeat("`@x www.e <details>", 5000), strings.Repeat("n", 70000),
 }
 
