@@ -17,7 +17,7 @@ const commentHead = 400
 // TestMarkdownNeverPanicsAndFits renders a comment the way the bot does, one
 // share of the budget per project, for 0..500 projects, and every tiny budget.
 func TestMarkdownNeverPanicsAndFits(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 7, 50, 200, 327, 499, 500} {
+	for _, n := range []int{0, 1, 2, 3, 5, 7, 10, 20, 50, 100, 150, 200, 250, 300, 327, 400, 450, 499, 500} {
 		t.Run(fmt.Sprintf("%d projects", n), func(t *testing.T) {
 			budget := MaxCommentChars - commentHead - 200
 			if n > 0 {
@@ -59,5 +59,23 @@ func TestMarkdownFitsWithLongNames(t *testing.T) {
 			limit = MaxCommentChars
 		}
 		require.LessOrEqual(t, len(md), limit)
+	}
+}
+
+// TestCommentOfManyHostileProjectsIsInert joins the sections the way the bot
+// does: however small each share, one project's cut section leaves nothing
+// open for the next.
+func TestCommentOfManyHostileProjectsIsInert(t *testing.T) {
+	for _, n := range []int{1, 30, 300, 500} {
+		budget := (MaxCommentChars - commentHead - 200) / n
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			h := fmt.Sprintf("````@octocat %d <details> http://evil.example\n# x", i)
+			md := hostileReport(h).Markdown(budget)
+			require.LessOrEqual(t, len(md), budget)
+			b.WriteString("\n" + md)
+		}
+		require.Less(t, commentHead+b.Len(), MaxCommentChars)
+		requireInert(t, b.String()+sentinel, fmt.Sprintf("%d projects", n))
 	}
 }
