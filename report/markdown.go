@@ -3,91 +3,125 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/shardgate/shardgate/planparse"
 )
 
 // limits bounds how much of each long list a rendering shows; -1 means all.
 type limits struct {
-	changes, resources, warnings, violations int
+	changes, others, resources, warnings, violations int
 }
+
+var showAll = limits{changes: -1, others: -1, resources: -1, warnings: -1, violations: -1}
 
 func allows(n, shown int) bool { return n < 0 || shown < n }
 
+// full shows every string up to the default caps.
+var full = mdWriter{name: nameCap, msg: messageCap}
+
 // Markdown renders the report as the body of a pull-request comment section, at
-// most maxChars characters (MaxCommentChars when maxChars <= 0). When the whole
-// report does not fit, the raw resource changes go first, then rows of the long
-// lists, each cut said in a truncation note.
+// most maxChars bytes (so at most as many characters; MaxCommentChars when
+// maxChars <= 0). When the whole report does not fit, the raw resource changes
+// go first, then rows of the other changes, the coordinator changes, the
+// warnings and the violations, each cut said in a truncation note; when even the
+// lists' headings do not fit, a compact verdict. It never panics, whatever the
+// budget: below a few dozen bytes it is a bare verdict word.
 func (r *Report) Markdown(maxChars int) string {
 	if maxChars <= 0 {
 		maxChars = MaxCommentChars
 	}
-	l := limits{changes: -1, resources: -1, warnings: -1, violations: -1}
-	out := r.markdown(l)
+	l := showAll
+	out := r.markdown(l, full)
 	if len(out) <= maxChars {
 		return out
 	}
 	l.resources = 0
+	fits := func() bool { return len(r.markdown(l, full)) <= maxChars }
 	lists := []struct {
 		limit *int
 		total int
 	}{
-		{&l.changes, len(r.Changes())},
+		{&l.others, len(r.OtherChanges())},
+		{&l.changes, len(r.rows())},
 		{&l.warnings, len(r.Decision.Warnings)},
 		{&l.violations, len(r.Decision.Violations)},
 	}
 	for _, list := range lists {
-		out = r.markdown(l)
-		for len(out) > maxChars {
-			n := *list.limit
-			if n < 0 {
-				n = list.total
-			}
-			if n == 0 {
-				break
-			}
-			*list.limit = n / 2
-			out = r.markdown(l)
-		}
-		if len(out) <= maxChars {
-			return out
+		if fitList(list.limit, list.total, fits) {
+			return r.markdown(l, full)
 		}
 	}
-	// Even the summary does not fit (absurdly long names): cut on a line boundary.
-	cut := strings.LastIndex(out[:maxChars-200], "\n")
-	if cut < 0 {
-		cut = maxChars - 200
-	}
-	return out[:cut] + "\n\n_…report truncated to fit GitHub's comment limit; run `shardgate plan` for the whole report._\n"
+	return r.compactMarkdown(maxChars)
 }
 
-func (r *Report) markdown(l limits) string {
+// fitList sets *limit to the most rows of a list of total that fit, reporting
+// whether any number (0 included) does; it leaves 0 when none does.
+func fitList(limit *int, total int, fits func() bool) bool {
+	*limit = 0
+	if !fits() {
+		return false
+	}
+	lo, hi := 0, total // lo fits; every count above hi is known not to
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		*limit = mid
+		if fits() {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	*limit = lo
+	return true
+}
+
+// compactMarkdown is the verdict alone, for budgets too small for any list: the
+// project heading with its name shortened as far as needed, then without it,
+// then the bare verdict.
+func (r *Report) compactMarkdown(maxChars int) string {
+	icon := r.icon()
+	for _, cap := range []int{64, 16, 0} {
+		var b strings.Builder
+		w := mdWriter{name: cap, msg: cap}
+		if r.Project != "" && cap > 0 {
+			fmt.Fprintf(&b, "### %s Project %s\n\n", icon, w.code(r.Project))
+		}
+		fmt.Fprintf(&b, "%s **%s**\n\n", icon, full.text(r.Summary()))
+		if r.incomplete() {
+			b.WriteString("⚠️ **Incomplete plan.**\n\n")
+		}
+		b.WriteString("_…report cut to fit; run `shardgate plan` or see the check run for the whole report._\n")
+		if b.Len() <= maxChars {
+			return b.String()
+		}
+	}
+	if short := icon + " **" + r.verdict() + "**\n"; len(short) <= maxChars {
+		return short
+	}
+	v := r.verdict()
+	return v[:min(len(v), maxChars)]
+}
+
+func (r *Report) icon() string {
+	if r.Decision.Allowed {
+		return "✅"
+	}
+	return "❌"
+}
+
+func (r *Report) markdown(l limits, w mdWriter) string {
 	var b strings.Builder
 	d := r.Decision
-	icon := "✅"
-	if !d.Allowed {
-		icon = "❌"
-	}
 	if r.Project != "" {
-		fmt.Fprintf(&b, "### %s Project %s\n\n", icon, code(r.Project))
+		fmt.Fprintf(&b, "### %s Project %s\n\n", r.icon(), w.code(r.Project))
 	}
-	fmt.Fprintf(&b, "%s **%s**\n\n", icon, escape(r.Summary()))
-	r.coordinatorLine(&b)
-
-	changes := r.Changes()
-	if len(changes) > 0 {
-		b.WriteString("| Stream | Group | Action | Shards | Note |\n|---|---|---|---|---|\n")
-		shown := 0
-		for _, c := range changes {
-			if !allows(l.changes, shown) {
-				break
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.StreamPrefix), cell(c.ConsumerGroup),
-				string(c.Action), shardsCell(c), tableText(note(c)))
-			shown++
-		}
-		truncated(&b, len(changes)-shown, "coordinator change")
-		b.WriteString("\n")
+	fmt.Fprintf(&b, "%s **%s**\n\n", r.icon(), w.text(r.Summary()))
+	if r.incomplete() {
+		fmt.Fprintf(&b, "⚠️ **Incomplete plan**: %s\n\n", w.text(incompleteNote))
 	}
-
+	r.coordinatorLine(&b, w)
+	r.changesMarkdown(&b, l, w)
+	r.othersMarkdown(&b, l, w)
 	if len(d.Violations) > 0 {
 		b.WriteString("#### Violations\n\n")
 		shown := 0
@@ -102,8 +136,8 @@ func (r *Report) markdown(l limits) string {
 			if title == "" {
 				title = v.Rule
 			}
-			fmt.Fprintf(&b, "- **%s** (%s)%s: %s\n  %s\n", escape(title), code(v.Rule), where(v.StreamPrefix, v.ConsumerGroup),
-				escape(v.Message), r.resolution(v, code, escape))
+			fmt.Fprintf(&b, "- %s (%s)%s: %s\n  %s\n", w.bold(title), w.code(v.Rule), where(w, v.StreamPrefix, v.ConsumerGroup, v.Address),
+				w.text(v.Message), r.resolution(v, w.style()))
 			shown++
 		}
 		truncated(&b, len(d.Violations)-shown, "violation")
@@ -112,67 +146,117 @@ func (r *Report) markdown(l limits) string {
 	if len(d.Warnings) > 0 {
 		b.WriteString("#### Warnings\n\n")
 		shown := 0
-		for _, w := range d.Warnings {
+		for _, wa := range d.Warnings {
 			if !allows(l.warnings, shown) {
 				break
 			}
-			fmt.Fprintf(&b, "- %s%s: %s\n", code(w.Rule), where(w.StreamPrefix, w.ConsumerGroup), escape(w.Message))
+			fmt.Fprintf(&b, "- %s%s: %s\n", w.code(wa.Rule), where(w, wa.StreamPrefix, wa.ConsumerGroup, wa.Address), w.text(wa.Message))
 			shown++
 		}
 		truncated(&b, len(d.Warnings)-shown, "warning")
 		b.WriteString("\n")
 	}
-	r.exceptionsMarkdown(&b)
-	r.lockWaitsMarkdown(&b)
+	r.exceptionsMarkdown(&b, w)
+	r.lockWaitsMarkdown(&b, w)
 	r.resourcesMarkdown(&b, l)
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-func (r *Report) coordinatorLine(b *strings.Builder) {
+func (r *Report) coordinatorLine(b *strings.Builder, w mdWriter) {
 	c := r.Coordinator
 	switch {
 	case !c.Consulted:
 	case c.Reachable:
 		b.WriteString("Live coordinator state was read and taken into account.\n\n")
 	default:
-		fmt.Fprintf(b, "⚠️ **The coordinator could not be reached**: %s. The policy fails closed.\n\n", escape(c.Error))
+		fmt.Fprintf(b, "⚠️ **The coordinator could not be reached**: %s. The policy fails closed.\n\n", w.text(c.Error))
 	}
 }
 
-func (r *Report) exceptionsMarkdown(b *strings.Builder) {
+func (r *Report) changesMarkdown(b *strings.Builder, l limits, w mdWriter) {
+	rows := r.rows()
+	if len(rows) == 0 {
+		return
+	}
+	multi := multiCoordinator(rows)
+	st := w.tableStyle()
+	b.WriteString("| Stream | Group | Action | Shards | Note |\n|---|---|---|---|---|\n")
+	shown := 0
+	for _, c := range rows {
+		if !allows(l.changes, shown) {
+			break
+		}
+		action := string(c.Action)
+		if drifted(c) {
+			action += " (drift)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", w.cell(c.StreamPrefix), w.cell(c.ConsumerGroup),
+			w.text(action), shardsCell(c, st), note(c, st, multi))
+		shown++
+	}
+	truncated(b, len(rows)-shown, "coordinator change")
+	b.WriteString("\n")
+}
+
+// othersMarkdown shows the counts of the other resources' changes and, folded,
+// the list of them.
+func (r *Report) othersMarkdown(b *strings.Builder, l limits, w mdWriter) {
+	others := r.OtherChanges()
+	if len(others) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**Other resources:** %s\n\n", w.text(otherCounts(others)))
+	fmt.Fprintf(b, "<details><summary>Other resource changes (%d)</summary>\n\n", len(others))
+	shown := 0
+	for _, o := range others {
+		if !allows(l.others, shown) {
+			break
+		}
+		reason := ""
+		if o.ActionReason != "" {
+			reason = " (" + w.text(o.ActionReason) + ")"
+		}
+		fmt.Fprintf(b, "- %s: %s%s\n", w.code(o.Address), w.text(otherAction(o.Actions)), reason)
+		shown++
+	}
+	truncated(b, len(others)-shown, "other resource change")
+	b.WriteString("\n</details>\n\n")
+}
+
+func (r *Report) exceptionsMarkdown(b *strings.Builder, w mdWriter) {
 	d := r.Decision
 	if len(d.ExceptionsApplied) > 0 {
 		b.WriteString("#### Exceptions applied\n\n")
 		for _, e := range d.ExceptionsApplied {
-			fmt.Fprintf(b, "- %s%s waives %s%s: %s\n", code(e.Label), by(e.Actor), code(e.Rule),
-				where(e.StreamPrefix, e.ConsumerGroup), escape(e.Message))
+			fmt.Fprintf(b, "- %s%s waives %s%s: %s\n", w.code(e.Label), by(w, e.Actor), w.code(e.Rule),
+				where(w, e.StreamPrefix, e.ConsumerGroup, ""), w.text(e.Message))
 		}
 		b.WriteString("\n")
 	}
 	if len(d.AttestationsUsed) > 0 {
 		b.WriteString("#### Producer-quiesce attestations used\n\n")
 		for _, a := range d.AttestationsUsed {
-			fmt.Fprintf(b, "- %s%s, valid until %s\n", code(a.StreamPrefix), by(a.Actor), a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+			fmt.Fprintf(b, "- %s%s, valid until %s\n", w.code(a.StreamPrefix), by(w, a.Actor), a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 		}
 		b.WriteString("\n")
 	}
 	if len(d.LabelsNotCounted) > 0 {
 		b.WriteString("#### Labels not counted\n\n")
-		for _, l := range d.LabelsNotCounted {
-			fmt.Fprintf(b, "- %s%s: %s\n", code(l.Name), by(l.Actor), escape(l.Reason))
+		for _, lb := range d.LabelsNotCounted {
+			fmt.Fprintf(b, "- %s%s: %s\n", w.code(lb.Name), by(w, lb.Actor), w.text(lb.Reason))
 		}
 		b.WriteString("\n")
 	}
 }
 
-func (r *Report) lockWaitsMarkdown(b *strings.Builder) {
+func (r *Report) lockWaitsMarkdown(b *strings.Builder, w mdWriter) {
 	if len(r.LockWaits) == 0 {
 		return
 	}
 	b.WriteString("#### Terraform state locks waited on\n\n")
-	for _, w := range r.LockWaits {
-		fmt.Fprintf(b, "- lock %s held by %s for %s since %s: waited %.0fs\n", code(w.ID), code(w.Who), code(w.Operation),
-			w.Created.UTC().Format("2006-01-02 15:04:05 MST"), w.WaitedSeconds)
+	for _, lw := range r.LockWaits {
+		fmt.Fprintf(b, "- lock %s held by %s for %s since %s: waited %.0fs\n", w.code(lw.ID), w.code(lw.Who), w.code(lw.Operation),
+			lw.Created.UTC().Format("2006-01-02 15:04:05 MST"), lw.WaitedSeconds)
 	}
 	b.WriteString("\n")
 }
@@ -182,26 +266,38 @@ func (r *Report) resourcesMarkdown(b *strings.Builder, l limits) {
 		return
 	}
 	res := r.ChangeSet.Resources
-	fmt.Fprintf(b, "<details><summary>Raw resource changes (%d)</summary>\n\n```\n", len(res))
+	var lines []string
 	shown := 0
 	for _, rc := range res {
 		if !allows(l.resources, shown) {
 			break
 		}
-		reason := ""
-		if rc.ActionReason != "" {
-			reason = " (" + rc.ActionReason + ")"
-		}
-		fmt.Fprintf(b, "# %s: %s%s\n", fence(rc.Address), strings.Join(rc.Actions, ", "), reason)
-		for _, d := range rc.Diff {
-			fmt.Fprintf(b, "    %s\n", fence(d))
-		}
+		lines = append(lines, rawResourceLines(rc)...)
 		shown++
 	}
-	b.WriteString("```\n")
+	fmt.Fprintf(b, "<details><summary>Raw resource changes (%d)</summary>\n\n", len(res))
+	if len(lines) > 0 {
+		b.WriteString(codeBlockLines(lines))
+	}
 	truncated(b, len(res)-shown, "resource change")
-	b.WriteString("\n</details>\n")
+	b.WriteString("\n</details>\n\n")
 }
+
+// rawResourceLines is one raw resource change as lines of a code block.
+func rawResourceLines(rc planparse.ResourceChange) []string {
+	reason := ""
+	if rc.ActionReason != "" {
+		reason = " (" + rc.ActionReason + ")"
+	}
+	lines := []string{fmt.Sprintf("# %s: %s%s", oneLine(rc.Address, nameCap), oneLine(strings.Join(rc.Actions, ", "), nameCap), oneLine(reason, nameCap))}
+	for _, d := range rc.Diff {
+		lines = append(lines, "    "+oneLine(d, lineCap))
+	}
+	return lines
+}
+
+// oneLine keeps a value on its line inside a code block.
+func oneLine(s string, cap int) string { return sanitize(capRunes(s, cap)) }
 
 func truncated(b *strings.Builder, omitted int, noun string) {
 	if omitted > 0 {
@@ -209,52 +305,24 @@ func truncated(b *strings.Builder, omitted int, noun string) {
 	}
 }
 
-func where(stream, group string) string {
+// where names what a finding is about: the group, else the stream, else the
+// resource's address (a finding about another resource has only that).
+func where(w mdWriter, stream, group, address string) string {
 	switch {
 	case stream != "" && group != "":
-		return " on " + code(stream+"/"+group)
+		return " on " + w.code(stream+"/"+group)
 	case stream != "":
-		return " on stream " + code(stream)
+		return " on stream " + w.code(stream)
+	case address != "":
+		return " on " + w.code(address)
 	}
 	return ""
 }
 
-func by(actor string) string {
+// by names an actor without '@': a report never mentions anyone.
+func by(w mdWriter, actor string) string {
 	if actor == "" {
 		return ""
 	}
-	return " by @" + escape(actor)
-}
-
-// code renders s as an inline code span that no content can break out of.
-func code(s string) string {
-	// A literal HTML comment opener is broken up so content can never carry the
-	// hidden marker that identifies shardgate's own comment.
-	s = codeReplacer.Replace(s)
-	if s == "" {
-		return "` `"
-	}
-	if strings.Contains(s, "`") {
-		return "`` " + strings.ReplaceAll(s, "``", "` `") + " ``"
-	}
-	return "`" + s + "`"
-}
-
-// cell is a code span safe inside a table row.
-func cell(s string) string { return strings.ReplaceAll(code(s), "|", "\\|") }
-
-// escape makes plain text inert in markdown: no HTML, no links, no line breaks.
-func escape(s string) string { return textReplacer.Replace(s) }
-
-var (
-	codeReplacer = strings.NewReplacer("\n", " ", "\r", " ", "<!--", "< !--", "</", "< /")
-	textReplacer = strings.NewReplacer("\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;",
-		"[", "\\[", "]", "\\]", "`", "\\`", "*", "\\*", "|", "\\|")
-)
-
-func tableText(s string) string { return escape(s) }
-
-// fence keeps a line inside a ``` block from closing it.
-func fence(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "```", "'''"), "\n", " ")
+	return " by " + w.text(stripMentions(actor))
 }

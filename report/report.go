@@ -1,16 +1,18 @@
 // Package report renders a policy decision over a coordinator change set as text,
-// JSON or the markdown body of shardgate's pull-request comment.
+// JSON, the markdown body of shardgate's pull-request comment and the output of
+// its check runs.
 //
-// The markdown is what a reviewer reads: a summary line, the coordinator changes,
-// every violation with how to resolve it, warnings, exceptions and attestations
-// used, then the raw resource changes folded away. It always fits under GitHub's
-// comment limit, saying so when it had to leave something out.
+// The markdown is what a reviewer reads: a summary line, the coordinator changes
+// as judged, the other resources the plan changes, every violation with how to
+// resolve it, warnings, exceptions and attestations used, then the raw resource
+// changes folded away. It always fits the budget it is given, saying so when it
+// had to leave something out, and no plan-derived text in it can mention, link,
+// embed, open HTML or make structure (escape.go).
 package report
 
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,6 +22,9 @@ import (
 
 // MaxCommentChars is GitHub's limit on the body of an issue comment.
 const MaxCommentChars = 65536
+
+// MaxCheckChars is GitHub's limit on a check run's output summary and text.
+const MaxCheckChars = 65535
 
 // DefaultApprovers describes who may add exception labels when the caller does not say.
 const DefaultApprovers = "an approver who is not the PR author"
@@ -38,24 +43,37 @@ type Report struct {
 	// Project names the Terraform project; empty for a single plan file.
 	Project   string
 	ChangeSet *planparse.ChangeSet
-	Decision  policy.Decision
+	// Decision.Changes, when set, are the changes shown (as judged: live counts,
+	// tainted retries turned into scales); else ChangeSet.Changes.
+	Decision policy.Decision
 	// Rules are the policy's rule metadata, used for titles and resolutions.
 	Rules       []policy.RuleInfo
 	Coordinator policy.Coordinator
-	// Approvers says who may add exception labels, e.g. "@alice, @org/sre".
+	// Approvers says who may add exception labels, e.g. "alice or a member of
+	// org/sre". An '@' that would mention someone is dropped when rendered.
 	Approvers string
 	// LockWaits is nil where state locks do not apply (`shardgate check`) and
 	// non-nil (possibly empty) after running Terraform.
 	LockWaits []LockWait
 }
 
-// Changes returns the coordinator changes worth reporting: every change but noops.
+// judged is every coordinator change, noops included, as the policy judged it
+// when it did, else as the plan has it.
+func (r *Report) judged() []planparse.Change {
+	if r.Decision.Changes != nil {
+		return r.Decision.Changes
+	}
+	if r.ChangeSet == nil {
+		return nil
+	}
+	return r.ChangeSet.Changes
+}
+
+// Changes returns the coordinator changes worth reporting, as judged: every
+// change but noops.
 func (r *Report) Changes() []planparse.Change {
 	out := []planparse.Change{}
-	if r.ChangeSet == nil {
-		return out
-	}
-	for _, c := range r.ChangeSet.Changes {
+	for _, c := range r.judged() {
 		if c.Action != planparse.ActionNoop {
 			out = append(out, c)
 		}
@@ -63,10 +81,49 @@ func (r *Report) Changes() []planparse.Change {
 	return out
 }
 
+// rows are the changes shown in the changes table: Changes and the noops whose
+// live count differs from the desired one (drift), in plan order.
+func (r *Report) rows() []planparse.Change {
+	out := []planparse.Change{}
+	for _, c := range r.judged() {
+		if c.Action != planparse.ActionNoop || drifted(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// drifted reports a noop whose live count (ShardsBefore, once the coordinator was
+// read) is not what the configuration asks for.
+func drifted(c planparse.Change) bool {
+	return c.Action == planparse.ActionNoop && c.ShardsBefore != nil && c.ShardsAfter != nil && *c.ShardsBefore != *c.ShardsAfter
+}
+
+// OtherChanges returns the plan's changes to resources that are not coordinator
+// groups, never nil.
+func (r *Report) OtherChanges() []planparse.OtherChange {
+	if r.ChangeSet == nil {
+		return []planparse.OtherChange{}
+	}
+	return nonNil(r.ChangeSet.OtherChanges)
+}
+
+func (r *Report) incomplete() bool { return r.ChangeSet != nil && r.ChangeSet.Incomplete }
+
+// jsonOther is one entry of "other_changes".
+type jsonOther struct {
+	Address      string   `json:"address"`
+	Type         string   `json:"type"`
+	Actions      []string `json:"actions"`
+	ActionReason string   `json:"action_reason,omitempty"`
+}
+
 type jsonReport struct {
 	Allowed           bool                      `json:"allowed"`
 	Project           string                    `json:"project,omitempty"`
+	Incomplete        bool                      `json:"incomplete,omitempty"`
 	Changes           []planparse.Change        `json:"changes"`
+	OtherChanges      []jsonOther               `json:"other_changes"`
 	Violations        []policy.Violation        `json:"violations"`
 	Warnings          []policy.Warning          `json:"warnings"`
 	ExceptionsApplied []policy.ExceptionApplied `json:"exceptions_applied"`
@@ -82,12 +139,20 @@ func (r *Report) JSON() ([]byte, error) {
 	out := jsonReport{
 		Allowed:           d.Allowed,
 		Project:           r.Project,
+		Incomplete:        r.incomplete(),
 		Changes:           r.Changes(),
+		OtherChanges:      []jsonOther{},
 		Violations:        nonNil(d.Violations),
 		Warnings:          nonNil(d.Warnings),
 		ExceptionsApplied: nonNil(d.ExceptionsApplied),
 		AttestationsUsed:  nonNil(d.AttestationsUsed),
 		LabelsNotCounted:  nonNil(d.LabelsNotCounted),
+	}
+	for _, o := range r.OtherChanges() {
+		out.OtherChanges = append(out.OtherChanges, jsonOther{Address: o.Address, Type: o.Type, Actions: nonNil(o.Actions), ActionReason: o.ActionReason})
+	}
+	for i := range out.Changes {
+		out.Changes[i].TerraformActions = nonNil(out.Changes[i].TerraformActions)
 	}
 	if r.Coordinator.Consulted {
 		c := r.Coordinator
@@ -111,7 +176,8 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// Summary is the one-line verdict shared by every format and by check runs.
+// Summary is the one-line verdict shared by every format and by check runs. It
+// holds no plan-derived text: counts and fixed words only.
 func (r *Report) Summary() string {
 	d := r.Decision
 	changes := r.Changes()
@@ -126,6 +192,9 @@ func (r *Report) Summary() string {
 	} else {
 		fmt.Fprintf(&b, ": %s (%s)", plural(len(changes), "coordinator change"), actionCounts(changes))
 	}
+	if n := len(r.OtherChanges()); n > 0 {
+		fmt.Fprintf(&b, "; %s", plural(n, "other resource change"))
+	}
 	if n := len(d.Violations); n > 0 {
 		fmt.Fprintf(&b, "; %s", plural(n, "violation"))
 	}
@@ -135,24 +204,18 @@ func (r *Report) Summary() string {
 	if n := len(d.Warnings); n > 0 {
 		fmt.Fprintf(&b, "; %s", plural(n, "warning"))
 	}
+	if r.incomplete() {
+		b.WriteString("; incomplete plan")
+	}
 	return b.String()
 }
 
-func actionCounts(changes []planparse.Change) string {
-	counts := map[planparse.Action]int{}
-	for _, c := range changes {
-		counts[c.Action]++
+// verdict is the first word of Summary.
+func (r *Report) verdict() string {
+	if r.Decision.Allowed {
+		return "Allowed"
 	}
-	actions := make([]string, 0, len(counts))
-	for a := range counts {
-		actions = append(actions, string(a))
-	}
-	sort.Strings(actions)
-	parts := make([]string, 0, len(actions))
-	for _, a := range actions {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[planparse.Action(a)], a))
-	}
-	return strings.Join(parts, ", ")
+	return "Denied"
 }
 
 func plural(n int, noun string) string {
@@ -175,96 +238,8 @@ func (r *Report) approvers() string {
 	if r.Approvers == "" {
 		return DefaultApprovers
 	}
-	return r.Approvers
+	return stripMentions(r.Approvers)
 }
 
-// Resolution says, in plain text, how a reviewer can clear a violation.
-func (r *Report) Resolution(v policy.Violation) string {
-	return r.resolution(v, func(s string) string { return "'" + s + "'" }, func(s string) string { return s })
-}
-
-// resolution builds the resolution with quote for names and commands and text for
-// plain words, so the markdown and text renderings share one wording.
-func (r *Report) resolution(v policy.Violation, quote, text func(string) string) string {
-	var fix string
-	switch v.Rule {
-	case policy.RuleConflictingShardCount:
-		fix = text("Make every instance of the stream ask for the same shard_count (scale is stream-wide).")
-	case policy.RuleUnknownValue:
-		fix = text("Make the stream prefix, consumer group and shard count known at plan time (no values computed during apply).")
-	case policy.RuleCoordinatorUnreachable:
-		fix = text("shardgate could not read the live coordinator state, so it cannot judge the change; re-plan once the coordinator is reachable.")
-	case policy.RulePolicyError:
-		fix = text("The policies could not be evaluated; this is a shardgate or policy problem, not one of the pull request.")
-	case policy.RuleQuiesceAttestation:
-		fix = text("Pause the producers of ") + quote(v.StreamPrefix) + text(" and drain their retries, then "+r.approvers()+" comments ") +
-			quote("/shardgate attest quiesce "+v.StreamPrefix) + text(".")
-	case policy.RuleNoDestroy:
-		fix = text("Keep the group in the configuration.")
-	case policy.RuleShardDelta:
-		fix = text("Scale in smaller steps.")
-	default:
-		fix = text("Change the plan so the rule holds.")
-	}
-	if v.Waivable && v.ExceptionLabel != "" {
-		return fix + text(" Or "+r.approvers()+" adds the label ") + quote(v.ExceptionLabel) + text(" (it counts for the current head commit only).")
-	}
-	if !v.Waivable {
-		return fix + text(" Not waivable.")
-	}
-	return fix
-}
-
-func shards(p *int, unknown bool) string {
-	switch {
-	case p != nil:
-		return fmt.Sprint(*p)
-	case unknown:
-		return "(known after apply)"
-	default:
-		return "–"
-	}
-}
-
-func isUnknown(c planparse.Change, field string) bool {
-	for _, u := range c.Unknown {
-		if u == field {
-			return true
-		}
-	}
-	return false
-}
-
-// shardsCell renders "before → after" for one change.
-func shardsCell(c planparse.Change) string {
-	before := shards(c.ShardsBefore, false)
-	after := shards(c.ShardsAfter, isUnknown(c, planparse.FieldShardCount))
-	switch c.Action {
-	case planparse.ActionCreate:
-		return after
-	case planparse.ActionDelete, planparse.ActionUnmanage:
-		return before + " → (kept by the coordinator)"
-	}
-	return before + " → " + after
-}
-
-// note explains what is special about a change.
-func note(c planparse.Change) string {
-	var parts []string
-	switch c.ActionReason {
-	case "replace_because_tainted":
-		parts = append(parts, "replaced because the last apply failed (tainted)")
-	case "replace_by_request":
-		parts = append(parts, "replace requested (-replace)")
-	}
-	switch c.Action {
-	case planparse.ActionUnmanage:
-		parts = append(parts, "Terraform stops managing it; the coordinator keeps the group")
-	case planparse.ActionDelete:
-		parts = append(parts, "deletes the group's coordinator metadata")
-	}
-	if len(c.Unknown) > 0 {
-		parts = append(parts, "unknown at plan time: "+strings.Join(c.Unknown, ", "))
-	}
-	return strings.Join(parts, "; ")
-}
+// incompleteNote says what a plan with deferred changes means for the verdict.
+const incompleteNote = "Terraform deferred some changes: more changes follow in a later plan, judged when it is made."

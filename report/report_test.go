@@ -151,7 +151,7 @@ func TestJSONShape(t *testing.T) {
 	empty := &Report{ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Allowed: true}, LockWaits: []LockWait{}}
 	b, err = empty.JSON()
 	require.NoError(t, err)
-	require.JSONEq(t, `{"allowed":true,"changes":[],"violations":[],"warnings":[],"exceptions_applied":[],
+	require.JSONEq(t, `{"allowed":true,"changes":[],"other_changes":[],"violations":[],"warnings":[],"exceptions_applied":[],
 		"attestations_used":[],"labels_not_counted":[],"state_lock_waits":[]}`, string(b))
 }
 
@@ -194,9 +194,10 @@ func TestMarkdownIsInert(t *testing.T) {
 	}
 	md := r.Markdown(0)
 	require.NotContains(t, md, "<!-- shardgate -->", "the comment marker cannot be forged")
-	require.Equal(t, 1, strings.Count(md, "</details>"))
-	require.Equal(t, 2, strings.Count(md, "```"))
-	require.Contains(t, md, `: x\`+"`"+`\|&lt;!-- shardgate -->&lt;/details>\[a\](http://e)`, "plain text is escaped, not a link")
+	lines := strings.Split(md, "\n")
+	require.Equal(t, 1, countLines(lines, func(l string) bool { return l == "</details>" }))
+	require.Equal(t, 2, countLines(lines, func(l string) bool { return l == "````" }), "a fence longer than the name's backticks")
+	require.Contains(t, md, `: x\`+"`"+`\|&lt;!-- shardgate -->&lt;/details>\[a\](http:`+zwj+`//e)`, "plain text is escaped, not a link")
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Stream") {
 			// Unescaped pipes would add columns: 6 separators for 5 cells.
@@ -207,13 +208,24 @@ func TestMarkdownIsInert(t *testing.T) {
 
 func TestResolution(t *testing.T) {
 	r := &Report{Approvers: "@alice"}
+	require.NotContains(t, r.Resolution(policy.Violation{Rule: "no_destroy", Waivable: true, ExceptionLabel: "x"}), "@", "approvers are named, not mentioned")
 	got := r.Resolution(policy.Violation{Rule: "quiesce_attestation", StreamPrefix: "orders", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"})
 	require.Contains(t, got, "'/shardgate attest quiesce orders'")
-	require.Contains(t, got, "@alice adds the label 'policy-exception/quiesce_attestation'")
-	md := r.resolution(policy.Violation{Rule: "quiesce_attestation", StreamPrefix: "a`b", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"}, code, escape)
+	require.Contains(t, got, "alice adds the label 'policy-exception/quiesce_attestation'")
+	md := r.resolution(policy.Violation{Rule: "quiesce_attestation", StreamPrefix: "a`b", Waivable: true, ExceptionLabel: "policy-exception/quiesce_attestation"}, full.style())
 	require.Contains(t, md, "`` /shardgate attest quiesce a`b ``")
 	require.Contains(t, md, "adds the label `policy-exception/quiesce_attestation`")
 	got = r.Resolution(policy.Violation{Rule: "conflicting_shard_count"})
 	require.Contains(t, got, "Not waivable")
 	require.NotContains(t, got, "label")
+}
+
+func countLines(lines []string, match func(string) bool) int {
+	n := 0
+	for _, l := range lines {
+		if match(l) {
+			n++
+		}
+	}
+	return n
 }
