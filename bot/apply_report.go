@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/report"
 )
 
 // progress records the job's step and detail and shows them on the PR. Errors
@@ -62,7 +63,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	if state != ApplyApplied {
 		conclusion, title = "failure", "Not applied"
 	}
-	summary := truncate(reason, maxCheckText)
+	summary := truncate(report.CodeBlock(reason), maxCheckText)
 	if _, err := finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion,
 		&github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
 		Logger(ctx).WithError(err).Warn("complete the apply check run")
@@ -129,7 +130,7 @@ func (s *Server) renderApplies(ctx context.Context, ref PRRef) string {
 	var b strings.Builder
 	b.WriteString("\n### Apply\n\n| Project | State | Detail |\n|---|---|---|\n")
 	for _, j := range jobs {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", j.Project, applyStateText(j.State), strings.ReplaceAll(s.applyDetail(ctx, j), "|", "\\|"))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", report.Code(j.Project), applyStateText(j.State), s.applyDetail(ctx, j))
 	}
 	return b.String()
 }
@@ -149,9 +150,9 @@ func applyStateText(st ApplyState) string {
 func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
 	switch {
 	case j.State == ApplyFailed:
-		return oneLine(j.Reason) + " An approver can retry with `/shardgate apply`."
+		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
 	case j.State == ApplyApplied:
-		return oneLine(j.Reason)
+		return report.Escape(oneLine(j.Reason))
 	case j.State == ApplyQueued:
 		blockers, err := s.applies.Blockers(ctx, j.Seq)
 		if err != nil || len(blockers) == 0 {
@@ -160,11 +161,11 @@ func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
 		var parts []string
 		for _, b := range blockers {
 			_, prefix := planparse.SplitStreamKey(b.Stream)
-			parts = append(parts, fmt.Sprintf("waiting behind #%d (`%s`) on stream `%s`", b.Ref.Number, b.Project, prefix))
+			parts = append(parts, fmt.Sprintf("waiting behind #%d (%s) on stream %s", b.Ref.Number, report.Code(b.Project), report.Code(prefix)))
 		}
 		return strings.Join(parts, "; ")
 	}
-	return oneLine(j.Progress)
+	return report.Escape(oneLine(j.Progress))
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.

@@ -32,19 +32,15 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
 	for _, n := range st.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", n)
+		fmt.Fprintf(&b, "\n> %s\n", report.Escape(n))
 	}
 	if st.ConfigError != "" {
-		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on `%s` (shardgate reads its configuration from the base branch, never from the pull request):\n\n```\n%s\n```\n",
-			st.BaseRef, fence(st.ConfigError))
+		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on %s (shardgate reads its configuration from the base branch, never from the pull request):\n\n%s",
+			report.Code(st.BaseRef), report.CodeBlock(st.ConfigError))
 	}
 	head := b.String()
-	budget := report.MaxCommentChars - len(head) - 200
-	if len(plans) > 0 {
-		budget /= len(plans)
-	}
 	applies := s.renderApplies(ctx, st.Ref)
-	budget -= len(applies)
+	budget := max(1, (report.MaxCommentChars-len(head)-len(applies)-200)/max(1, len(plans)))
 	b.WriteString(applies)
 	for _, p := range plans {
 		b.WriteString("\n")
@@ -59,7 +55,7 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 
 func (s *Server) renderProject(p *PlanRecord, budget int) string {
 	if p.Error != "" {
-		return fmt.Sprintf("### ❌ Project `%s`\n\nNot planned:\n\n```\n%s\n```\n", p.Project, fence(firstLines(p.Error, 40)))
+		return report.NotPlanned(p.Project, p.Error, budget)
 	}
 	rep := s.report(p)
 	return rep.Markdown(budget)
@@ -73,11 +69,12 @@ func (s *Server) report(p *PlanRecord) *report.Report {
 // approversText says who may add exception labels and attest.
 func (s *Server) approversText() string {
 	var who []string
+	// Named without "@": every edit of the comment would ping them again.
 	for _, u := range s.cfg.ApproverUsers {
-		who = append(who, "@"+u)
+		who = append(who, u)
 	}
 	for _, t := range s.cfg.ApproverTeams {
-		who = append(who, "a member of @"+t)
+		who = append(who, "a member of "+t)
 	}
 	return "an approver (" + strings.Join(who, ", ") + ") who is not the PR author"
 }
@@ -140,18 +137,13 @@ func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, erro
 func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.CheckRunOutput) {
 	if p.Error != "" {
 		title := "Not planned"
-		summary := truncate(p.Error, maxCheckText)
+		summary := report.NotPlanned("", p.Error, report.MaxCheckChars)
 		return "failure", &github.CheckRunOutput{Title: &title, Summary: &summary}
 	}
 	rep := s.report(p)
-	title := truncate(rep.Summary(), 250)
-	var sum strings.Builder
-	sum.WriteString(rep.Summary() + "\n\n")
-	for _, v := range p.Decision.Violations {
-		fmt.Fprintf(&sum, "- **%s** on `%s`: %s\n", v.Rule, strings.Trim(v.StreamPrefix+"/"+v.ConsumerGroup, "/"), v.Message)
-	}
-	summary := truncate(sum.String(), maxCheckText)
-	text := rep.Markdown(maxCheckText)
+	title := rep.CheckTitle()
+	summary := rep.CheckSummary(report.MaxCheckChars)
+	text := rep.CheckText(report.MaxCheckChars)
 	conclusion = "success"
 	if !p.Decision.Allowed {
 		conclusion = "failure"
@@ -202,14 +194,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n-20] + "\n…(truncated)"
 }
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append(lines[len(lines)-n:], "")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// fence keeps text inside a ``` block from closing it.
-func fence(s string) string { return strings.ReplaceAll(s, "```", "'''") }

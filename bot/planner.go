@@ -218,7 +218,7 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *P
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."
 	title := "Fix .shardgate.yaml on " + st.BaseRef
-	summary := "shardgate reads `.shardgate.yaml` from the base branch `" + st.BaseRef + "`:\n\n```\n" + fence(err.Error()) + "\n```\n"
+	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
 	if _, ferr := finishCheck(ctx, gh, st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
 		&github.CheckRunOutput{Title: &title, Summary: &summary}); ferr != nil {
 		return ferr
