@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 type GroupConvergence struct {
 	ConsumerGroup       string
 	RoutingShardCount   int
+	MetadataVersion     int64 // the highest this poll read
 	GroupState          GroupState
 	LiveMembers         int
 	MigrationID         string         // active migration, "" when none
@@ -68,10 +70,18 @@ func (e *NotConvergedError) Unwrap() error { return e.Err }
 // and no invariant violation. Routing alone is not enough: it flips at ACTIVE.
 // progress (may be nil) gets every poll. A coordinator error ends the wait; the
 // context ending gives a *NotConvergedError naming what was still pending.
+// Every metadataVersion read is compared with the highest one seen (the
+// client's VersionMemory, then this wait's reads) and recorded: a version that
+// went down ends the wait at once with a *MetadataRegressedError.
 func (c *Client) WaitConverged(ctx context.Context, prefix string, target int, progress func(ConvergenceStatus)) error {
 	last := ConvergenceStatus{Prefix: prefix, Target: target}
+	watch := newVersionWatch(c, prefix)
 	for poll := 1; ; poll++ {
-		st, err := c.convergence(ctx, prefix, target)
+		st, err := c.convergence(ctx, prefix, target, watch)
+		var reg *MetadataRegressedError
+		if errors.As(err, &reg) {
+			return fmt.Errorf("wait for %s to converge on %d shards: %w", prefix, target, err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return &NotConvergedError{Last: last, Err: ctx.Err()}
@@ -99,7 +109,7 @@ func (c *Client) WaitConverged(ctx context.Context, prefix string, target int, p
 	}
 }
 
-func (c *Client) convergence(ctx context.Context, prefix string, target int) (ConvergenceStatus, error) {
+func (c *Client) convergence(ctx context.Context, prefix string, target int, watch *versionWatch) (ConvergenceStatus, error) {
 	st := ConvergenceStatus{Prefix: prefix, Target: target}
 	all, err := c.Groups(ctx)
 	if err != nil {
@@ -109,7 +119,7 @@ func (c *Client) convergence(ctx context.Context, prefix string, target int) (Co
 		if g.StreamPrefix != prefix {
 			continue
 		}
-		gc, err := c.groupConvergence(ctx, g, target)
+		gc, err := c.groupConvergence(ctx, g, target, watch)
 		if err != nil {
 			return st, err
 		}
@@ -119,13 +129,20 @@ func (c *Client) convergence(ctx context.Context, prefix string, target int) (Co
 	return st, nil
 }
 
-func (c *Client) groupConvergence(ctx context.Context, g Group, target int) (GroupConvergence, error) {
+func (c *Client) groupConvergence(ctx context.Context, g Group, target int, watch *versionWatch) (GroupConvergence, error) {
 	p, name := g.StreamPrefix, g.ConsumerGroup
 	gc := GroupConvergence{ConsumerGroup: name, GroupState: g.State}
+	if err := watch.observe(ctx, name, g.MetadataVersion); err != nil {
+		return gc, err
+	}
 	routing, err := c.ProducerRouting(ctx, p, name)
 	if err != nil {
 		return gc, err
 	}
+	if err := watch.observe(ctx, name, routing.MetadataVersion); err != nil {
+		return gc, err
+	}
+	gc.MetadataVersion = max(g.MetadataVersion, routing.MetadataVersion)
 	asg, err := c.Assignments(ctx, p, name)
 	if err != nil {
 		return gc, err

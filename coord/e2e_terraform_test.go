@@ -112,12 +112,18 @@ func TestStreamGroupModuleAgainstSimulator(t *testing.T) {
 	require.Equal(t, "e2e apply", create.Reason)
 	require.Equal(t, "terraform", create.Principal)
 	require.Regexp(t, regexp.MustCompile(`^tf-e2e-create-\d+-orders-billing-4$`), create.RequestID)
-	require.Equal(t, map[string]any{"initialShardCount": float64(4)}, create.RequestSummary)
+	require.Equal(t, map[string]string{"initialShardCount": "4"}, create.RequestSummary, "summary values are strings")
+	require.Equal(t, "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}", create.Route)
 	scale := findEvent(t, events, coordsim.ActionScaleStream, "SUCCESS")
 	require.Equal(t, "terraform:e2e", scale.RequestedBy)
 	require.Regexp(t, regexp.MustCompile(`^tf-e2e-scale-\d+-orders-billing-8$`), scale.RequestID)
 	require.Equal(t, 202, scale.Status)
-	require.NotEmpty(t, scale.ReshardingID)
+	require.Empty(t, scale.ConsumerGroup, "a stream-level action has no consumer group")
+	require.Empty(t, scale.ReshardingID, "only rollbacks carry a reshardingId")
+	ml, err := client.Migrations(ctx, "orders", "billing")
+	require.NoError(t, err)
+	require.NotNil(t, ml.ActiveReshardingID)
+	scaleID := *ml.ActiveReshardingID
 	for _, ev := range events {
 		require.NotContains(t, ev.Path+ev.QueryString+ev.RequestID, e2ePassword)
 	}
@@ -144,7 +150,7 @@ func TestStreamGroupModuleAgainstSimulator(t *testing.T) {
 		t.Fatal("WaitConverged did not return")
 	}
 	require.True(t, sawDraining, "the wait saw the migration DRAINING before it converged")
-	m, err := client.Migration(ctx, "orders", "billing", scale.ReshardingID)
+	m, err := client.Migration(ctx, "orders", "billing", scaleID)
 	require.NoError(t, err)
 	require.Equal(t, coord.MigrationDeprecated, m.State)
 }

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -42,5 +43,54 @@ func (m *MemoryVersions) RecordMetadataVersion(_ context.Context, prefix, group 
 	if cur, ok := m.m[k]; !ok || v > cur {
 		m.m[k] = v
 	}
+	return nil
+}
+
+// MetadataRegressedError says a group's metadataVersion went below one seen
+// before: the coordinator's Redis was restored to older data (coordinator.md
+// §6.12). Waiting does not help; a person has to look.
+type MetadataRegressedError struct {
+	Prefix, ConsumerGroup string
+	Highest, Current      int64
+}
+
+func (e *MetadataRegressedError) Error() string {
+	return fmt.Sprintf("%s/%s metadataVersion went back from %d to %d (Redis restored to older data?): stop changes to the stream and check the coordinator",
+		e.Prefix, e.ConsumerGroup, e.Highest, e.Current)
+}
+
+// versionWatch follows the metadataVersion of a prefix's groups over many
+// reads. It starts from what the VersionMemory holds, records each rise there,
+// and reports any drop. A rise of any size (a scale bumps it three times, each
+// member join or expiry once more) is never a drop.
+type versionWatch struct {
+	c      *Client
+	prefix string
+	high   map[string]int64 // per group; absent = not loaded yet
+	known  map[string]bool  // per group: a version was ever seen
+}
+
+func newVersionWatch(c *Client, prefix string) *versionWatch {
+	return &versionWatch{c: c, prefix: prefix, high: map[string]int64{}, known: map[string]bool{}}
+}
+
+func (w *versionWatch) observe(ctx context.Context, group string, v int64) error {
+	if _, loaded := w.high[group]; !loaded {
+		prev, seen, err := w.c.versions.HighestMetadataVersion(ctx, w.prefix, group)
+		if err != nil {
+			return fmt.Errorf("read remembered metadataVersion of %s/%s: %w", w.prefix, group, err)
+		}
+		w.high[group], w.known[group] = prev, seen
+	}
+	if w.known[group] && v < w.high[group] {
+		return &MetadataRegressedError{Prefix: w.prefix, ConsumerGroup: group, Highest: w.high[group], Current: v}
+	}
+	if w.known[group] && v == w.high[group] {
+		return nil
+	}
+	if err := w.c.versions.RecordMetadataVersion(ctx, w.prefix, group, v); err != nil {
+		return fmt.Errorf("record metadataVersion of %s/%s: %w", w.prefix, group, err)
+	}
+	w.high[group], w.known[group] = v, true
 	return nil
 }

@@ -62,22 +62,24 @@ func (s *Sim) SetTerminating(on bool) {
 	s.faults.terminating = on
 }
 
-// RewindMetadataVersion lowers a group's metadataVersion by n, as a Redis
-// restore from older data does. It reports false when the group does not exist.
-func (s *Sim) RewindMetadataVersion(prefix, groupName string, n int64) bool {
+// SetDelay delays every response by d (0 turns it off).
+func (s *Sim) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults.delay = d
+}
+
+// SetReconcileStalled stops (or restarts) the group's reconcile: counters move
+// on but the target assignment and assignmentEpoch stay behind, so
+// assignments.invariantViolations lists the mismatch and any readable shard
+// without a target owner. It reports false when the group does not exist.
+func (s *Sim) SetReconcileStalled(prefix, groupName string, stalled bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[[2]string{prefix, groupName}]
 	if g == nil {
 		return false
 	}
-	g.metadataVersion -= n
+	g.stalled = stalled
 	return true
-}
-
-// SetDelay delays every response by d (0 turns it off).
-func (s *Sim) SetDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.delay = d
 }

@@ -20,7 +20,6 @@ type call struct {
 	body []byte
 	p    principal
 	now  time.Time
-	note *auditNote
 }
 
 // reply is what a handler answers; body nil means no body.
@@ -45,23 +44,23 @@ func (s *Sim) routes() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /coord/v1/auth/login", s.login)
 	h := func(pattern string, fn func(*call) reply) { m.Handle(pattern, s.guard(fn)) }
-	h("POST /coord/v1/streams/{p}", s.createStream)
-	h("POST /coord/v1/streams/{p}/groups/{g}", s.createGroup)
-	h("GET /coord/v1/streams/{p}/groups/{g}", s.getGroup)
-	h("DELETE /coord/v1/streams/{p}/groups/{g}", s.deleteGroup)
-	h("GET /coord/v1/streams/{p}/groups/{g}/producer-routing", s.routing)
-	h("POST /coord/v1/streams/{p}/scale", s.scaleStream)
-	h("POST /coord/v1/streams/{p}/groups/{g}/scale", s.scaleGroup)
-	h("GET /coord/v1/streams/{p}/groups/{g}/migrations/{id}", s.getMigration)
-	h("POST /coord/v1/streams/{p}/groups/{g}/migrations/{id}/rollback", s.rollback)
+	h("POST /coord/v1/streams/{streamPrefix}", s.createStream)
+	h("POST /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}", s.createGroup)
+	h("GET /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}", s.getGroup)
+	h("DELETE /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}", s.deleteGroup)
+	h("GET /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing", s.routing)
+	h("POST /coord/v1/streams/{streamPrefix}/scale", s.scaleStream)
+	h("POST /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale", s.scaleGroup)
+	h("GET /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}", s.getMigration)
+	h("POST /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}/rollback", s.rollback)
 	h("GET /coord/v1/monitoring/health", s.health)
 	h("GET /coord/v1/monitoring/groups", s.listGroups)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}", s.getGroup)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}/migrations", s.listMigrations)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}/assignments", s.assignments)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}/members", s.members)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}/consumption", s.consumption)
-	h("GET /coord/v1/monitoring/streams/{p}/groups/{g}/offsets", s.offsets)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}", s.getGroup)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}/migrations", s.listMigrations)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}/assignments", s.assignments)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}/members", s.members)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}/consumption", s.consumption)
+	h("GET /coord/v1/monitoring/streams/{streamPrefix}/groups/{consumerGroup}/offsets", s.offsets)
 	h("/", func(c *call) reply {
 		return fail(http.StatusNotFound, "NOT_FOUND", "no handler for %s %s", c.r.Method, c.r.URL.Path)
 	})
@@ -83,31 +82,38 @@ func (s *Sim) guard(fn func(*call) reply) http.Handler {
 
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c := &call{r: r, body: body, now: s.clock.Now(), note: &auditNote{}}
+		c := &call{r: r, body: body, now: s.clock.Now()}
 		var rep reply
+		// Spring reads the body only once a handler runs: a request refused by the
+		// auth or rate-limit interceptors leaves no body in the audit.
+		bodyRead := true
 		p, authed := s.authenticate(r)
 		c.p = p
 		switch {
 		case !authed:
 			w.Header().Set("WWW-Authenticate", `Basic realm="redis-stream-coordinator"`)
-			rep = reply{status: http.StatusUnauthorized}
+			rep, bodyRead = reply{status: http.StatusUnauthorized}, false
 		case !p.allowed(r.Method, r.URL.Path):
-			rep = reply{status: http.StatusForbidden}
+			rep, bodyRead = reply{status: http.StatusForbidden}, false
+		case mutation && s.faults.rateLimitLeft > 0:
+			s.faults.rateLimitLeft--
+			bodyRead = false
+			rep = fail(http.StatusTooManyRequests, coord.CodeRateLimitExceeded, "Coordinator API rate limit exceeded")
+			rep.retryAfter = max(1, int(s.faults.retryAfter.Round(time.Second)/time.Second))
 		case s.faults.failLeft > 0:
 			s.faults.failLeft--
 			rep = fail(s.faults.failStatus, s.faults.failCode, "injected failure")
 		case mutation && s.faults.terminating:
 			rep = fail(http.StatusServiceUnavailable, coord.CodeCoordinatorTerminating, "coordinator is terminating")
-		case mutation && s.faults.rateLimitLeft > 0:
-			s.faults.rateLimitLeft--
-			rep = fail(http.StatusTooManyRequests, coord.CodeRateLimitExceeded, "rate limit exceeded")
-			rep.retryAfter = max(1, int(s.faults.retryAfter.Round(time.Second)/time.Second))
 		default:
 			rep = fn(c)
 		}
 		write(w, rep)
 		if audited {
-			s.record(s.buildAudit(r, r.Pattern, body, p, rep.status, start, c.note))
+			if !bodyRead {
+				body = nil
+			}
+			s.record(s.buildAudit(r, body, p, authed, rep.status, start))
 		}
 	})
 }

@@ -1,8 +1,10 @@
 // Package coordsim is an in-process Redis Stream Coordinator that follows
 // docs/coordinator.md (the coordinator's code behaviour, DIFF notes included):
 // groups, stream-level scale with per-group migrations that advance on Tick,
-// rollback rules, monitoring reads, Basic and bearer auth with roles, an audit
-// trail and fault injection. It serves http.Handler, so tests mount it on
+// the coordinator's version bumps and invariant checks, rollback rules,
+// monitoring reads, Basic and bearer auth with roles, an audit trail with the
+// interceptor's values, metadata restores (Backup, Restore) with the metadata
+// sync they start, and fault injection. It serves http.Handler, so tests mount it on
 // httptest and `shardgate coordsim` serves it standalone.
 package coordsim
 
@@ -95,14 +97,13 @@ func New(opts ...Option) *Sim {
 }
 
 // Tick is one event-loop tick: every live member heartbeats, then each group's
-// active migration moves at most one step.
+// active migration moves at most one step (group.tick).
 func (s *Sim) Tick() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	for _, g := range s.sortedGroups() {
-		g.heartbeat()
-		g.advance(now, s.faults.stuckDraining[g.prefix])
+		g.tick(now, s.faults.stuckDraining[g.prefix])
 	}
 }
 

@@ -22,9 +22,9 @@ type scaleBody struct {
 }
 
 func (s *Sim) lookup(c *call) (*group, reply, bool) {
-	g := s.groups[[2]string{c.r.PathValue("p"), c.r.PathValue("g")}]
+	g := s.groups[[2]string{c.r.PathValue("streamPrefix"), c.r.PathValue("consumerGroup")}]
 	if g == nil {
-		return nil, fail(http.StatusNotFound, coord.CodeGroupNotFound, "group %s/%s not found", c.r.PathValue("p"), c.r.PathValue("g")), false
+		return nil, fail(http.StatusNotFound, coord.CodeGroupNotFound, "group %s/%s not found", c.r.PathValue("streamPrefix"), c.r.PathValue("consumerGroup")), false
 	}
 	return g, reply{}, true
 }
@@ -32,7 +32,7 @@ func (s *Sim) lookup(c *call) (*group, reply, bool) {
 // validCreate checks a create body and returns the initial shard count.
 func validCreate(c *call) (int, reply, bool) {
 	var b createBody
-	p := c.r.PathValue("p")
+	p := c.r.PathValue("streamPrefix")
 	switch {
 	case !decode(c, &b):
 		return 0, fail(http.StatusBadRequest, coord.CodeInvalidRequest, "request body must be JSON"), false
@@ -40,7 +40,7 @@ func validCreate(c *call) (int, reply, bool) {
 		return 0, fail(http.StatusBadRequest, coord.CodeInvalidRequest, "requestedBy must not be blank"), false
 	case b.InitialShardCount != nil && *b.InitialShardCount < 1:
 		return 0, fail(http.StatusBadRequest, coord.CodeInvalidRequest, "initialShardCount must be at least 1"), false
-	case strings.ContainsAny(p, "{}") || strings.ContainsAny(c.r.PathValue("g"), "{}"):
+	case strings.ContainsAny(p, "{}") || strings.ContainsAny(c.r.PathValue("consumerGroup"), "{}"):
 		return 0, fail(http.StatusBadRequest, coord.CodeInvalidRequest, "names must not contain { or }"), false
 	}
 	if b.InitialShardCount == nil {
@@ -56,11 +56,11 @@ func (s *Sim) createStream(c *call) reply {
 	if !okk {
 		return rep
 	}
-	p := c.r.PathValue("p")
+	p := c.r.PathValue("streamPrefix")
 	if len(s.prefixGroups(p)) > 0 {
 		return fail(http.StatusConflict, coord.CodeStreamPrefixExists, "stream prefix %s already exists", p)
 	}
-	g := newGroup(p, p, n, 0)
+	g := newGroup(p, p, n)
 	s.groups[[2]string{p, p}] = g
 	return ok(http.StatusCreated, coord.StreamCreated{StreamPrefix: p, ShardCount: g.shardCount, MetadataVersion: g.metadataVersion})
 }
@@ -70,13 +70,17 @@ func (s *Sim) createGroup(c *call) reply {
 	if !okk {
 		return rep
 	}
-	k := [2]string{c.r.PathValue("p"), c.r.PathValue("g")}
+	k := [2]string{c.r.PathValue("streamPrefix"), c.r.PathValue("consumerGroup")}
 	if s.groups[k] != nil {
 		return fail(http.StatusConflict, coord.CodeGroupAlreadyExists, "group %s/%s already exists", k[0], k[1])
 	}
-	g := newGroup(k[0], k[1], n, s.membersPerGroup)
+	g := newGroup(k[0], k[1], n)
 	s.groups[k] = g
-	return ok(http.StatusCreated, g.view())
+	// The create answers before any consumer joined (EMPTY at 1/1/1); the
+	// simulated consumers join right after, as waiting consumers would.
+	created := g.view()
+	g.setLiveMembers(s.membersPerGroup)
+	return ok(http.StatusCreated, created)
 }
 
 func (s *Sim) getGroup(c *call) reply {
@@ -137,6 +141,15 @@ func blocksScale(g *group, target int) bool {
 	return m != nil && !(m.State == coord.MigrationPreparing && m.ToShardCount == target)
 }
 
+// syncInProgress refuses scale and rollback while a metadata sync is open
+// (requireNoMetadataCorrection; see sync.go).
+func syncInProgress(g *group) (reply, bool) {
+	if g.correction == nil {
+		return reply{}, false
+	}
+	return fail(http.StatusConflict, coord.CodeMetadataSyncInProgress, "Coordinator metadata sync is in progress for this group"), true
+}
+
 // scaleOne runs the per-group scale steps; ok=false carries the error reply.
 func (s *Sim) scaleOne(c *call, g *group, target int) (coord.Migration, reply, bool) {
 	m := g.active()
@@ -151,7 +164,6 @@ func (s *Sim) scaleOne(c *call, g *group, target int) (coord.Migration, reply, b
 		g.migrations = append(g.migrations, m)
 		g.activeID = m.ReshardingID
 	}
-	c.note.reshardingIDs = append(c.note.reshardingIDs, m.ReshardingID)
 	k := [2]string{g.prefix, g.name}
 	if s.faults.provisioningFail[k] {
 		delete(s.faults.provisioningFail, k)
@@ -167,12 +179,15 @@ func (s *Sim) scaleStream(c *call) reply {
 	if !valid {
 		return rep
 	}
-	p := c.r.PathValue("p")
+	p := c.r.PathValue("streamPrefix")
 	groups := s.prefixGroups(p)
 	if len(groups) == 0 {
 		return fail(http.StatusNotFound, coord.CodeStreamNotFound, "stream %s has no groups", p)
 	}
 	for _, g := range groups {
+		if rep, busy := syncInProgress(g); busy {
+			return rep
+		}
 		if blocksScale(g, target) {
 			return fail(http.StatusConflict, coord.CodeActiveMigrationExists,
 				"group %s/%s has active migration %s", g.prefix, g.name, g.activeID)
@@ -199,6 +214,9 @@ func (s *Sim) scaleGroup(c *call) reply {
 	if !found {
 		return rep
 	}
+	if rep, busy := syncInProgress(g); busy {
+		return rep
+	}
 	if blocksScale(g, target) {
 		return fail(http.StatusConflict, coord.CodeActiveMigrationExists, "group %s/%s has active migration %s", g.prefix, g.name, g.activeID)
 	}
@@ -214,9 +232,9 @@ func (s *Sim) getMigration(c *call) reply {
 	if !found {
 		return rep
 	}
-	m := g.migration(c.r.PathValue("id"))
+	m := g.migration(c.r.PathValue("reshardingId"))
 	if m == nil {
-		return fail(http.StatusNotFound, coord.CodeMigrationNotFound, "migration %s not found", c.r.PathValue("id"))
+		return fail(http.StatusNotFound, coord.CodeMigrationNotFound, "migration %s not found", c.r.PathValue("reshardingId"))
 	}
 	return ok(http.StatusOK, *m)
 }
@@ -230,9 +248,12 @@ func (s *Sim) rollback(c *call) reply {
 	if !found {
 		return rep
 	}
-	m := g.migration(c.r.PathValue("id"))
+	if rep, busy := syncInProgress(g); busy {
+		return rep
+	}
+	m := g.migration(c.r.PathValue("reshardingId"))
 	if m == nil {
-		return fail(http.StatusNotFound, coord.CodeMigrationNotFound, "migration %s not found", c.r.PathValue("id"))
+		return fail(http.StatusNotFound, coord.CodeMigrationNotFound, "migration %s not found", c.r.PathValue("reshardingId"))
 	}
 	if !g.rollback(m, c.now) {
 		return fail(http.StatusUnprocessableEntity, coord.CodeRollbackNotAllowed,

@@ -32,7 +32,7 @@ func (g *group) view() coord.Group {
 func (g *group) routing() coord.ProducerRouting {
 	out := coord.ProducerRouting{
 		StreamPrefix: g.prefix, ConsumerGroup: g.name, MetadataVersion: g.metadataVersion,
-		ShardCount: g.shardCount, StreamKeyPattern: "{p}:{shardIndex}", Shards: []coord.RoutingShard{},
+		ShardCount: g.shardCount, StreamKeyPattern: g.prefix + ":{shardIndex}", Shards: []coord.RoutingShard{},
 	}
 	for i := 0; i < g.shardCount; i++ {
 		key := fmt.Sprintf("%s:%d", g.prefix, i)
