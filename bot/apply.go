@@ -456,6 +456,11 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (Ap
 			if ctx.Err() != nil {
 				return ApplyConverging, "interrupted"
 			}
+			var regressed *coord.MetadataRegressedError
+			if errors.As(err, &regressed) {
+				return ApplyFailed, fmt.Sprintf("applied, but stream %s's coordinator metadata went back while converging (%s): "+
+					"Redis was probably restored from older data; stop admin changes to the stream and check the coordinator", prefix, oneLine(err.Error()))
+			}
 			return ApplyFailed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
 		}
 		done = append(done, fmt.Sprintf("`%s` at %d shards", prefix, target))
