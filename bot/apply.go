@@ -87,7 +87,7 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 	case queued == 0 && len(existing) == 0:
 		st.Status = "merged; no coordinator changes to apply."
 	default:
-		st.Status = fmt.Sprintf("merged by @%s; applying in merge order, one stream at a time.", pr.GetMergedBy().GetLogin())
+		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream at a time.", pr.GetMergedBy().GetLogin())
 	}
 	s.scheduler.Notify()
 	return nil
@@ -149,7 +149,7 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endStateFingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run"}
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
-		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by @"+e.Actor)
+		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by "+e.Actor)
 	}
 	if !r.reviewed.Decision.Allowed {
 		return ApplyFailed, "the reviewed plan was denied by policy; a denied plan is never applied"
