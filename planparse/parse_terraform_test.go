@@ -120,6 +120,7 @@ func TestParseTerraformPlans(t *testing.T) {
 				return c
 			}()},
 			wantResources: 1,
+			wantOther:     []planparse.OtherChange{{Address: "terraform_data.count", Type: "terraform_data", Actions: []string{"create"}}},
 		},
 		{
 			name:   "unrelated resources only",
@@ -130,6 +131,10 @@ func TestParseTerraformPlans(t *testing.T) {
 resource "terraform_data" "stream_group" { input = { stream_prefix = "orders" } }`),
 			want:        []C{moduleChange("orders/billing", planparse.ActionNoop, "orders", "billing", ptr(4), ptr(4), "", "no-op")},
 			wantDesired: []D{desired("orders/billing", "orders", "billing", 4)},
+			wantOther: []planparse.OtherChange{
+				{Address: "terraform_data.other", Type: "terraform_data", Actions: []string{"create"}},
+				{Address: "terraform_data.stream_group", Type: "terraform_data", Actions: []string{"create"}},
+			},
 		},
 		{
 			name: "several changes at once",
