@@ -220,4 +220,3 @@ const (
 	seenPreviousAddress
 	seenAll = seenMode | seenType | seenName
 )
-
