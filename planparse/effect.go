@@ -57,7 +57,7 @@ func (p *parser) newChange(r *resource, k Kind, a Action, id ident) *Change {
 		ConsumerGroup:    id.group,
 		CoordinatorURL:   id.url,
 		Coordinator:      id.coord,
-		Stream:           p.streamOf(k, id),
+		Stream:           id.stream,
 		Action:           a,
 		ActionReason:     r.actionReason,
 		TerraformActions: r.actions,
@@ -100,23 +100,27 @@ func mergeFields(a, b []string) []string {
 
 // streamOf is the stream key of id, "" when its prefix or (module) coordinator
 // is not known.
-func (p *parser) streamOf(k Kind, id ident) string {
+func (p *parser) streamOf(module bool, id ident) string {
 	if id.isUnknown(FieldStreamPrefix) || id.isMissing(FieldStreamPrefix) ||
-		k == KindModule && id.isUnknown(FieldCoordinatorURL) {
+		module && id.isUnknown(FieldCoordinatorURL) {
 		return ""
 	}
 	if id.coord == "" {
 		return id.prefix
 	}
 	key := [2]string{id.coord, id.prefix}
-	if s, ok := p.sc.streams[key]; ok {
-		return s
+	if c := &p.sc.lastStream; c.key == key {
+		return c.stream
 	}
-	if p.sc.streams == nil {
-		p.sc.streams = make(map[[2]string]string)
+	s, ok := p.sc.streams[key]
+	if !ok {
+		if p.sc.streams == nil {
+			p.sc.streams = make(map[[2]string]string)
+		}
+		s = StreamKey(id.coord, id.prefix)
+		p.sc.streams[key] = s
 	}
-	s := StreamKey(id.coord, id.prefix)
-	p.sc.streams[key] = s
+	p.sc.lastStream.key, p.sc.lastStream.stream = key, s
 	return s
 }
 
@@ -139,9 +143,22 @@ func (c *Change) taint() {
 // finish applies what is known only once every entry is read: taints the prior
 // state shows, and the pairing of removals with additions of one identity.
 func (p *parser) finish() {
-	if len(p.cs.Changes) == 0 {
+	if p.needPrior {
+		p.priorTaints()
+	}
+	p.pairMoves()
+}
+
+// priorTaints marks the changes of instances the prior state says are tainted.
+// Scanning the prior state costs a tenth of a large plan's parse, so it is done
+// only where the plan itself may not say it: a replace without an action_reason
+// (terraform before 1.2), and a removal about to be paired (pairMoves), whose
+// prior count decides between a move and a scale.
+func (p *parser) priorTaints() {
+	if p.priorTainted {
 		return
 	}
+	p.priorTainted = true
 	if p.tainted == nil && p.priorState != nil {
 		p.tainted = taintedAddresses(p.priorState)
 	}
@@ -150,5 +167,4 @@ func (p *parser) finish() {
 			c.taint()
 		}
 	}
-	p.pairMoves()
 }

@@ -109,6 +109,19 @@ func TestParseTaintedInPriorState(t *testing.T) {
 			require.Equal(t, []planparse.Change{want}, cs.Changes, "%s %s", name, pname)
 		}
 	}
+	// A tainted instance moved without a moved block: the plan's reasons say
+	// nothing of the taint, and its prior count is no count to move from.
+	const b = `module.t.terraform_data.stream_group`
+	moved := `{"format_version":"1.2","resource_changes":[` +
+		moduleEntry(m, `["delete"]`, moduleInput("orders", "5"), `null`, `{}`, `"action_reason":"delete_because_no_module"`) + `,` +
+		moduleEntry(b, `["create"]`, `null`, moduleInput("orders", "5"), `{"id":true}`) + `],"prior_state":` + prior(`,"tainted":true`) + `}`
+	wantMoved := modChange(b, planparse.ActionScale, "orders", nil, ptr(5), nil, "create")
+	wantMoved.PriorShards, wantMoved.Tainted, wantMoved.MovedFrom = ptr(5), true, m
+	for pname, parse := range parsers {
+		cs, err := parse([]byte(moved))
+		require.NoError(t, err, pname)
+		require.Equal(t, []planparse.Change{wantMoved}, cs.Changes, pname)
+	}
 	// Attributes of the instance named "tainted" are not the flag.
 	cs, err := planparse.ParseBytes([]byte(`{"format_version":"1.0","resource_changes":[` + e + `],"prior_state":` + prior(``) + `}`))
 	require.NoError(t, err)

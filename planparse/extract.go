@@ -100,6 +100,7 @@ var providerFields = identFields[:3]
 type ident struct {
 	prefix, group, url string
 	coord              string // url normalized
+	stream             string // StreamKey(coord, prefix), "" when not known
 	shards             *int
 	invalid            string // the count as written when it is not a whole number >= 1
 	unknown, missing   []string
@@ -180,6 +181,7 @@ func (p *parser) readIdent(r *resource, v values, unknown, sensitive mark, modul
 			return ident{}, false, planErrorf("%s: %s %v", r.label(), path, err)
 		}
 	}
+	id.stream = p.streamOf(module, id)
 	return id, true, nil
 }
 
@@ -223,16 +225,20 @@ func intValue(v jsontext.Value) (*int, error) {
 	return &i, nil
 }
 
-// normalizeURL is NormalizeURL, once per spelling.
+// normalizeURL is NormalizeURL, once per spelling: a plan repeats a few.
 func (p *parser) normalizeURL(raw string) string {
-	if n, ok := p.sc.urls[raw]; ok {
-		return n
+	if c := &p.sc.lastURL; c[0] == raw && raw != "" {
+		return c[1]
 	}
-	if p.sc.urls == nil {
-		p.sc.urls = make(map[string]string)
+	n, ok := p.sc.urls[raw]
+	if !ok {
+		if p.sc.urls == nil {
+			p.sc.urls = make(map[string]string)
+		}
+		n = NormalizeURL(raw)
+		p.sc.urls[raw] = n
 	}
-	n := NormalizeURL(raw)
-	p.sc.urls[raw] = n
+	p.sc.lastURL = [2]string{raw, n}
 	return n
 }
 
@@ -269,19 +275,22 @@ func (p *parser) extract(r *resource, k Kind, o op) error {
 	}
 	first := len(p.cs.Changes)
 	p.changes(r, k, o, s)
-	if r.actionReason == reasonTainted {
+	switch {
+	case r.actionReason == reasonTainted:
 		p.taint(first)
+	case r.actionReason == "" && o.isReplace():
+		p.needPrior = true // terraform before 1.2 tells a taint only in the prior state
 	}
 	for i := first; i < len(p.cs.Changes) && r.previousAddress != ""; i++ {
 		p.cs.Changes[i].MovedFrom = r.previousAddress
 	}
-	if a := s.after; o.hasAfter() && a.shards != nil && p.streamOf(k, a) != "" {
+	if a := s.after; o.hasAfter() && a.shards != nil && a.stream != "" {
 		p.cs.Desired = append(grow(p.cs.Desired), Desired{
 			Address:       r.address,
 			StreamPrefix:  a.prefix,
 			ConsumerGroup: a.group,
 			Coordinator:   a.coord,
-			Stream:        p.streamOf(k, a),
+			Stream:        a.stream,
 			ShardCount:    *a.shards,
 		})
 	}

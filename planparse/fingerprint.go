@@ -61,8 +61,9 @@ func (r *resource) fingerprint() (string, error) {
 // markSensitive, one marked unknown (present or, as terraform writes it, left
 // out) markUnknown.
 type canonical struct {
-	buf  []byte
-	slab []canonMember // the members of the objects being written, reused
+	buf   []byte
+	slab  []canonMember // the members of the objects being written, reused
+	marks []canonMember // the members of their markers
 }
 
 type canonMember struct {
@@ -113,49 +114,95 @@ func (c *canonical) value(v, sens, unk jsontext.Value) error {
 // isMarked reports a marker that marks the whole value.
 func isMarked(m jsontext.Value) bool { return string(m) == "true" }
 
+// object writes the members of v and, as terraform leaves unknown values out of
+// after, the members only after_unknown names, sorted. Every lookup is a binary
+// search, so a plan's object of any size costs n log n.
 func (c *canonical) object(v, sens, unk jsontext.Value) error {
-	start := len(c.slab)
-	defer func() { c.slab = c.slab[:start] }()
-	err := eachMember(v, func(name []byte, value jsontext.Value) error {
-		c.slab = append(c.slab, canonMember{name: name, value: value})
-		return nil
-	})
+	start, markStart := len(c.slab), len(c.marks)
+	defer func() { c.slab, c.marks = c.slab[:start], c.marks[:markStart] }()
+	if err := c.collect(&c.slab, v); err != nil {
+		return err
+	}
+	sortMembers(c.slab[start:])
+	for i := start + 1; i < len(c.slab); i++ {
+		if bytes.Equal(c.slab[i-1].name, c.slab[i].name) {
+			return &duplicateError{name: string(c.slab[i].name)}
+		}
+	}
+	sensMarks, unkMarks, err := c.markerMembers(sens, unk)
 	if err != nil {
 		return err
 	}
-	if len(unk) > 0 && unk[0] == '{' {
-		// Terraform leaves unknown values out of after: they are members too.
-		err := eachMember(unk, func(name []byte, m jsontext.Value) error {
-			present := slices.ContainsFunc(c.slab[start:], func(cm canonMember) bool { return bytes.Equal(cm.name, name) })
-			if !present && bytes.Contains(m, literalTrue) {
-				c.slab = append(c.slab, canonMember{name: name})
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+	known := len(c.slab)
+	for i := unkMarks[0]; i < unkMarks[1]; i++ {
+		m := c.marks[i]
+		if _, found := findMember(c.slab[start:known], m.name); !found && bytes.Contains(m.value, literalTrue) {
+			c.slab = append(c.slab, canonMember{name: m.name})
 		}
 	}
-	members := c.slab[start:]
-	slices.SortFunc(members, func(a, b canonMember) int { return bytes.Compare(a.name, b.name) })
+	if len(c.slab) > known {
+		sortMembers(c.slab[start:])
+	}
 	c.buf = append(c.buf, '{')
 	end := len(c.slab)
 	for i := start; i < end; i++ {
 		m := c.slab[i]
 		if i > start {
-			if bytes.Equal(c.slab[i-1].name, m.name) {
-				return &duplicateError{name: string(m.name)}
-			}
 			c.buf = append(c.buf, ',')
 		}
 		c.buf, _ = jsontext.AppendQuote(c.buf, m.name)
 		c.buf = append(c.buf, ':')
-		if err := c.value(m.value, markerField(sens, m.name), markerField(unk, m.name)); err != nil {
+		s := c.markOf(sensMarks, m.name)
+		u := c.markOf(unkMarks, m.name)
+		if err := c.value(m.value, s, u); err != nil {
 			return err
 		}
 	}
 	c.buf = append(c.buf, '}')
 	return nil
+}
+
+// collect appends the members of the object v to *to.
+func (c *canonical) collect(to *[]canonMember, v jsontext.Value) error {
+	return eachMember(v, func(name []byte, value jsontext.Value) error {
+		*to = append(*to, canonMember{name: name, value: value})
+		return nil
+	})
+}
+
+// markerMembers puts the members of the object markers sens and unk into
+// c.marks, each sorted, and returns their index ranges.
+func (c *canonical) markerMembers(sens, unk jsontext.Value) (s, u [2]int, err error) {
+	for _, m := range []struct {
+		v jsontext.Value
+		r *[2]int
+	}{{sens, &s}, {unk, &u}} {
+		m.r[0] = len(c.marks)
+		if len(m.v) > 0 && m.v[0] == '{' {
+			if err := c.collect(&c.marks, m.v); err != nil {
+				return s, u, err
+			}
+		}
+		m.r[1] = len(c.marks)
+		sortMembers(c.marks[m.r[0]:m.r[1]])
+	}
+	return s, u, nil
+}
+
+// markOf is the marker of member name among the sorted marker members r.
+func (c *canonical) markOf(r [2]int, name []byte) jsontext.Value {
+	if i, found := findMember(c.marks[r[0]:r[1]], name); found {
+		return c.marks[r[0]+i].value
+	}
+	return nil
+}
+
+func sortMembers(ms []canonMember) {
+	slices.SortStableFunc(ms, func(a, b canonMember) int { return bytes.Compare(a.name, b.name) })
+}
+
+func findMember(sorted []canonMember, name []byte) (int, bool) {
+	return slices.BinarySearchFunc(sorted, name, func(m canonMember, n []byte) int { return bytes.Compare(m.name, n) })
 }
 
 func (c *canonical) array(v, sens, unk jsontext.Value) error {
@@ -202,21 +249,6 @@ func (c *canonical) number(v jsontext.Value) {
 	default:
 		c.buf = f.Append(c.buf, 'g', -1)
 	}
-}
-
-// markerField is the marker of member name of an object marker, nil for none.
-func markerField(m jsontext.Value, name []byte) jsontext.Value {
-	if len(m) == 0 || m[0] != '{' {
-		return nil
-	}
-	var out jsontext.Value
-	_ = eachMember(m, func(n []byte, v jsontext.Value) error {
-		if bytes.Equal(n, name) {
-			out = v
-		}
-		return nil
-	})
-	return out
 }
 
 // markerElements are the elements of an array marker, nil for none.

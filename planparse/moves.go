@@ -48,6 +48,7 @@ func (p *parser) pairMoves() {
 		if j < 0 {
 			continue
 		}
+		p.priorTaints() // before the old count is taken
 		p.cs.Changes[list[j]].moveFrom(old)
 		adds[key(old)] = slices.Delete(list, j, j+1)
 		if drop == nil {

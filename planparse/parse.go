@@ -65,6 +65,9 @@ type parser struct {
 	// when there are coordinator changes; tainted is what it says.
 	priorState []byte
 	tainted    map[string]bool
+	// needPrior is set by a replace without action_reason; priorTainted once the
+	// prior state's taints are applied.
+	needPrior, priorTainted bool
 }
 
 func (p *parser) plan() error {

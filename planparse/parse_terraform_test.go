@@ -205,6 +205,21 @@ resource "terraform_data" "stream_group" { input = { stream_prefix = "orders" } 
 			wantResources: 2,
 		},
 		{
+			// The failed instance's count is no count to move from: a scale the
+			// attestation and live state must judge.
+			name:   "tainted module moved without a moved block",
+			before: streamRoot(one("billing", "orders", "billing", "5"), ""),
+			taint:  []string{addr("billing")},
+			after:  streamRoot(one("orders/billing", "orders", "billing", "5"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", nil, ptr(5), "", "create")
+				c.MovedFrom, c.PriorShards, c.Tainted = addr("billing"), ptr(5), true
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 5)},
+			wantResources: 2,
+		},
+		{
 			name:   "module moved with a moved block",
 			before: streamRoot(one("billing", "orders", "billing", "4"), ""),
 			after: streamRoot(one("orders/billing", "orders", "billing", "4"),

@@ -48,8 +48,13 @@ type scratch struct {
 	canon   canonical
 	// urls and streams keep one normalized coordinator and one stream key per
 	// spelling: thousands of instances repeat a few.
-	urls    map[string]string
-	streams map[[2]string]string
+	urls       map[string]string
+	streams    map[[2]string]string
+	lastURL    [2]string // the spelling last normalized, and its normal form
+	lastStream struct {
+		key    [2]string
+		stream string
+	}
 }
 
 // changeMarks are the markers of a change; for the module, taken at "input".
@@ -183,31 +188,37 @@ func (p *parser) readEntry(i int, b []byte, at int, checkUTF8 bool) (int, error)
 	if err == nil && checkUTF8 && !utf8.Valid(b[start:end]) {
 		err = errSyntax
 	}
+	if err == nil {
+		err = p.entry(&r)
+	}
 	if err != nil {
 		return 0, p.entryError(&r, err)
 	}
+	return end, nil
+}
+
+// entry turns the entry read into changes: a coordinator shape's, or another's.
+func (p *parser) entry(r *resource) error {
 	k := r.kind()
 	if !r.decoded {
 		if r.change == nil {
-			return 0, planErrorf("%s: change is missing", r.label())
+			return planErrorf("%s: change is missing", r.label())
 		}
 		if _, err := r.readChange(k, r.change, 0); err != nil {
-			return 0, p.entryError(&r, err)
+			return err
 		}
 	}
 	if !r.hasActions {
-		return 0, planErrorf("%s: change.actions is missing", r.label())
+		return planErrorf("%s: change.actions is missing", r.label())
 	}
 	o, err := r.op()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if k == "" {
-		err = p.other(&r, o)
-	} else {
-		err = p.extract(&r, k, o)
+		return p.other(r, o)
 	}
-	return end, p.entryError(&r, err)
+	return p.extract(r, k, o)
 }
 
 const (
