@@ -32,10 +32,12 @@ func (e *FormatError) Error() string {
 var formatConstraints = version.MustConstraints(version.NewConstraint(tfjson.PlanFormatVersionConstraints))
 
 // Parse reads the output of `terraform show -json <planfile>` and returns the
-// coordinator changes it plans. It streams through the JSON, validating all of it,
-// and decodes only resource_changes entries of the coordinator shapes, so memory
-// stays small for plans of tens of megabytes. ParseBytes is several times faster
-// when the plan is in memory, but checks the parts it does not read less strictly.
+// coordinator changes it plans and the other changes it lists. It streams through
+// the JSON, validating all of it, and holds one resource_changes entry at a time
+// and, while it reads its taints, prior_state, so memory stays a fraction of a
+// plan of tens of megabytes. A document that is no plan is a *NotPlanError, an
+// errored plan an *ErroredPlanError. ParseBytes is several times faster when the
+// plan is in memory, but checks the parts it does not read less strictly.
 func Parse(r io.Reader) (*ChangeSet, error) {
 	p := parser{dec: jsontext.NewDecoder(r), cs: newChangeSet()}
 	// ReadValue scans a value in one pass, twice as fast as SkipValue's token by

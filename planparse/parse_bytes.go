@@ -10,10 +10,11 @@ import (
 
 // ParseBytes is Parse over a plan held in memory, several times faster on large
 // plans. It validates what it reads as Parse does: format_version,
-// terraform_version, the names of the top-level members, and in resource_changes
-// every value it reads or renders (checkValue) and every member name it reads
-// (duplicateError). All else, most of a plan's bytes, is only checked by
-// skipValue: matching brackets, terminated strings, valid UTF-8, no stray byte.
+// terraform_version, errored, complete, the names of the top-level members, and
+// in resource_changes every value it reads, renders or fingerprints (checkValue)
+// and every member name it reads (duplicateError). All else, most of a plan's
+// bytes, is only checked by skipValue: matching brackets, terminated strings,
+// valid UTF-8, no stray byte.
 // So a plan malformed only where planparse does not look, say inside prior_state
 // or in an entry's provider_name, parses here while Parse rejects it; on every
 // well-formed plan the two agree (FuzzParse).
