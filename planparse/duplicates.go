@@ -43,6 +43,8 @@ func entryMember(name []byte) uint8 {
 		return seenActionReason
 	case "change":
 		return seenChange
+	case "previous_address":
+		return seenPreviousAddress
 	}
 	return 0
 }

@@ -2,8 +2,10 @@ package planparse_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"testing/iotest"
 
@@ -28,8 +30,41 @@ func TestParseForeignPlans(t *testing.T) {
 			require.Empty(t, cs.Changes)
 			require.Empty(t, cs.Desired)
 			require.Empty(t, cs.Resources)
+			require.Equal(t, managedChanges(t, raw), len(cs.OtherChanges))
 		})
 	}
+}
+
+// managedChanges counts the non-noop changes of managed resources in plan JSON.
+func managedChanges(t *testing.T, raw []byte) int {
+	t.Helper()
+	var plan struct {
+		ResourceChanges []struct {
+			Mode   string `json:"mode"`
+			Change struct {
+				Actions []string `json:"actions"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &plan))
+	n := 0
+	for _, rc := range plan.ResourceChanges {
+		if rc.Mode != "data" && !slices.Equal(rc.Change.Actions, []string{"no-op"}) {
+			n++
+		}
+	}
+	return n
+}
+
+// withoutFingerprints checks every fingerprint and clears it, for comparing the rest.
+func withoutFingerprints(t *testing.T, rs []planparse.ResourceChange) []planparse.ResourceChange {
+	t.Helper()
+	out := slices.Clone(rs)
+	for i := range out {
+		require.Regexp(t, hexSHA256, out[i].Fingerprint)
+		out[i].Fingerprint = ""
+	}
+	return out
 }
 
 // The plans saved by TestParseTerraformPlans -update, checked without terraform.
@@ -50,7 +85,7 @@ func TestParseSavedPlans(t *testing.T) {
 				`consumer_group: "ledger" -> (none)`, `coordinator_base_url: "` + coordURL + `" -> (none)`, "shard_count: 2 -> (none)", `stream_prefix: "payments" -> (none)`}},
 			{Address: addr("users/audit"), Actions: []string{"create"}, Diff: []string{
 				`consumer_group: (none) -> "audit"`, `coordinator_base_url: (none) -> "` + coordURL + `"`, "shard_count: (none) -> 2", `stream_prefix: (none) -> "users"`}},
-		}, cs.Resources)
+		}, withoutFingerprints(t, cs.Resources))
 	})
 	t.Run("unknown shard count", func(t *testing.T) {
 		cs := parseFile(t, "testdata/module_unknown_shard_count.json")

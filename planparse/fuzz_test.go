@@ -16,7 +16,7 @@ import (
 
 var knownActions = map[planparse.Action]bool{
 	planparse.ActionCreate: true, planparse.ActionScale: true, planparse.ActionDelete: true,
-	planparse.ActionUnmanage: true, planparse.ActionUpdate: true, planparse.ActionNoop: true,
+	planparse.ActionUnmanage: true, planparse.ActionUpdate: true, planparse.ActionNoop: true, planparse.ActionMove: true,
 }
 
 func FuzzParse(f *testing.F) {
@@ -35,6 +35,20 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(planparsetest.GeneratePlan(3, 50, 30))
 	f.Add(planJSON(entry("redisstreamcoordinator_group.g", groupType, change(`["update"]`, orders4, renamed8))))
+	// Every action list terraform and OpenTofu write, a move, a taint and an invalid count.
+	const m = "module.s.terraform_data.stream_group"
+	for _, actions := range []string{`["forget"]`, `["forget","create"]`, `["create","forget"]`, `["create","delete"]`, `["read"]`, `["teleport"]`} {
+		f.Add(planJSON(moduleEntry(m, actions, moduleInput("orders", "4"), moduleInput("orders", "8"), `{"id":true}`),
+			entry("redisstreamcoordinator_group.g", groupType, change(actions, orders4, orders8)),
+			entry("aws_s3_bucket.b", "aws_s3_bucket", change(actions, `{"b":1}`, `{"b":2,"s":"x"}`))))
+	}
+	f.Add(planJSON(moduleEntry(`module.s["a"].terraform_data.stream_group`, `["delete"]`, moduleInput("orders", "4"), `null`, `{}`),
+		moduleEntry(`module.s["b"].terraform_data.stream_group`, `["create"]`, `null`, moduleInputAt("http://C/", "orders", "4.5"), `{"id":true}`),
+		moduleEntry(m, `["delete","create"]`, moduleInput("orders", "5"), moduleInput("orders", "5"), `{"id":true}`, tainted)))
+	f.Add([]byte(`{"format_version":"1.0","resource_changes":[` + moduleEntry(m, `["delete","create"]`, moduleInput("o", "5"), moduleInput("o", "5"), `{}`) +
+		`],"prior_state":{"values":{"root_module":{"resources":[{"address":"` + m + `","tainted":true}]}}}}`))
+	f.Add([]byte(`{"format_version":"1.2","planned_values":{},"errored":false,"complete":false}`))
+	f.Add([]byte(`{"format_version":"1.0","values":{}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		orig := bytes.Clone(raw)
 		cs, err := planparse.ParseBytes(raw)

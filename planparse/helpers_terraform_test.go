@@ -29,6 +29,11 @@ type group struct {
 // streamRoot is a root config with one module instance per entry of groups (keyed
 // by the map key) plus extra HCL.
 func streamRoot(groups map[string]group, extra string) string {
+	return streamRootAt(coordURL, groups, extra)
+}
+
+// streamRootAt is streamRoot with the coordinator URL spelled as given.
+func streamRootAt(url string, groups map[string]group, extra string) string {
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
@@ -45,7 +50,7 @@ func streamRoot(groups map[string]group, extra string) string {
   source   = "./modules/stream-group"
   for_each = local.groups
 
-  coordinator_base_url = "` + coordURL + `"
+  coordinator_base_url = "` + url + `"
   coordinator_password = "s3cret-never-shown"
   stream_prefix        = each.value.stream_prefix
   consumer_group       = each.value.consumer_group
@@ -148,14 +153,18 @@ func moduleChange(key string, a planparse.Action, prefix, grp string, before, af
 		StreamPrefix:     prefix,
 		ConsumerGroup:    grp,
 		CoordinatorURL:   coordURL,
+		Coordinator:      coordURL,
+		Stream:           coordURL + " " + prefix,
 		Action:           a,
 		ShardsBefore:     before,
 		ShardsAfter:      after,
+		PriorShards:      before,
 		ActionReason:     reason,
 		TerraformActions: actions,
 	}
 }
 
 func desired(key, prefix, grp string, n int) planparse.Desired {
-	return planparse.Desired{Address: addr(key), StreamPrefix: prefix, ConsumerGroup: grp, ShardCount: n}
+	return planparse.Desired{Address: addr(key), StreamPrefix: prefix, ConsumerGroup: grp, Coordinator: coordURL,
+		Stream: coordURL + " " + prefix, ShardCount: n}
 }

@@ -1,6 +1,7 @@
 package planparse_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,8 +20,19 @@ func moduleEntry(address, actions, before, after, afterUnknown string, extra ...
 }
 
 func modChange(address string, a planparse.Action, prefix string, before, after *int, unknown []string, actions ...string) planparse.Change {
+	stream := "http://c " + prefix
+	if slices.Contains(unknown, planparse.FieldStreamPrefix) || slices.Contains(unknown, planparse.FieldCoordinatorURL) {
+		stream = ""
+	}
 	return planparse.Change{Address: address, Kind: planparse.KindModule, StreamPrefix: prefix, ConsumerGroup: "billing",
-		CoordinatorURL: "http://c", Action: a, ShardsBefore: before, ShardsAfter: after, Unknown: unknown, TerraformActions: actions}
+		CoordinatorURL: "http://c", Coordinator: "http://c", Stream: stream, Action: a, ShardsBefore: before, ShardsAfter: after,
+		PriorShards: before, Unknown: unknown, TerraformActions: actions}
+}
+
+// modDesired is the Desired of a module instance of moduleInput.
+func modDesired(address, prefix string, n int) planparse.Desired {
+	return planparse.Desired{Address: address, StreamPrefix: prefix, ConsumerGroup: "billing", Coordinator: "http://c",
+		Stream: "http://c " + prefix, ShardCount: n}
 }
 
 func TestParseModuleShapes(t *testing.T) {
@@ -39,25 +51,25 @@ func TestParseModuleShapes(t *testing.T) {
 			name:        "nested modules with count and for_each",
 			entries:     []string{moduleEntry(nested, `["create"]`, `null`, moduleInput("orders", "4"), `{"id":true}`)},
 			want:        []C{modChange(nested, planparse.ActionCreate, "orders", nil, ptr(4), nil, "create")},
-			wantDesired: []D{{Address: nested, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{modDesired(nested, "orders", 4)},
 		},
 		{
 			name:        "create then delete is a scale too",
 			entries:     []string{moduleEntry(nested, `["create","delete"]`, moduleInput("orders", "4"), moduleInput("orders", "8"), `{"id":true}`)},
 			want:        []C{modChange(nested, planparse.ActionScale, "orders", ptr(4), ptr(8), nil, "create", "delete")},
-			wantDesired: []D{{Address: nested, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{modDesired(nested, "orders", 8)},
 		},
 		{
 			name:        "in-place update of the count",
 			entries:     []string{moduleEntry(nested, `["update"]`, moduleInput("orders", "4"), moduleInput("orders", "8"), `{}`)},
 			want:        []C{modChange(nested, planparse.ActionScale, "orders", ptr(4), ptr(8), nil, "update")},
-			wantDesired: []D{{Address: nested, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{modDesired(nested, "orders", 8)},
 		},
 		{
 			name:        "in-place update of nothing coordinator-related",
 			entries:     []string{moduleEntry(nested, `["update"]`, moduleInput("orders", "4"), moduleInput("orders", "4"), `{}`)},
 			want:        []C{modChange(nested, planparse.ActionUpdate, "orders", ptr(4), ptr(4), nil, "update")},
-			wantDesired: []D{{Address: nested, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{modDesired(nested, "orders", 4)},
 		},
 		{
 			name: "whole input unknown",
@@ -98,7 +110,7 @@ func TestParseModuleShapes(t *testing.T) {
 			name:        "a terraform_data that becomes a stream group",
 			entries:     []string{moduleEntry(nested, `["update"]`, `{"input":"nothing"}`, moduleInput("orders", "4"), `{}`)},
 			want:        []C{modChange(nested, planparse.ActionCreate, "orders", nil, ptr(4), nil, "update")},
-			wantDesired: []D{{Address: nested, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{modDesired(nested, "orders", 4)},
 		},
 		{
 			name: "OpenTofu's sorted members: change before type",
@@ -106,18 +118,19 @@ func TestParseModuleShapes(t *testing.T) {
 				`{"actions":["delete","create"],"after":` + moduleInput("orders", "4") + `,"after_unknown":{},"before":` + moduleInput("orders", "4") +
 				`},"mode":"managed","module_address":"module.s","name":"stream_group","provider_name":"terraform.io/builtin/terraform","type":"terraform_data"}`},
 			want: []C{func() C {
-				c := modChange("module.s.terraform_data.stream_group", planparse.ActionUpdate, "orders", ptr(4), ptr(4), nil, "delete", "create")
-				c.ActionReason = "replace_because_tainted"
+				// The retry of a failed apply: its prior count is not trusted.
+				c := modChange("module.s.terraform_data.stream_group", planparse.ActionScale, "orders", nil, ptr(4), nil, "delete", "create")
+				c.ActionReason, c.PriorShards, c.Tainted = "replace_because_tainted", ptr(4), true
 				return c
 			}()},
-			wantDesired: []D{{Address: "module.s.terraform_data.stream_group", StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{modDesired("module.s.terraform_data.stream_group", "orders", 4)},
 		},
 		{
 			name: "escaped type name",
 			entries: []string{`{"address":"terraform_data.stream_group","mode":"managed","type":"terraform\u005fdata","name":"stream_group","change":` +
 				`{"actions":["create"],"before":null,"after":` + moduleInput("orders", "4.0") + `}}`},
 			want:        []C{modChange("terraform_data.stream_group", planparse.ActionCreate, "orders", nil, ptr(4), nil, "create")},
-			wantDesired: []D{{Address: "terraform_data.stream_group", StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{modDesired("terraform_data.stream_group", "orders", 4)},
 		},
 	}
 	for _, tt := range tests {

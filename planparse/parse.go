@@ -32,10 +32,12 @@ func (e *FormatError) Error() string {
 var formatConstraints = version.MustConstraints(version.NewConstraint(tfjson.PlanFormatVersionConstraints))
 
 // Parse reads the output of `terraform show -json <planfile>` and returns the
-// coordinator changes it plans. It streams through the JSON, validating all of it,
-// and decodes only resource_changes entries of the coordinator shapes, so memory
-// stays small for plans of tens of megabytes. ParseBytes is several times faster
-// when the plan is in memory, but checks the parts it does not read less strictly.
+// coordinator changes it plans and the other changes it lists. It streams through
+// the JSON, validating all of it, and holds one resource_changes entry at a time
+// and, while it reads its taints, prior_state, so memory stays a fraction of a
+// plan of tens of megabytes. A document that is no plan is a *NotPlanError, an
+// errored plan an *ErroredPlanError. ParseBytes is several times faster when the
+// plan is in memory, but checks the parts it does not read less strictly.
 func Parse(r io.Reader) (*ChangeSet, error) {
 	p := parser{dec: jsontext.NewDecoder(r), cs: newChangeSet()}
 	// ReadValue scans a value in one pass, twice as fast as SkipValue's token by
@@ -55,8 +57,19 @@ type parser struct {
 	cs   *ChangeSet
 	skip func() error
 	sc   scratch
+	doc  document
 	// entryStart is the offset of the resource_changes entry being read.
 	entryStart int
+	// adds and removes index the Changes that add and that unmanage an identity,
+	// paired into moves once all are read.
+	adds, removes []int
+	// priorState is the plan's prior_state (ParseBytes), read for taints only
+	// when there are coordinator changes; tainted is what it says.
+	priorState []byte
+	tainted    map[string]bool
+	// needPrior is set by a replace without action_reason; priorTainted once the
+	// prior state's taints are applied.
+	needPrior, priorTainted bool
 }
 
 func (p *parser) plan() error {
@@ -75,31 +88,80 @@ func (p *parser) plan() error {
 		if err != nil {
 			return jsonError(err)
 		}
-		switch name.String() {
-		case "format_version":
-			if p.cs.FormatVersion, err = p.topString("format_version"); err != nil {
-				return err
-			}
-		case "terraform_version":
-			if p.cs.TerraformVersion, err = p.topString("terraform_version"); err != nil {
-				return err
-			}
-		case "resource_changes":
-			err = p.resourceChanges()
-		default:
-			err = p.skip()
-		}
-		if err != nil {
+		if err := p.member(name.String()); err != nil {
 			return jsonError(err)
 		}
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return jsonError(err)
 	}
+	if p.doc.isLog() {
+		return errLog
+	}
 	if _, err := p.dec.ReadValue(); err != io.EOF {
 		return errors.New("parse plan: trailing data after the plan object")
 	}
-	return checkFormat(p.cs.FormatVersion)
+	if err := p.doc.check(p.cs.FormatVersion); err != nil {
+		return err
+	}
+	p.finish()
+	return nil
+}
+
+// member reads the value of the top-level member name.
+func (p *parser) member(name string) error {
+	bit := topMember(name)
+	if bit != topPlannedValues && bit != topResourceChanges {
+		p.doc.members |= bit
+	}
+	var err error
+	switch name {
+	case "format_version":
+		p.cs.FormatVersion, err = p.topString(name)
+	case "terraform_version":
+		p.cs.TerraformVersion, err = p.topString(name)
+	case "resource_changes":
+		if p.dec.PeekKind() != 'n' {
+			p.doc.members |= topResourceChanges
+		}
+		err = p.resourceChanges()
+	case "planned_values":
+		switch p.dec.PeekKind() {
+		case 'n':
+		case '{', 0:
+			p.doc.members |= topPlannedValues
+		default:
+			return planErrorf("planned_values is not an object")
+		}
+		err = p.skip()
+	case "errored":
+		p.doc.errored, err = p.topBool(name)
+	case "complete":
+		var complete bool
+		complete, err = p.topBool(name)
+		p.cs.Incomplete = !complete
+	case "prior_state":
+		// Read whole, for the taints it may show (taintedAddresses).
+		var v jsontext.Value
+		if v, err = p.dec.ReadValue(); err == nil {
+			p.tainted = taintedAddresses(v)
+		}
+	default:
+		err = p.skip()
+	}
+	return err
+}
+
+// topBool reads a top-level boolean member; a wrong type is a plan error.
+func (p *parser) topBool(what string) (bool, error) {
+	if k := p.dec.PeekKind(); k != 't' && k != 'f' && k != 0 {
+		return false, planErrorf("%s is not a boolean", what)
+	}
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return false, jsonError(err)
+	}
+	return tok.Bool(), nil
 }
 
 // topString reads a top-level string member; a wrong type is a plan error.
@@ -141,7 +203,7 @@ func jsonError(err error) error {
 	var se *jsontext.SyntacticError
 	var ke *syntaxError
 	switch {
-	case errors.As(err, &pe), errors.As(err, &fe):
+	case errors.As(err, &pe), errors.As(err, &fe), isDocumentError(err):
 		return err
 	case errors.As(err, &se), errors.As(err, &ke), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, errMalformed), errors.Is(err, errSyntax):

@@ -10,10 +10,11 @@ import (
 
 // ParseBytes is Parse over a plan held in memory, several times faster on large
 // plans. It validates what it reads as Parse does: format_version,
-// terraform_version, the names of the top-level members, and in resource_changes
-// every value it reads or renders (checkValue) and every member name it reads
-// (duplicateError). All else, most of a plan's bytes, is only checked by
-// skipValue: matching brackets, terminated strings, valid UTF-8, no stray byte.
+// terraform_version, errored, complete, the names of the top-level members, and
+// in resource_changes every value it reads, renders or fingerprints (checkValue)
+// and every member name it reads (duplicateError). All else, most of a plan's
+// bytes, is only checked by skipValue: matching brackets, terminated strings,
+// valid UTF-8, no stray byte.
 // So a plan malformed only where planparse does not look, say inside prior_state
 // or in an entry's provider_name, parses here while Parse rejects it; on every
 // well-formed plan the two agree (FuzzParse).
@@ -32,7 +33,7 @@ func ParseBytes(b []byte) (*ChangeSet, error) {
 
 func newChangeSet() *ChangeSet {
 	// Empty, not nil, slices: the change set is policy input, where null and [] differ.
-	return &ChangeSet{Changes: []Change{}, Desired: []Desired{}, Resources: []ResourceChange{}}
+	return &ChangeSet{Changes: []Change{}, Desired: []Desired{}, Resources: []ResourceChange{}, OtherChanges: []OtherChange{}}
 }
 
 // planBytes walks the plan object at b[i] member by member.
@@ -54,18 +55,7 @@ func (p *parser) planBytes(b []byte, i int) error {
 		if i = skipSpace(b, e); i >= len(b) || b[i] != ':' {
 			return jsonError(skipErrorf(i, "missing ':' after a member name"))
 		}
-		i = skipSpace(b, i+1)
-		switch string(name) {
-		case "format_version":
-			p.cs.FormatVersion, i, err = topStringAt(b, i, "format_version")
-		case "terraform_version":
-			p.cs.TerraformVersion, i, err = topStringAt(b, i, "terraform_version")
-		case "resource_changes":
-			i, err = p.resourceChangesAt(b, i)
-		default:
-			i, err = skipValue(b, i)
-		}
-		if err != nil {
+		if i, err = p.memberAt(string(name), b, skipSpace(b, i+1)); err != nil {
 			return jsonError(err)
 		}
 		switch i = skipSpace(b, i); {
@@ -80,12 +70,86 @@ func (p *parser) planBytes(b []byte, i int) error {
 	}
 }
 
-// planEnd checks that nothing but white space follows the plan object.
+// memberAt reads the value of the top-level member name at b[i] and returns the
+// index after it. It reads what Parse's member reads, alike.
+func (p *parser) memberAt(name string, b []byte, i int) (int, error) {
+	bit := topMember(name)
+	if bit != topPlannedValues && bit != topResourceChanges {
+		p.doc.members |= bit
+	}
+	var err error
+	switch name {
+	case "format_version":
+		p.cs.FormatVersion, i, err = topStringAt(b, i, name)
+	case "terraform_version":
+		p.cs.TerraformVersion, i, err = topStringAt(b, i, name)
+	case "resource_changes":
+		if i < len(b) && b[i] != 'n' {
+			p.doc.members |= topResourceChanges
+		}
+		i, err = p.resourceChangesAt(b, i)
+	case "planned_values":
+		switch {
+		case i < len(b) && b[i] == 'n':
+		case i >= len(b) || b[i] == '{' || bytes.IndexByte([]byte(`["-0123456789tf`), b[i]) < 0:
+			p.doc.members |= topPlannedValues // or not JSON, which skipValue says
+		default:
+			return 0, planErrorf("planned_values is not an object")
+		}
+		i, err = skipValue(b, i)
+	case "errored":
+		p.doc.errored, i, err = topBoolAt(b, i, name)
+	case "complete":
+		var complete bool
+		complete, i, err = topBoolAt(b, i, name)
+		p.cs.Incomplete = !complete
+	case "prior_state":
+		// Kept to read its taints at the end, only if there are coordinator changes.
+		start := i
+		if i, err = skipValue(b, i); err == nil {
+			p.priorState = b[start:i]
+		}
+	default:
+		i, err = skipValue(b, i)
+	}
+	return i, err
+}
+
+// planEnd checks that nothing but white space follows the plan object, and that
+// it is a plan.
 func (p *parser) planEnd(b []byte, i int) error {
+	if p.doc.isLog() {
+		return errLog
+	}
 	if skipSpace(b, i) != len(b) {
 		return errors.New("parse plan: trailing data after the plan object")
 	}
-	return checkFormat(p.cs.FormatVersion)
+	if err := p.doc.check(p.cs.FormatVersion); err != nil {
+		return err
+	}
+	p.finish()
+	return nil
+}
+
+// topBoolAt reads a top-level boolean member at b[i]; a wrong type is a plan error.
+func topBoolAt(b []byte, i int, what string) (bool, int, error) {
+	if i >= len(b) || b[i] != 't' && b[i] != 'f' {
+		if i < len(b) && bytes.IndexByte([]byte(`{["-0123456789n`), b[i]) >= 0 {
+			return false, 0, planErrorf("%s is not a boolean", what)
+		}
+		return false, 0, skipErrorf(i, "invalid value of %s", what)
+	}
+	e, err := skipValue(b, i)
+	if err != nil {
+		return false, 0, err
+	}
+	switch string(b[i:e]) {
+	case "true":
+		return true, e, nil
+	case "false":
+		return false, e, nil
+	}
+	return false, 0, skipErrorf(i, "invalid literal")
 }
 
 // memberName returns the unquoted, validated name starting at b[i] and the index

@@ -53,19 +53,19 @@ func TestParseBytesSkippedMembers(t *testing.T) {
 // Malformed JSON inside a resource_changes entry is reported with the entry and
 // its offset in the whole plan.
 func TestParseBytesMalformedEntry(t *testing.T) {
-	const head = `{"format_version":"1.2","variables":{},"resource_changes":[{"type":"null_resource"},`
+	const head = `{"format_version":"1.2","variables":{},"resource_changes":[{"type":"null_resource","change":{"actions":["no-op"]}},`
 	tests := []struct{ name, entry, want string }{
-		{"missing value", `{"type":}`, "resource_changes[1] is malformed at offset 84"},
-		{"unbalanced", `{"type":"redisstreamcoordinator_group","change":[}`, "resource_changes[1] is malformed at offset 84"},
+		{"missing value", `{"type":}`, "resource_changes[1] is malformed at offset 115"},
+		{"unbalanced", `{"type":"redisstreamcoordinator_group","change":[}`, "resource_changes[1] is malformed at offset 115"},
 		{"bad literal read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":nul,"after":{}}}`,
-			"resource_changes[1] is malformed at offset 84"},
+			"resource_changes[1] is malformed at offset 115"},
 		{"bad number read", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":null,"after":{"shard_count":01}}}`,
-			"resource_changes[1] is malformed at offset 84"},
+			"resource_changes[1] is malformed at offset 115"},
 		{"control character in a string read", "{\"type\":\"redisstreamcoordinator_group\",\"address\":\"a\tb\"}",
-			"resource_changes[1] is malformed at offset 84"},
+			"resource_changes[1] is malformed at offset 115"},
 		{"bad marker", `{"type":"redisstreamcoordinator_group","name":"g","mode":"managed","change":{"actions":["create"],"before":null,"after":{},"after_sensitive":{"x":tru}}}`,
-			"resource_changes[1] is malformed at offset 84"},
-		{"trailing comma", `{"type":"null_resource"},]`, "invalid character ']' at the start of a value at offset 109"},
+			"resource_changes[1] is malformed at offset 115"},
+		{"trailing comma", `{"type":"null_resource","change":{"actions":["no-op"]}},]`, "invalid character ']' at the start of a value at offset 171"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestParseBytesMalformedEntry(t *testing.T) {
 
 // The members around resource_changes are found again after the decoder reads it.
 func TestParseBytesMembersAfterResourceChanges(t *testing.T) {
-	plan := []byte(`{"resource_changes":[{"type":"null_resource"}] , "planned_values":{"x":[]},"format_version":"1.2","terraform_version":"1.5.7"}`)
+	plan := []byte(`{"resource_changes":[{"type":"null_resource","change":{"actions":["no-op"]}}] , "planned_values":{"x":[]},"format_version":"1.2","terraform_version":"1.5.7"}`)
 	cs, err := planparse.ParseBytes(plan)
 	require.NoError(t, err)
 	require.Equal(t, "1.2", cs.FormatVersion)
@@ -113,7 +113,11 @@ func TestParseBytesDuplicateNames(t *testing.T) {
 			bytesErr: `duplicate member name "change.after.input.shard_count" in resource_changes[0]`},
 		{name: "marker member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, moduleInput("orders", "4"), `{"input":{"shard_count":true,"shard_count":false}}`))),
 			bytesErr: `duplicate member name "change.after_unknown.shard_count" in resource_changes[0]`},
-		{name: "unread member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, `{"output":1,"output":2,"input":{"consumer_group":"g","coordinator_base_url":"u","shard_count":4,"stream_prefix":"p"}}`, `{}`)))},
+		// Only the input of a before side is read (after sides are fingerprinted whole).
+		{name: "unread member twice", plan: string(planJSON(moduleEntry(mod, `["update"]`, `{"output":1,"output":2,"input":{"consumer_group":"g","coordinator_base_url":"u","shard_count":4,"stream_prefix":"p"}}`,
+			`{"input":{"consumer_group":"g","coordinator_base_url":"u","shard_count":4,"stream_prefix":"p"}}`, `{}`)))},
+		{name: "after member twice", plan: string(planJSON(moduleEntry(mod, `["create"]`, `null`, `{"output":1,"output":2,"input":{"consumer_group":"g","coordinator_base_url":"u","shard_count":4,"stream_prefix":"p"}}`, `{}`))),
+			bytesErr: `duplicate member name "output" in resource_changes[0]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,6 +39,7 @@ func TestParseTerraformPlans(t *testing.T) {
 		want          []C
 		wantDesired   []D
 		wantResources int
+		wantOther     []planparse.OtherChange // fingerprints left out
 	}{
 		{
 			name:          "create",
@@ -119,6 +120,7 @@ func TestParseTerraformPlans(t *testing.T) {
 				return c
 			}()},
 			wantResources: 1,
+			wantOther:     []planparse.OtherChange{{Address: "terraform_data.count", Type: "terraform_data", Actions: []string{"create"}}},
 		},
 		{
 			name:   "unrelated resources only",
@@ -129,6 +131,10 @@ func TestParseTerraformPlans(t *testing.T) {
 resource "terraform_data" "stream_group" { input = { stream_prefix = "orders" } }`),
 			want:        []C{moduleChange("orders/billing", planparse.ActionNoop, "orders", "billing", ptr(4), ptr(4), "", "no-op")},
 			wantDesired: []D{desired("orders/billing", "orders", "billing", 4)},
+			wantOther: []planparse.OtherChange{
+				{Address: "terraform_data.other", Type: "terraform_data", Actions: []string{"create"}},
+				{Address: "terraform_data.stream_group", Type: "terraform_data", Actions: []string{"create"}},
+			},
 		},
 		{
 			name: "several changes at once",
@@ -161,13 +167,119 @@ resource "terraform_data" "stream_group" { input = { stream_prefix = "orders" } 
 			wantResources: 4,
 		},
 		{
-			name:          "tainted replace",
-			before:        streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
-			taint:         []string{addr("orders/billing")},
-			after:         streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
-			want:          []C{moduleChange("orders/billing", planparse.ActionUpdate, "orders", "billing", ptr(4), ptr(4), "replace_because_tainted", "delete", "create")},
+			name:   "tainted replace",
+			before: streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			taint:  []string{addr("orders/billing")},
+			after:  streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			// The retry of a failed apply scales from a count the plan cannot know.
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", nil, ptr(4), "replace_because_tainted", "delete", "create")
+				c.PriorShards, c.Tainted = ptr(4), true
+				return c
+			}()},
 			wantDesired:   []D{desired("orders/billing", "orders", "billing", 4)},
 			wantResources: 1,
+		},
+		{
+			name:   "module moved without a moved block",
+			before: streamRoot(one("billing", "orders", "billing", "4"), ""),
+			after:  streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionMove, "orders", "billing", ptr(4), ptr(4), "", "create")
+				c.MovedFrom = addr("billing")
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 4)},
+			wantResources: 2,
+		},
+		{
+			name:   "module moved and scaled",
+			before: streamRoot(one("billing", "orders", "billing", "4"), ""),
+			after:  streamRoot(one("orders/billing", "orders", "billing", "6"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", ptr(4), ptr(6), "", "create")
+				c.MovedFrom = addr("billing")
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 6)},
+			wantResources: 2,
+		},
+		{
+			// The failed instance's count is no count to move from: a scale the
+			// attestation and live state must judge.
+			name:   "tainted module moved without a moved block",
+			before: streamRoot(one("billing", "orders", "billing", "5"), ""),
+			taint:  []string{addr("billing")},
+			after:  streamRoot(one("orders/billing", "orders", "billing", "5"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", nil, ptr(5), "", "create")
+				c.MovedFrom, c.PriorShards, c.Tainted = addr("billing"), ptr(5), true
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 5)},
+			wantResources: 2,
+		},
+		{
+			name:   "module moved with a moved block",
+			before: streamRoot(one("billing", "orders", "billing", "4"), ""),
+			after: streamRoot(one("orders/billing", "orders", "billing", "4"),
+				`moved {
+  from = module.stream_group["billing"]
+  to   = module.stream_group["orders/billing"]
+}
+`),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionNoop, "orders", "billing", ptr(4), ptr(4), "", "no-op")
+				c.MovedFrom = addr("billing")
+				return c
+			}()},
+			wantDesired: []D{desired("orders/billing", "orders", "billing", 4)},
+		},
+		{
+			name:   "coordinator URL with a trailing slash",
+			before: streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			after:  streamRootAt(coordURL+"/", one("orders/billing", "orders", "billing", "4"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionUpdate, "orders", "billing", ptr(4), ptr(4), cannotUpdate, "delete", "create")
+				c.CoordinatorURL = coordURL + "/"
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 4)},
+			wantResources: 1,
+		},
+		{
+			name:   "fractional count",
+			before: streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			after:  streamRoot(one("orders/billing", "orders", "billing", "4.5"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", ptr(4), nil, cannotUpdate, "delete", "create")
+				c.InvalidShardCount = "4.5"
+				return c
+			}()},
+			wantResources: 1,
+		},
+		{
+			name:   "tainted, then another count",
+			before: streamRoot(one("orders/billing", "orders", "billing", "4"), ""),
+			taint:  []string{addr("orders/billing")},
+			after:  streamRoot(one("orders/billing", "orders", "billing", "6"), ""),
+			want: []C{func() C {
+				c := moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", nil, ptr(6), "replace_because_tainted", "delete", "create")
+				c.PriorShards, c.Tainted = ptr(4), true
+				return c
+			}()},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 6)},
+			wantResources: 1,
+		},
+		{
+			name:          "another resource destroyed alongside a scale",
+			before:        streamRoot(one("orders/billing", "orders", "billing", "4"), `resource "terraform_data" "bucket" { input = "logs" }`),
+			after:         streamRoot(one("orders/billing", "orders", "billing", "6"), ""),
+			want:          []C{moduleChange("orders/billing", planparse.ActionScale, "orders", "billing", ptr(4), ptr(6), cannotUpdate, "delete", "create")},
+			wantDesired:   []D{desired("orders/billing", "orders", "billing", 6)},
+			wantResources: 1,
+			wantOther: []planparse.OtherChange{{Address: "terraform_data.bucket", Type: "terraform_data", Actions: []string{"delete"},
+				ActionReason: "delete_because_no_resource_config"}},
 		},
 	}
 	for _, tt := range tests {
@@ -189,6 +301,11 @@ resource "terraform_data" "stream_group" { input = { stream_prefix = "orders" } 
 			require.Equal(t, tt.want, cs.Changes)
 			require.Equal(t, tt.wantDesired, nilIfEmpty(cs.Desired))
 			require.Len(t, cs.Resources, tt.wantResources)
+			for i := range cs.OtherChanges {
+				require.Regexp(t, hexSHA256, cs.OtherChanges[i].Fingerprint)
+				cs.OtherChanges[i].Fingerprint = ""
+			}
+			require.Equal(t, tt.wantOther, nilIfEmpty(cs.OtherChanges))
 			out, err := json.Marshal(cs)
 			require.NoError(t, err)
 			require.NotContains(t, string(out), "s3cret", "a sensitive variable leaked")
@@ -227,13 +344,16 @@ module "sg" {
 	at := func(i string) string { return `module.team["a"].module.sg[` + i + `].terraform_data.stream_group` }
 	require.Equal(t, []planparse.Change{
 		{Address: at("0"), Kind: planparse.KindModule, StreamPrefix: "team", ConsumerGroup: "g0", CoordinatorURL: coordURL,
-			Action: planparse.ActionScale, ShardsBefore: ptr(4), ShardsAfter: ptr(6),
+			Coordinator: coordURL, Stream: coordURL + " team",
+			Action: planparse.ActionScale, ShardsBefore: ptr(4), ShardsAfter: ptr(6), PriorShards: ptr(4),
 			ActionReason: "replace_because_cannot_update", TerraformActions: []string{"delete", "create"}},
 		{Address: at("1"), Kind: planparse.KindModule, StreamPrefix: "team", ConsumerGroup: "g1", CoordinatorURL: coordURL,
-			Action: planparse.ActionUnmanage, ShardsBefore: ptr(4),
+			Coordinator: coordURL, Stream: coordURL + " team",
+			Action: planparse.ActionUnmanage, ShardsBefore: ptr(4), PriorShards: ptr(4),
 			ActionReason: "delete_because_no_module", TerraformActions: []string{"delete"}},
 	}, cs.Changes)
-	require.Equal(t, []planparse.Desired{{Address: at("0"), StreamPrefix: "team", ConsumerGroup: "g0", ShardCount: 6}}, cs.Desired)
+	require.Equal(t, []planparse.Desired{{Address: at("0"), StreamPrefix: "team", ConsumerGroup: "g0", Coordinator: coordURL,
+		Stream: coordURL + " team", ShardCount: 6}}, cs.Desired)
 }
 
 func nilIfEmpty[T any](s []T) []T {

@@ -44,8 +44,8 @@ func change(actions, before, after string) string {
 }
 
 func providerChange(address string, k planparse.Kind, a planparse.Action, prefix string, before, after *int, actions ...string) planparse.Change {
-	return planparse.Change{Address: address, Kind: k, StreamPrefix: prefix, ConsumerGroup: "billing",
-		Action: a, ShardsBefore: before, ShardsAfter: after, TerraformActions: actions}
+	return planparse.Change{Address: address, Kind: k, StreamPrefix: prefix, ConsumerGroup: "billing", Stream: prefix,
+		Action: a, ShardsBefore: before, ShardsAfter: after, PriorShards: before, TerraformActions: actions}
 }
 
 func TestParseProviderResources(t *testing.T) {
@@ -64,7 +64,7 @@ func TestParseProviderResources(t *testing.T) {
 			name:        "group create",
 			entries:     []string{entry(g, groupType, change(`["create"]`, `null`, orders4))},
 			want:        []C{providerChange(g, planparse.KindGroup, planparse.ActionCreate, "orders", nil, ptr(4), "create")},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 4}},
 		},
 		{
 			name:    "group delete is a real delete",
@@ -78,20 +78,20 @@ func TestParseProviderResources(t *testing.T) {
 				providerChange(g, planparse.KindGroup, planparse.ActionDelete, "orders", ptr(4), nil, "delete", "create"),
 				providerChange(g, planparse.KindGroup, planparse.ActionCreate, "orders", nil, ptr(8), "delete", "create"),
 			},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8}},
 		},
 		{
 			name:        "group update of the count is a scale",
 			entries:     []string{entry(g, groupType, change(`["update"]`, orders4, orders8))},
 			want:        []C{providerChange(g, planparse.KindGroup, planparse.ActionScale, "orders", ptr(4), ptr(8), "update")},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8}},
 		},
 		{
 			name: "group update of something else",
 			entries: []string{entry(g, groupType, change(`["update"]`, orders4,
 				`{"stream_prefix":"orders","consumer_group":"billing","shard_count":4,"id":"orders/billing","labels":{"a":"b"}}`))},
 			want:        []C{providerChange(g, planparse.KindGroup, planparse.ActionUpdate, "orders", ptr(4), ptr(4), "update")},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 4}},
 		},
 		{
 			name:    "group update of the identity",
@@ -100,19 +100,24 @@ func TestParseProviderResources(t *testing.T) {
 				providerChange(g, planparse.KindGroup, planparse.ActionDelete, "orders", ptr(4), nil, "update"),
 				providerChange(g, planparse.KindGroup, planparse.ActionCreate, "orders-v2", nil, ptr(8), "update"),
 			},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders-v2", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders-v2", ConsumerGroup: "billing", Stream: "orders-v2", ShardCount: 8}},
 		},
 		{
 			name: "group update without a count on either side",
 			entries: []string{entry(g, groupType, change(`["update"]`,
 				`{"stream_prefix":"orders","consumer_group":"billing","note":"a"}`, `{"stream_prefix":"orders","consumer_group":"billing","note":"b"}`))},
-			want: []C{providerChange(g, planparse.KindGroup, planparse.ActionUpdate, "orders", nil, nil, "update")},
+			// The count cannot be read: a scale that cannot be judged, never a harmless update.
+			want: []C{func() C {
+				c := providerChange(g, planparse.KindGroup, planparse.ActionScale, "orders", nil, nil, "update")
+				c.Missing = []string{planparse.FieldShardCount}
+				return c
+			}()},
 		},
 		{
 			name:        "group no-op",
 			entries:     []string{entry(g, groupType, change(`["no-op"]`, orders4, orders4))},
 			want:        []C{providerChange(g, planparse.KindGroup, planparse.ActionNoop, "orders", ptr(4), ptr(4), "no-op")},
-			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{{Address: g, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 4}},
 		},
 		{
 			name:    "group forget",
@@ -133,19 +138,19 @@ func TestParseProviderResources(t *testing.T) {
 			name:        "shard count create applies a count",
 			entries:     []string{entry(sc, countType, change(`["create"]`, `null`, orders8))},
 			want:        []C{providerChange(sc, planparse.KindShardCount, planparse.ActionScale, "orders", nil, ptr(8), "create")},
-			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8}},
 		},
 		{
 			name:        "shard count update",
 			entries:     []string{entry(sc, countType, change(`["update"]`, orders4, orders8))},
 			want:        []C{providerChange(sc, planparse.KindShardCount, planparse.ActionScale, "orders", ptr(4), ptr(8), "update")},
-			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8}},
 		},
 		{
 			name:        "shard count replace",
 			entries:     []string{entry(sc, countType, change(`["create","delete"]`, orders4, orders8))},
 			want:        []C{providerChange(sc, planparse.KindShardCount, planparse.ActionScale, "orders", ptr(4), ptr(8), "create", "delete")},
-			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8}},
 		},
 		{
 			name:    "shard count delete keeps the count",
@@ -156,7 +161,7 @@ func TestParseProviderResources(t *testing.T) {
 			name:        "shard count no-op",
 			entries:     []string{entry(sc, countType, change(`["no-op"]`, orders4, orders4))},
 			want:        []C{providerChange(sc, planparse.KindShardCount, planparse.ActionNoop, "orders", ptr(4), ptr(4), "no-op")},
-			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}},
+			wantDesired: []D{{Address: sc, StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 4}},
 		},
 		{
 			name:    "shard count moved to another group",
@@ -165,7 +170,7 @@ func TestParseProviderResources(t *testing.T) {
 				providerChange(sc, planparse.KindShardCount, planparse.ActionScale, "orders-v2", nil, ptr(8), "delete", "create"),
 				providerChange(sc, planparse.KindShardCount, planparse.ActionUnmanage, "orders", ptr(4), nil, "delete", "create"),
 			},
-			wantDesired: []D{{Address: sc, StreamPrefix: "orders-v2", ConsumerGroup: "billing", ShardCount: 8}},
+			wantDesired: []D{{Address: sc, StreamPrefix: "orders-v2", ConsumerGroup: "billing", Stream: "orders-v2", ShardCount: 8}},
 		},
 		{
 			name: "data sources and other types are ignored",
@@ -186,8 +191,8 @@ func TestParseProviderResources(t *testing.T) {
 				providerChange("redisstreamcoordinator_group.a", planparse.KindGroup, planparse.ActionNoop, "orders", ptr(8), ptr(8), "no-op"),
 			},
 			wantDesired: []D{
-				{Address: "redisstreamcoordinator_group.b", StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4},
-				{Address: "redisstreamcoordinator_group.a", StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 8},
+				{Address: "redisstreamcoordinator_group.b", StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 4},
+				{Address: "redisstreamcoordinator_group.a", StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", ShardCount: 8},
 			},
 		},
 	}

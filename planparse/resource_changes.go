@@ -1,9 +1,6 @@
 package planparse
 
 import (
-	"bytes"
-	"errors"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,19 +16,28 @@ const (
 // resource is what one resource_changes entry says. Its raw values point into the
 // decoder's buffer and are only valid until the next entry is read.
 type resource struct {
-	sc           *scratch
-	index        int
-	address      string
-	mode         string
-	typ          string
-	name         string
-	actionReason string
-	change       jsontext.Value // kept raw when it comes before mode, type and name
-	decoded      bool
-	actions      []string
-	marks        changeMarks
-	before       values
-	after        values
+	sc              *scratch
+	index           int
+	address         string
+	mode            string
+	typ             string
+	name            string
+	actionReason    string
+	previousAddress string         // a `moved` block's old address
+	change          jsontext.Value // kept raw when it comes before mode, type and name
+	decoded         bool
+	hasActions      bool
+	actions         []string
+	marks           changeMarks
+	before          values
+	after           values
+	raw             rawAfter
+}
+
+// rawAfter is the after side of a change as written, markers included, for its
+// fingerprint: for the module the whole object, not only its input.
+type rawAfter struct {
+	value, unknown, sensitive jsontext.Value
 }
 
 // scratch is what a parse reuses from one resource_changes entry to the next.
@@ -39,6 +45,16 @@ type scratch struct {
 	strings stringPool
 	members []member // the members of every object the entry reads
 	markers checkedMarkers
+	canon   canonical
+	// urls and streams keep one normalized coordinator and one stream key per
+	// spelling: thousands of instances repeat a few.
+	urls       map[string]string
+	streams    map[[2]string]string
+	lastURL    [2]string // the spelling last normalized, and its normal form
+	lastStream struct {
+		key    [2]string
+		stream string
+	}
 }
 
 // changeMarks are the markers of a change; for the module, taken at "input".
@@ -99,21 +115,11 @@ func (p *parser) resourceChanges() error {
 	return err
 }
 
-// Entries that mention none of the coordinator types are dismissed by a byte search.
-// A type spelled with \u escapes cannot be found that way, so those entries are walked.
-var (
-	filterModule   = []byte(`"` + typeModule + `"`)
-	filterProvider = []byte(`"redisstreamcoordinator_group`)
-	filterEscape   = []byte(`\u`)
-)
-
-// resourceChange reads entry i, which jsontext has validated (Parse).
+// resourceChange reads entry i, which jsontext has validated (Parse). Every entry
+// is read: the actions of every change are checked, and the other changes listed.
 func (p *parser) resourceChange(i int, v jsontext.Value) error {
 	if v.Kind() != '{' {
 		return planErrorf("resource_changes[%d] is not an object", i)
-	}
-	if !bytes.Contains(v, filterModule) && !bytes.Contains(v, filterProvider) && !bytes.Contains(v, filterEscape) {
-		return nil
 	}
 	_, err := p.readEntry(i, v, 0, false)
 	return err
@@ -121,8 +127,8 @@ func (p *parser) resourceChange(i int, v jsontext.Value) error {
 
 // readEntry reads entry i, the object at b[at], and returns the index after it.
 // ParseBytes calls it on every entry of unvalidated bytes, checkUTF8 set: the walk
-// checks the rest of the syntax (valueEnd, checkValue), and one pass over an entry
-// is cheaper than a byte search to rule it out first.
+// checks the rest of the syntax (valueEnd, checkValue). Of an entry that is no
+// coordinator shape only the actions are read, and for a change its after side.
 func (p *parser) readEntry(i int, b []byte, at int, checkUTF8 bool) (int, error) {
 	start := at
 	r := resource{sc: &p.sc, index: i}
@@ -136,14 +142,12 @@ func (p *parser) readEntry(i int, b []byte, at int, checkUTF8 bool) (int, error)
 			seen |= bit
 		}
 		switch string(name) {
-		case "address", "mode", "type", "name", "action_reason":
+		case "address", "mode", "type", "name", "action_reason", "previous_address":
 		case "change":
 			// Terraform writes mode, type and name before change, so the change can
 			// be read in the same pass; OpenTofu sorts members and it comes first.
 			if seen&seenAll == seenAll || seen&seenMode != 0 && r.mode == "data" {
-				if k := r.kind(); k != "" {
-					return r.readChange(k, b, at)
-				}
+				return r.readChange(r.kind(), b, at)
 			}
 			e, err := valueEnd(b, at)
 			if err != nil {
@@ -176,28 +180,45 @@ func (p *parser) readEntry(i int, b []byte, at int, checkUTF8 bool) (int, error)
 			r.name = s
 		case "action_reason":
 			r.actionReason = s
+		case "previous_address":
+			r.previousAddress = s
 		}
 		return e, nil
 	})
 	if err == nil && checkUTF8 && !utf8.Valid(b[start:end]) {
 		err = errSyntax
 	}
+	if err == nil {
+		err = p.entry(&r)
+	}
 	if err != nil {
 		return 0, p.entryError(&r, err)
 	}
+	return end, nil
+}
+
+// entry turns the entry read into changes: a coordinator shape's, or another's.
+func (p *parser) entry(r *resource) error {
 	k := r.kind()
-	if k == "" {
-		return end, nil
-	}
 	if !r.decoded {
 		if r.change == nil {
-			return 0, planErrorf("%s: change is missing", r.label())
+			return planErrorf("%s: change is missing", r.label())
 		}
 		if _, err := r.readChange(k, r.change, 0); err != nil {
-			return 0, p.entryError(&r, err)
+			return err
 		}
 	}
-	return end, p.extract(&r, k)
+	if !r.hasActions {
+		return planErrorf("%s: change.actions is missing", r.label())
+	}
+	o, err := r.op()
+	if err != nil {
+		return err
+	}
+	if k == "" {
+		return p.other(r, o)
+	}
+	return p.extract(r, k, o)
 }
 
 const (
@@ -207,150 +228,6 @@ const (
 	seenAddress
 	seenActionReason
 	seenChange
+	seenPreviousAddress
 	seenAll = seenMode | seenType | seenName
 )
-
-// readChange reads the change object starting at b[at]: actions, the two sides and
-// the markers. For the module only `input` matters: id, output and
-// triggers_replace are stepped over.
-func (r *resource) readChange(k Kind, b []byte, at int) (int, error) {
-	if at >= len(b) || b[at] != '{' {
-		return 0, planErrorf("%s: change is not an object", r.label())
-	}
-	module := k == KindModule
-	side := func(at int) (values, int, error) {
-		if at < len(b) && b[at] == 'n' {
-			e, err := valueEnd(b, at)
-			if err == nil {
-				err = checkLiteral(b[at:e], "null")
-			}
-			return values{}, e, err
-		}
-		if !module {
-			o, e, err := readObjectAt(b, at, &r.sc.members)
-			return values{present: true, attrs: o}, e, err
-		}
-		if at >= len(b) || b[at] != '{' {
-			return values{}, 0, errNotObject
-		}
-		out := values{present: true}
-		inputs := 0
-		e, err := walkObject(b, at, func(name []byte, at int) (int, error) {
-			if string(name) != "input" {
-				return valueEnd(b, at)
-			}
-			if inputs++; inputs > 1 {
-				return 0, &duplicateError{name: "input"}
-			}
-			// An input that is not an object is another shape: left unset.
-			if at >= len(b) || b[at] != '{' && b[at] != 'n' {
-				return valueEnd(b, at)
-			}
-			var e int
-			var err error
-			out.attrs, e, err = readObjectAt(b, at, &r.sc.members)
-			if de, ok := err.(*duplicateError); ok {
-				de.name = "input." + de.name
-			}
-			return e, err
-		})
-		return out, e, err
-	}
-	marker := func(v jsontext.Value) (mark, error) {
-		if err := r.sc.markers.check(v); err != nil {
-			return mark{}, err
-		}
-		m, err := readMark(v)
-		if module {
-			m = m.field("input")
-		}
-		return m, err
-	}
-	var seen uint8
-	end, err := walkObject(b, at, func(name []byte, at int) (int, error) {
-		if bit := changeMember(name); bit != 0 {
-			if seen&bit != 0 {
-				return 0, &duplicateError{name: "change." + string(name)}
-			}
-			seen |= bit
-		}
-		var e int
-		var err error
-		switch string(name) {
-		case "before":
-			r.before, e, err = side(at)
-		case "after":
-			r.after, e, err = side(at)
-		default:
-			if e, err = valueEnd(b, at); err != nil {
-				return 0, err
-			}
-			switch string(name) {
-			case "actions":
-				r.actions, err = r.sc.strings.stringArray(b[at:e])
-			case "after_unknown":
-				r.marks.afterUnknown, err = marker(b[at:e])
-			case "before_sensitive":
-				r.marks.beforeSensitive, err = marker(b[at:e])
-			case "after_sensitive":
-				r.marks.afterSensitive, err = marker(b[at:e])
-			}
-		}
-		if de, ok := err.(*duplicateError); ok {
-			de.name = "change." + string(name) + "." + de.name
-			return 0, de
-		}
-		if err == errSyntax || err == errMalformed {
-			return 0, err // malformed JSON, worded by entryError
-		}
-		if err != nil {
-			return 0, planErrorf("%s: change.%s %v", r.label(), name, err)
-		}
-		return e, nil
-	})
-	r.decoded = err == nil
-	return end, err
-}
-
-var (
-	errNotObject  = errors.New("is not an object")
-	errNotStrings = errors.New("is not an array of strings")
-)
-
-func (sp *stringPool) stringArray(v jsontext.Value) ([]string, error) {
-	if v.Kind() != '[' {
-		return nil, errNotStrings
-	}
-	var out []string
-	err := eachElement(v, func(e jsontext.Value) error {
-		if e.Kind() != '"' {
-			return errNotStrings
-		}
-		if err := checkString(e); err != nil {
-			return err
-		}
-		s, _, err := sp.stringValue(e)
-		out = append(out, s)
-		return err
-	})
-	return out, err
-}
-
-// wrap words an error from walking the entry as a plan error.
-func (r *resource) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := err.(*planError); ok {
-		return err
-	}
-	return planErrorf("%s: %v", r.label(), err)
-}
-
-// label names the entry in errors: its address, or its index when it has none.
-func (r *resource) label() string {
-	if r.address != "" {
-		return r.address
-	}
-	return "resource_changes[" + strconv.Itoa(r.index) + "]"
-}

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -218,26 +216,6 @@ func (sp *stringPool) unquote(v jsontext.Value) ([]byte, bool, error) {
 	var err error
 	sp.scratch, err = jsontext.AppendUnquote(sp.scratch[:0], v)
 	return sp.scratch, err == nil, err
-}
-
-// intValue returns v as a whole number; nil for null.
-func intValue(v jsontext.Value) (*int, error) {
-	if isNull(v) {
-		return nil, nil
-	}
-	if v.Kind() != '0' {
-		return nil, errors.New("is not a number")
-	}
-	if n, err := strconv.ParseInt(string(v), 10, 0); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
-		i := int(n)
-		return &i, nil
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-		return nil, errors.New("is not a whole number")
-	}
-	i := int(f)
-	return &i, nil
 }
 
 const (
