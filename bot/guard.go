@@ -73,8 +73,14 @@ func effectOf(cs *planparse.ChangeSet) planEffect {
 			if _, seen := e.after[key]; !seen {
 				e.after[key] = GroupEnd{Exists: true}
 			}
-		default: // scale, update, noop
+		default: // scale, update, move, noop
 			managed.Shards = c.ShardsBefore
+			if c.Tainted {
+				// Its prior count is what the failed apply wanted, not trusted by
+				// the gate (the live count is, at judging); between two plans it
+				// still says where the last attempt left the state.
+				managed.Shards = c.PriorShards
+			}
 			e.before[key] = managed
 			e.after[key] = GroupEnd{Exists: true, Managed: true, Shards: c.ShardsAfter}
 		}

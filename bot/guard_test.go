@@ -129,3 +129,16 @@ func TestCompareOtherChanges(t *testing.T) {
 	}
 	require.NotEqual(t, endStateFingerprint(with(bucket)), endStateFingerprint(with(changed)), "the audit fingerprint covers other changes")
 }
+
+func TestComparePlansTaintedRetry(t *testing.T) {
+	n := func(i int) *int { return &i }
+	reviewed := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(6)))
+	tainted := ch(planparse.ActionScale, "orders", "billing", nil, n(6))
+	tainted.Tainted, tainted.PriorShards = true, n(6)
+	require.True(t, comparePlans(reviewed, cs(tainted), true).Equal, "a retry of our own failed apply resumes it")
+	g := comparePlans(reviewed, cs(tainted), false)
+	require.False(t, g.Equal, "not resuming, the state moved from the reviewed start")
+	other := tainted
+	other.PriorShards = n(9)
+	require.False(t, comparePlans(reviewed, cs(other), true).Equal, "someone else's failed apply is not ours to resume")
+}
