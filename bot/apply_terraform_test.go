@@ -170,16 +170,20 @@ func TestApplyWaitsForStateLock(t *testing.T) {
 	h := newHarness(t)
 	pr := allowedScale(h, "locked")
 	tf := tftest.Binary(t)
-	// Another operator applies main on the same state, with a slow extra resource.
-	dir := t.TempDir()
-	out, err := exec.Command("sh", "-c", "git -C "+h.repo.Dir()+" archive main | tar -x -C "+dir).CombinedOutput()
-	require.NoError(t, err, string(out))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "streams", "slow.tf"), []byte(`resource "terraform_data" "slow" {
+	// Another operator applies main on the same state; main gained a slow extra
+	// resource meanwhile, so the merge commit's plan, made after the operator's
+	// apply, has nothing left to do for it (an unreviewed change would be refused).
+	h.repo.Checkout("main")
+	h.repo.WriteFile("streams/slow.tf", `resource "terraform_data" "slow" {
   provisioner "local-exec" {
     command = "sleep 8"
   }
 }
-`), 0o644))
+`)
+	h.repo.Commit("a slow resource, applied by an operator")
+	dir := t.TempDir()
+	out, err := exec.Command("sh", "-c", "git -C "+h.repo.Dir()+" archive main | tar -x -C "+dir).CombinedOutput()
+	require.NoError(t, err, string(out))
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=")
 	initCmd := exec.Command(tf, "init", "-input=false")
 	initCmd.Dir, initCmd.Env = filepath.Join(dir, "streams"), env

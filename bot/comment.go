@@ -32,7 +32,7 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
 	for _, n := range st.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", report.Escape(n))
+		fmt.Fprintf(&b, "\n> %s\n", n) // built escaped (voidExceptionLabels)
 	}
 	if st.ConfigError != "" {
 		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on %s (shardgate reads its configuration from the base branch, never from the pull request):\n\n%s",

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/report"
 )
 
 // judgeLabels decides which of the PR's labels count. An exception label counts
@@ -155,8 +156,9 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st 
 		if rec.HeadSHA != "" {
 			given = shortSHA(rec.HeadSHA)
 		}
-		st.Notes = append(st.Notes, fmt.Sprintf("Removed `%s` (added by @%s for %s): a push voids exception labels. An approver can add it again for %s.",
-			rec.Label, rec.Actor, given, shortSHA(st.HeadSHA)))
+		// Notes are rendered as written: what a PR controls goes in through report.
+		st.Notes = append(st.Notes, fmt.Sprintf("Removed %s (added by %s for %s): a push voids exception labels. An approver can add it again for %s.",
+			report.Code(rec.Label), report.Escape(rec.Actor), report.Escape(given), shortSHA(st.HeadSHA)))
 	}
 	return nil
 }

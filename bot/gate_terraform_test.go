@@ -51,11 +51,11 @@ func TestTaintedRetryIsJudgedAsAScaleFromTheLiveCount(t *testing.T) {
 // merge commit that destroys a resource the review did not show is refused.
 func TestOtherResourcesAreShownAndGuarded(t *testing.T) {
 	h := newHarnessBase(t)
-	h.repo.WriteFile("streams/extra.tf", `resource "terraform_data" "bucket" {
+	h.repo.WriteFile("streams/bucket.tf", `resource "terraform_data" "bucket" {
   input = "logs"
 }
-
-resource "terraform_data" "iam_policy" {
+`)
+	h.repo.WriteFile("streams/iam.tf", `resource "terraform_data" "iam_policy" {
   input = "read-only"
 }
 `)
@@ -66,10 +66,7 @@ resource "terraform_data" "iam_policy" {
 	h.repo.Checkout("main")
 	h.repo.Branch("scale-and-drop-bucket")
 	h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
-	h.repo.WriteFile("streams/extra.tf", `resource "terraform_data" "iam_policy" {
-  input = "read-only"
-}
-`)
+	h.repo.WriteFile("streams/bucket.tf", "# the bucket is gone\n")
 	h.repo.Commit("scale create-order and drop the bucket")
 	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "scale-and-drop-bucket", User: author})
 	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
@@ -82,7 +79,7 @@ resource "terraform_data" "iam_policy" {
 	// On main, someone drops the IAM policy too; the merge commit's plan then
 	// destroys something the review never showed.
 	h.repo.Checkout("main")
-	h.repo.WriteFile("streams/extra.tf", "\n")
+	h.repo.WriteFile("streams/iam.tf", "# the IAM policy is gone\n")
 	h.repo.Commit("drop the IAM policy directly on main")
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)

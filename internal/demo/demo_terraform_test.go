@@ -51,7 +51,7 @@ func TestWholeStory(t *testing.T) {
 	}
 	require.Contains(t, res.Steps[0].Comment, "❌ **Denied")
 	require.Contains(t, res.Steps[0].Comment, "(`shard_delta`)")
-	require.Contains(t, res.Steps[1].Comment, "`policy-exception/shard_delta` by @alice waives `shard_delta`")
+	require.Contains(t, res.Steps[1].Comment, "`policy-exception/shard_delta` by alice waives `shard_delta`")
 	require.Contains(t, res.Steps[1].Comment, "(`quiesce_attestation`)")
 	require.Contains(t, res.Steps[2].Comment, "✅ **Allowed")
 	require.Contains(t, res.Steps[3].Comment, "### Apply")

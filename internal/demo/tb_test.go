@@ -88,14 +88,14 @@ func TestProgramTBCleanupsAndTempDirs(t *testing.T) {
 func TestHeadlines(t *testing.T) {
 	body := strings.Join([]string{
 		"<!-- shardgate -->", "## shardgate", "",
-		"**Head** `1dcba87` · **Status:** merged by @alice; applying in merge order, one stream at a time.", "",
+		"**Head** `1dcba87` · **Status:** merged by alice; applying in merge order, one stream at a time.", "",
 		"### Apply", "", "| Project | State | Detail |", "|---|---|---|",
 		"| `streams` | 🔄 converging | waiting until stream `create-order` is complete and safe at 16 shards |", "",
 		"### ✅ Project `streams`", "", "✅ **Allowed: 2 coordinator changes (2 scale); 2 exceptions applied**", "",
 		"| Stream | Group | Action | Shards | Note |", "|---|---|---|---|---|", "| `create-order` | `audit` | scale | 4 → 16 |  |",
 	}, "\n")
 	require.Equal(t, strings.Join([]string{
-		"**Head** `1dcba87` · **Status:** merged by @alice; applying in merge order, one stream at a time.",
+		"**Head** `1dcba87` · **Status:** merged by alice; applying in merge order, one stream at a time.",
 		"| `streams` | 🔄 converging | waiting until stream `create-order` is complete and safe at 16 shards |",
 		"✅ **Allowed: 2 coordinator changes (2 scale); 2 exceptions applied**",
 	}, "\n"), headlines(body))
