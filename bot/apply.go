@@ -45,7 +45,11 @@ type AuditRecord struct {
 	TerraformOutcome    string               `json:"terraform_outcome"`
 	ConvergenceSeconds  float64              `json:"convergence_seconds"`
 	Attempt             int                  `json:"attempt"`
-	FinishedAt          time.Time            `json:"finished_at"`
+	// RequestIDPrefix starts the X-Request-Id of every coordinator call the
+	// apply made (when the root module passes shardgate_request_id_prefix on):
+	// search the coordinator's audit log for it.
+	RequestIDPrefix string    `json:"request_id_prefix,omitempty"`
+	FinishedAt      time.Time `json:"finished_at"`
 }
 
 // enqueueApplies turns a merge into one apply job per project whose reviewed
@@ -147,7 +151,8 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 	}
 	r.audit = AuditRecord{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endStateFingerprint(r.reviewed.ChangeSet),
-		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run"}
+		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
+		RequestIDPrefix: requestIDPrefix(job.Ref, job.Seq)}
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
 		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by "+e.Actor)
 	}
@@ -271,7 +276,8 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	if err != nil {
 		return nil, nil, ApplyFailed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
-	tj, err := s.applyJob(checkout, r.reviewed, func(w runner.LockWait) {
+	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
+	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
 	if err != nil {
@@ -374,7 +380,7 @@ func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) s
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
-func (s *Server) applyJob(checkout string, reviewed *PlanRecord, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	secret := map[string]string{}
 	for _, st := range streamsOf(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
@@ -389,7 +395,7 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, onLockWait func
 		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
 	}
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: reviewed.Workspace, VarFiles: varFiles,
-		SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1})
+		Env: env, SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1})
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}

@@ -66,6 +66,12 @@ func TestApplyOnMerge(t *testing.T) {
 	require.Equal(t, "applied", rec.TerraformOutcome)
 	require.Len(t, rec.Attestations, 1)
 	require.Equal(t, approver, rec.Attestations[0].Actor)
+
+	// Every coordinator call of the apply names the pull request, and the audit
+	// record's request-id prefix finds them in the coordinator's audit log.
+	require.NotEmpty(t, rec.RequestIDPrefix)
+	require.Equal(t, fmt.Sprintf("shardgate:%s/%s#%d merged by %s", owner, repoName, pr.Number, approver), scales[0].RequestedBy)
+	require.True(t, strings.HasPrefix(scales[0].RequestID, rec.RequestIDPrefix+"-"), "request id %q", scales[0].RequestID)
 }
 
 type coordsimAudit struct {

@@ -117,6 +117,9 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 	if err != nil && !errors.Is(err, context.Canceled) {
 		Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}
+	if len(rec.TraceVarsMissing) > 0 {
+		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))
+	}
 	rec.Decision = dec
 	return nil
 }

@@ -191,6 +191,9 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 	}
 	rec.ChangeSet = cs
 	rec.Fingerprint = Fingerprint(cs)
+	if len(cs.Changes) > 0 {
+		rec.TraceVarsMissing = missingTraceVars(dir)
+	}
 	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
 }
 

@@ -78,6 +78,9 @@ type PlanRecord struct {
 	Decision    policy.Decision              `json:"decision"`
 	PlannedAt   time.Time                    `json:"planned_at"`
 	CheckRunID  int64                        `json:"check_run_id,omitempty"`
+	// TraceVarsMissing are the trace variables (traceability.go) the project's
+	// root module does not declare; the report warns about them.
+	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
 }
 
 // LabelRecord is who added an exception label, and on which head commit.

@@ -20,6 +20,24 @@ variable "coordinator_password" {
   sensitive = true
 }
 
+# Set by shardgate on apply (shardgate:<owner>/<repo>#<pr> merged by <login>, the
+# merge commit and PR, a request-id prefix per apply job), so every coordinator
+# audit entry names the pull request it came from. Defaults are the module's.
+variable "shardgate_requested_by" {
+  type    = string
+  default = "terraform"
+}
+
+variable "shardgate_reason" {
+  type    = string
+  default = "terraform apply"
+}
+
+variable "shardgate_request_id_prefix" {
+  type    = string
+  default = "terraform"
+}
+
 variable "groups" {
   description = "Consumer groups keyed by \"<stream_prefix>/<consumer_group>\"."
   type = map(object({
@@ -44,4 +62,7 @@ module "stream_group" {
   stream_prefix        = each.value.stream_prefix
   consumer_group       = each.value.consumer_group
   shard_count          = each.value.shard_count
+  requested_by         = var.shardgate_requested_by
+  reason               = var.shardgate_reason
+  request_id_prefix    = var.shardgate_request_id_prefix
 }

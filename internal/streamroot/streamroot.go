@@ -49,6 +49,24 @@ variable "coordinator_password" {
   sensitive = true
 }
 
+# Set by shardgate on apply (shardgate:<owner>/<repo>#<pr> merged by <login>, the
+# merge commit and PR, a request-id prefix per apply job), so every coordinator
+# audit entry names the pull request it came from. Defaults are the module's.
+variable "shardgate_requested_by" {
+  type    = string
+  default = "terraform"
+}
+
+variable "shardgate_reason" {
+  type    = string
+  default = "terraform apply"
+}
+
+variable "shardgate_request_id_prefix" {
+  type    = string
+  default = "terraform"
+}
+
 module "stream_group" {
   source   = "../modules/stream-group"
   for_each = %s
@@ -60,6 +78,9 @@ module "stream_group" {
   consumer_group        = each.value.consumer_group
   shard_count           = each.value.shard_count
   poll_interval_seconds = 1
+  requested_by          = var.shardgate_requested_by
+  reason                = var.shardgate_reason
+  request_id_prefix     = var.shardgate_request_id_prefix
 }
 `, statePath, GroupsHCL(groups), coordinatorURL)
 }

@@ -1,0 +1,104 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/shardgate/shardgate/policy"
+)
+
+// Root-module variables through which an apply tells the coordinator who asked
+// for it and why (its audit's requestedBy and reason, and the X-Request-Id
+// prefix): the stream-group module takes requested_by, reason and
+// request_id_prefix, and a root module that declares these and passes them on
+// makes every coordinator audit entry traceable to its pull request.
+const (
+	TraceVarRequestedBy     = "shardgate_requested_by"
+	TraceVarReason          = "shardgate_reason"
+	TraceVarRequestIDPrefix = "shardgate_request_id_prefix"
+	// RuleTraceability is the warning a project gets when its root module does
+	// not declare the trace variables.
+	RuleTraceability = "traceability"
+)
+
+var traceVars = []string{TraceVarRequestedBy, TraceVarReason, TraceVarRequestIDPrefix}
+
+// traceEnv are the trace variables of one apply, as TF_VAR_ entries of a job's
+// environment (the runner passes them as -var), for the root module in dir: only
+// those it declares, since a -var of an undeclared variable is an error.
+func traceEnv(dir string, ref PRRef, mergeSHA, mergedBy, jobSeq string) map[string]string {
+	env := map[string]string{
+		"TF_VAR_" + TraceVarRequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", ref.FullName(), ref.Number, mergedBy),
+		"TF_VAR_" + TraceVarReason:          fmt.Sprintf("apply %s of %s#%d", shortSHA(mergeSHA), ref.FullName(), ref.Number),
+		"TF_VAR_" + TraceVarRequestIDPrefix: requestIDPrefix(ref, jobSeq),
+	}
+	for _, v := range missingTraceVars(dir) {
+		delete(env, "TF_VAR_"+v)
+	}
+	return env
+}
+
+// requestIDPrefix starts the X-Request-Id of every coordinator call an apply
+// makes: the audit record keeps it, so the coordinator's audit log can be
+// searched for the apply's requests.
+func requestIDPrefix(ref PRRef, jobSeq string) string {
+	seq := strings.TrimLeft(jobSeq, "0")
+	if seq == "" {
+		seq = "0"
+	}
+	return fmt.Sprintf("shardgate-%s-pr%d-%s", safeIDPart(ref.Repo), ref.Number, seq)
+}
+
+var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func safeIDPart(s string) string { return unsafeIDChars.ReplaceAllString(s, "-") }
+
+// declaredVariable matches a variable block's opening in HCL.
+var declaredVariable = regexp.MustCompile(`(?m)^\s*variable\s+"([A-Za-z0-9_-]+)"\s*\{`)
+
+// missingTraceVars lists the trace variables the root module in dir does not
+// declare. It reads the root's own .tf and .tf.json files (variables of a
+// root are declared there, never in a module): a look at declarations, not a
+// parse of the configuration, which terraform does.
+func missingTraceVars(dir string) []string {
+	declared := map[string]bool{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			for _, m := range declaredVariable.FindAllStringSubmatch(string(b), -1) {
+				declared[m[1]] = true
+			}
+		}
+	}
+	files, _ = filepath.Glob(filepath.Join(dir, "*.tf.json"))
+	for _, f := range files {
+		var doc struct {
+			Variable map[string]json.RawMessage `json:"variable"`
+		}
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &doc) == nil {
+			for name := range doc.Variable {
+				declared[name] = true
+			}
+		}
+	}
+	var missing []string
+	for _, v := range traceVars {
+		if !declared[v] {
+			missing = append(missing, v)
+		}
+	}
+	return missing
+}
+
+// traceabilityWarning is the report's warning for a root that cannot pass the
+// trace variables on.
+func traceabilityWarning(missing []string) policy.Warning {
+	return policy.Warning{Rule: RuleTraceability, Title: "Traceability",
+		Message: fmt.Sprintf("the root module does not declare %s: the coordinator's audit of this project's applies will not name the pull request. "+
+			"Declare them (type string, default \"\") and pass them to the stream-group module as requested_by, reason and request_id_prefix",
+			strings.Join(missing, ", "))}
+}
