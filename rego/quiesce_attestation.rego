@@ -43,7 +43,7 @@ deny contains v if {
 
 	# How to attest is the report's job: it knows who may and through which channel.
 	msg := sprintf(
-		"scaling stream %s (%s) routes partition keys to other shards: pause its producers and drain their in-flight retries first (or list the stream in duplicate_tolerant_streams if its consumers tolerate duplicates)",
+		"scaling stream %s (%s) routes partition keys to other shards: pause its producers and drain their in-flight retries first (or list the stream under streams.duplicate_tolerant in .shardgate.yaml if its consumers tolerate duplicates)",
 		[lib.stream_name(stream), lib.addresses(addrs)],
 	)
 	v := lib.stream_finding(stream, "", msg)

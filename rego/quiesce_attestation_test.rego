@@ -16,7 +16,7 @@ test_scale_without_attestation_denied_once_per_stream if {
 	v.consumer_group == ""
 	v.address == ""
 	startswith(v.msg, "scaling stream orders (module.audit.terraform_data.stream_group, module.orders.terraform_data.stream_group) routes partition keys to other shards")
-	endswith(v.msg, "other shards: pause its producers and drain their in-flight retries first (or list the stream in duplicate_tolerant_streams if its consumers tolerate duplicates)")
+	endswith(v.msg, "other shards: pause its producers and drain their in-flight retries first (or list the stream under streams.duplicate_tolerant in .shardgate.yaml if its consumers tolerate duplicates)")
 	not contains(v.msg, "/shardgate")
 }
 

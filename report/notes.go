@@ -64,6 +64,11 @@ func (r *Report) resolution(v policy.Violation, st style) string {
 	case policy.RulePolicyError:
 		fix = text("The policies could not be evaluated; this is a shardgate or policy problem, not one of the pull request.")
 	case policy.RuleQuiesceAttestation:
+		if r.Local {
+			fix = text("Pause the producers of ") + quote(v.StreamPrefix) + text(" and drain their retries, then run again with ") +
+				quote("--attest "+v.StreamPrefix) + text(".")
+			break
+		}
 		fix = text("Pause the producers of ") + quote(v.StreamPrefix) + text(" and drain their retries, then "+r.approvers()+" comments ") +
 			quote("/shardgate attest quiesce "+v.StreamPrefix) + text(".")
 	case policy.RuleNoDestroy:
@@ -72,6 +77,9 @@ func (r *Report) resolution(v policy.Violation, st style) string {
 		fix = text("Scale in smaller steps.")
 	default:
 		fix = text("Change the plan so the rule holds.")
+	}
+	if v.Waivable && v.ExceptionLabel != "" && r.Local {
+		return fix + text(" Or, once an approver agrees, run again with ") + quote("--label "+v.ExceptionLabel) + text(".")
 	}
 	if v.Waivable && v.ExceptionLabel != "" {
 		return fix + text(" Or "+r.approvers()+" adds the label ") + quote(v.ExceptionLabel) + text(" (it counts for the current head commit only).")

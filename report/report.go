@@ -52,6 +52,10 @@ type Report struct {
 	// Approvers says who may add exception labels, e.g. "alice or a member of
 	// org/sre". An '@' that would mention someone is dropped when rendered.
 	Approvers string
+	// Local is set for the command line (`shardgate check` / `plan`): how to
+	// clear a violation is then said with its flags (--attest, --label), not
+	// with pull-request comments and labels.
+	Local bool
 	// LockWaits is nil where state locks do not apply (`shardgate check`) and
 	// non-nil (possibly empty) after running Terraform.
 	LockWaits []LockWait

@@ -129,7 +129,7 @@ func (jg *judge) evaluate(ctx context.Context, cs *planparse.ChangeSet, lockWait
 		// Fail closed: the decision already denies; say why on stderr as well.
 		fmt.Fprintf(stderr, "shardgate %s: policy evaluation failed, denying: %v\n", cmd, err)
 	}
-	rep := &report.Report{ChangeSet: cs, Decision: dec, Rules: jg.engine.Rules(), LockWaits: lockWaits,
+	rep := &report.Report{ChangeSet: cs, Decision: dec, Rules: jg.engine.Rules(), LockWaits: lockWaits, Local: true,
 		Approvers: "an approver who is not the PR author"}
 	var out []byte
 	switch jg.flags.format {
