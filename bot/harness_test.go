@@ -51,6 +51,7 @@ type harness struct {
 	web     *httptest.Server
 	logs    *strings.Builder
 	started bool
+	opts    []Option // extra server options (a clock)
 }
 
 var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
@@ -143,7 +144,7 @@ func (h *harness) start() {
 		log.SetOutput(os.Stderr)
 	}
 	log.SetFormatter(&logrus.JSONFormatter{})
-	h.srv, err = New(h.cfg, h.st, WithLogEntry(logrus.NewEntry(log)))
+	h.srv, err = New(h.cfg, h.st, append([]Option{WithLogEntry(logrus.NewEntry(log))}, h.opts...)...)
 	require.NoError(h.t, err)
 	h.srv.applyPoll, h.srv.progressEvery = 200*time.Millisecond, 0
 	h.web = httptest.NewServer(h.srv.Handler())
