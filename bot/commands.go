@@ -30,9 +30,9 @@ type CommandError struct{ Reason string }
 func (e *CommandError) Error() string { return e.Reason }
 
 // HelpText answers `/shardgate help` and malformed commands.
-const HelpText = "shardgate commands (one per line, in a comment on the pull request):\n\n" +
+const HelpText = "shardgate commands (one per line, as plain text in a new comment on the pull request; commands in code, quotes or HTML are not read):\n\n" +
 	"- `/shardgate plan`: plan the head commit again\n" +
-	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the current head commit, for a limited time)\n" +
+	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edited comment does not attest)\n" +
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
 	"- `/shardgate help`: this text\n"
 
