@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -371,4 +372,91 @@ func TestTeamEventsDropTeamAnswers(t *testing.T) {
 			require.False(t, h.isApprover(teamMate))
 		})
 	}
+}
+
+func TestHeadAt(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	st := &PRState{}
+	st.sawHead("a", t0.Add(300*time.Millisecond)) // GitHub's times have whole seconds
+	st.sawHead("b", t0.Add(time.Minute))
+	st.sawHead("a", t0.Add(2*time.Minute)) // force-pushed back
+	tests := []struct {
+		name string
+		at   time.Time
+		want string
+	}{
+		{"before every sighting", t0.Add(-time.Second), ""},
+		{"in the second of the first sighting", t0.Add(900 * time.Millisecond), ""},
+		{"after the first sighting", t0.Add(time.Second), "a"},
+		{"in the second of a push", t0.Add(time.Minute), "a"},
+		{"after the push", t0.Add(time.Minute + time.Second), "b"},
+		{"after the force-push back", t0.Add(3 * time.Minute), "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, st.headAt(tt.at))
+		})
+	}
+	require.Equal(t, "a", st.HeadSHA)
+	require.True(t, st.HeadSeenAt.Equal(t0.Add(2*time.Minute)))
+}
+
+func TestHeadSightingsAreBoundedAndKeepOldRecords(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	// A record written before sightings were kept has only HeadSHA/HeadSeenAt.
+	st := &PRState{HeadSHA: "old", HeadSeenAt: t0}
+	require.Equal(t, "old", st.headAt(t0.Add(time.Second)))
+	st.sawHead("new", t0.Add(time.Minute))
+	require.Equal(t, "old", st.headAt(t0.Add(time.Second)))
+	for i := range 2 * maxHeadSightings {
+		st.sawHead(fmt.Sprint(i), t0.Add(time.Hour+time.Duration(i)*time.Second))
+	}
+	require.Len(t, st.Heads, maxHeadSightings)
+	require.Equal(t, "", st.headAt(t0.Add(time.Second)), "older than every kept head: no head")
+}
+
+// A delivery is only a hint: the comment is read back from GitHub, so a
+// delivery naming a comment of another pull request, or carrying a body
+// GitHub does not have, runs nothing.
+func TestForgedCommentDeliveriesRunNothing(t *testing.T) {
+	h, clock := newApprovalHarness(t)
+	pr := h.openDocsPR("target")
+	other := h.openDocsPR("other")
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	clock.Advance(30 * time.Second)
+	elsewhere := h.gh.AddComment(owner, repoName, other.Number, approver, "/shardgate attest quiesce create-order")
+	lgtm := h.gh.AddComment(owner, repoName, pr.Number, approver, "lgtm")
+	clock.Advance(5 * time.Second)
+	for _, c := range []githubtest.Comment{
+		{ID: elsewhere.ID, User: approver, Body: elsewhere.Body}, // another PR's comment, delivered as this one's
+		{ID: lgtm.ID, User: approver, Body: "/shardgate attest quiesce create-order"},
+	} {
+		h.run("issue_comment", h.commentPayload(pr, c))
+	}
+	require.Empty(t, h.attestedStreams(pr, head))
+	require.Empty(t, h.replies(pr))
+}
+
+// The labeled event that counts is the last one, however many events the pull
+// request has: GitHub lists them oldest first, one page at a time.
+func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
+	h, clock := newApprovalHarness(t)
+	pr := h.openDocsPR("many-events")
+	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, approver)
+	for range 130 {
+		h.gh.RemoveLabel(owner, repoName, pr.Number, exceptionLabel, approver)
+		h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, approver)
+	}
+	h.gh.RemoveLabel(owner, repoName, pr.Number, exceptionLabel, approver)
+	clock.Advance(30 * time.Second)
+	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
+	gh, err := h.srv.clients.NewInstallationClient(1)
+	require.NoError(t, err)
+	events, err := latestLabelEvents(context.Background(), gh, h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	require.NoError(t, err)
+	require.Equal(t, author, events[exceptionLabel].GetActor().GetLogin())
+	require.NotContains(t, events, "policy-exception/absent")
+	l := h.judgedLabels(pr)[exceptionLabel]
+	require.False(t, l.Counted)
+	require.Equal(t, author, l.Actor)
 }
