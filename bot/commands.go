@@ -30,31 +30,28 @@ type CommandError struct{ Reason string }
 func (e *CommandError) Error() string { return e.Reason }
 
 // HelpText answers `/shardgate help` and malformed commands.
-const HelpText = "shardgate commands (one per line, in a comment on the pull request):\n\n" +
+const HelpText = "shardgate commands (one per line, as plain text in a new comment on the pull request; commands in code, quotes or HTML are not read):\n\n" +
 	"- `/shardgate plan`: plan the head commit again\n" +
-	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the current head commit, for a limited time)\n" +
+	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edited comment does not attest)\n" +
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
 	"- `/shardgate help`: this text\n"
 
 // ParseCommands finds the shardgate commands in a comment body: lines whose
-// first word is /shardgate. Quoted lines ("> ...") and fenced code blocks are
-// skipped, so quoting someone's command does not run it again. It returns the
-// commands, and an error for the first malformed one.
+// first word is /shardgate, in paragraphs of top-level text. The body is read
+// as GitHub renders it (CommonMark with GFM): code (fenced, indented, inline),
+// block quotes, lists, headings, tables, HTML comments and raw HTML never hold
+// a command, so quoting someone's command does not run it again and a command
+// nobody can see does not run at all. It returns the commands, and an error
+// for the first malformed one.
 func ParseCommands(body string) ([]Command, error) {
 	var cmds []Command
-	inFence := false
-	for _, line := range strings.Split(body, "\n") {
-		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
-		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
-			inFence = !inFence
-			continue
-		}
-		if inFence || strings.HasPrefix(line, ">") {
-			continue
-		}
-		fields := strings.Fields(line)
+	for _, line := range commandLines([]byte(body)) {
+		fields := strings.Fields(strings.TrimSuffix(line, "\r"))
 		if len(fields) == 0 || fields[0] != CommandPrefix {
 			continue
+		}
+		if strings.Contains(line, formatted) {
+			return cmds, &CommandError{Reason: "write `/shardgate` commands as plain text: code, links, HTML and formatting in a command line are not read"}
 		}
 		cmd, err := parseCommand(fields[1:])
 		if err != nil {

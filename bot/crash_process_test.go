@@ -157,6 +157,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "scale", User: author})
 	p.deliver("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
 	h.eventuallyComment(pr, "(`quiesce_attestation`)")
+	h.tick()
 	c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate attest quiesce create-order")
 	p.deliver("issue_comment", githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
 		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: c.ID, Body: c.Body, User: approver}))

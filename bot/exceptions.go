@@ -2,12 +2,10 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -17,10 +15,15 @@ import (
 )
 
 // judgeLabels decides which of the PR's labels count. An exception label counts
-// only when it was added on the current head commit by an approver who is not
-// the PR author; other labels are passed through for user policies.
+// only when GitHub's issue events say an approver who is not the PR author
+// added it while the current head was the head; other labels are passed
+// through for user policies.
 func (s *Server) judgeLabels(ctx context.Context, gh *github.Client, st *PRState) ([]policy.Label, error) {
 	names, err := currentLabels(ctx, gh, st.Ref)
+	if err != nil {
+		return nil, err
+	}
+	events, err := latestLabelEvents(ctx, gh, st.Ref, exceptionLabels(names))
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +33,7 @@ func (s *Server) judgeLabels(ctx context.Context, gh *github.Client, st *PRState
 			out = append(out, policy.Label{Name: name, Counted: true})
 			continue
 		}
-		rec, err := s.labelOrigin(ctx, gh, st, name)
+		rec, err := s.labelOrigin(ctx, st, name, events[name])
 		if err != nil {
 			return nil, err
 		}
@@ -65,9 +68,19 @@ func (s *Server) labelCounts(ctx context.Context, gh *github.Client, st *PRState
 		return false, "", err
 	}
 	if !ok {
-		return false, fmt.Sprintf("@%s is not an approver (%s)", rec.Actor, strings.TrimPrefix(s.approversText(), "an approver ")), nil
+		return false, fmt.Sprintf("%s is not an approver (%s)", rec.Actor, strings.TrimPrefix(s.approversText(), "an approver ")), nil
 	}
 	return true, "", nil
+}
+
+func exceptionLabels(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, policy.ExceptionLabelPrefix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func currentLabels(ctx context.Context, gh *github.Client, ref PRRef) ([]string, error) {
@@ -89,143 +102,108 @@ func currentLabels(ctx context.Context, gh *github.Client, ref PRRef) ([]string,
 	return names, nil
 }
 
-// labelOrigin returns who added an exception label and on which head. It comes
-// from the labeled event shardgate received, or, when that was missed (a
-// restart, a redelivery lost), from the issue events API: a label added after
-// shardgate first saw the current head belongs to that head.
-func (s *Server) labelOrigin(ctx context.Context, gh *github.Client, st *PRState, name string) (*LabelRecord, error) {
-	rec, err := s.rec.label(ctx, st.Ref, name)
-	if err != nil || rec != nil {
-		return rec, err
+// maxEventPages bounds the issue-event pages read per judgement. A label whose
+// labeled event lies further back has no known origin and does not count.
+const maxEventPages = 20
+
+// latestLabelEvents finds, for each name, the issue event that last added the
+// label. GitHub lists events oldest first, so the pages are read from the last.
+func latestLabelEvents(ctx context.Context, gh *github.Client, ref PRRef, names []string) (map[string]*github.IssueEvent, error) {
+	found := map[string]*github.IssueEvent{}
+	if len(names) == 0 {
+		return found, nil
 	}
-	var last *github.IssueEvent
-	opts := &github.ListOptions{PerPage: 100}
-	for page := 0; page < 20; page++ {
-		events, resp, err := gh.Issues.ListIssueEvents(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, opts)
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	page, last := 1, 1
+	for read := 0; read < maxEventPages && page >= 1 && len(found) < len(want); read++ {
+		events, resp, err := gh.Issues.ListIssueEvents(ctx, ref.Owner, ref.Repo, ref.Number, &github.ListOptions{Page: page, PerPage: 100})
 		if err != nil {
-			return nil, fmt.Errorf("list issue events of %s: %w", st.Ref, err)
+			return nil, fmt.Errorf("list issue events of %s: %w", ref, err)
 		}
-		for _, e := range events {
-			if e.GetEvent() == "labeled" && e.GetLabel().GetName() == name {
-				last = e
+		if read == 0 && resp.LastPage > 1 {
+			// The first answer only tells where the newest events are.
+			last, page = resp.LastPage, resp.LastPage
+			continue
+		}
+		for i := len(events) - 1; i >= 0; i-- {
+			e := events[i]
+			name := e.GetLabel().GetName()
+			if e.GetEvent() == "labeled" && want[name] && found[name] == nil {
+				found[name] = e
 			}
 		}
-		if resp.NextPage == 0 {
+		if page == 1 && last == 1 {
 			break
 		}
-		opts.Page = resp.NextPage
+		page--
 	}
-	if last == nil {
+	return found, nil
+}
+
+// labelOrigin is who added an exception label and for which head, from the
+// labeled event ev (nil: unknown). The head is the one current when the label
+// was added, by GitHub's time, whenever shardgate gets to it.
+func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *github.IssueEvent) (*LabelRecord, error) {
+	if ev == nil {
 		return nil, nil
 	}
-	rec = &LabelRecord{Label: name, Actor: last.GetActor().GetLogin(), AddedAt: last.GetCreatedAt().Time}
-	// GitHub's timestamps have whole seconds: compare at that precision. A label
-	// from before the current head gets no head (it counts for none).
-	if !rec.AddedAt.Before(st.HeadSeenAt.Truncate(time.Second)) {
-		rec.HeadSHA = st.HeadSHA
+	added := ev.GetCreatedAt().Time.UTC().Truncate(time.Second)
+	rec := &LabelRecord{Label: name, Actor: ev.GetActor().GetLogin(), AddedAt: added, EventID: ev.GetID(), HeadSHA: st.headAt(added)}
+	stored, err := s.rec.label(ctx, st.Ref, name)
+	if err != nil {
+		return nil, err
 	}
-	return rec, s.rec.putLabel(ctx, st.Ref, rec)
+	if stored == nil || *stored != *rec {
+		if err := s.rec.putLabel(ctx, st.Ref, rec); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
 }
 
-// recordLabel remembers who added an exception label on which head commit.
-func (s *Server) recordLabel(ctx context.Context, ref PRRef, name, actor, headSHA string) error {
-	return s.rec.putLabel(ctx, ref, &LabelRecord{Label: name, Actor: actor, HeadSHA: headSHA, AddedAt: s.now().UTC()})
-}
-
-// voidExceptionLabels removes the exception labels added for an older head and
-// says so in the comment: an exception is for the commit it was given on.
+// voidExceptionLabels removes the exception labels not added for the new head
+// and says so in the comment: an exception is for the commit it was given on.
+// It reads the labels and their events from GitHub, so a label whose labeled
+// event shardgate never processed is removed too.
 func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st *PRState, oldHead string) error {
-	kvs, err := s.store.List(ctx, bucketLabels, st.Ref.Key()+"/")
+	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return err
 	}
-	for _, kv := range kvs {
-		var rec LabelRecord
-		if err := json.Unmarshal(kv.Value, &rec); err != nil || rec.HeadSHA == st.HeadSHA {
+	names = exceptionLabels(names)
+	events, err := latestLabelEvents(ctx, gh, st.Ref, names)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		rec, err := s.labelOrigin(ctx, st, name, events[name])
+		if err != nil {
+			return err
+		}
+		if rec != nil && rec.HeadSHA == st.HeadSHA {
 			continue
 		}
 		// go-github does not escape the name, and exception labels hold a "/".
-		resp, err := gh.Issues.RemoveLabelForIssue(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, url.PathEscape(rec.Label))
+		resp, err := gh.Issues.RemoveLabelForIssue(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, url.PathEscape(name))
 		if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
-			return fmt.Errorf("remove label %s from %s: %w", rec.Label, st.Ref, err)
+			return fmt.Errorf("remove label %s from %s: %w", name, st.Ref, err)
 		}
-		if err := s.rec.deleteLabel(ctx, st.Ref, rec.Label); err != nil {
+		if err := s.rec.deleteLabel(ctx, st.Ref, name); err != nil {
 			return err
 		}
-		given := "an earlier head"
-		if rec.HeadSHA != "" {
+		given, by := "an earlier head", "someone shardgate cannot tell"
+		if rec != nil && rec.HeadSHA != "" {
 			given = shortSHA(rec.HeadSHA)
+		}
+		if rec != nil {
+			by = rec.Actor
 		}
 		// Notes are rendered as written: what a PR controls goes in through report.
 		st.Notes = append(st.Notes, fmt.Sprintf("Removed %s (added by %s for %s): a push voids exception labels. An approver can add it again for %s.",
-			report.Code(rec.Label), report.Escape(rec.Actor), report.Escape(given), shortSHA(st.HeadSHA)))
+			report.Code(name), report.Escape(by), report.Escape(given), shortSHA(st.HeadSHA)))
 	}
 	return nil
-}
-
-// isApprover says whether login is an approver: listed by name, or an active
-// member of an approver team. Team answers are cached for a few minutes.
-func (s *Server) isApprover(ctx context.Context, gh *github.Client, login string) (bool, error) {
-	if login == "" {
-		return false, nil
-	}
-	if s.cfg.IsApproverUser(login) {
-		return true, nil
-	}
-	for _, team := range s.cfg.ApproverTeams {
-		org, slug, _ := strings.Cut(team, "/")
-		key := strings.ToLower(team + "|" + login)
-		if v, ok := s.teamCache.get(key, s.now()); ok {
-			if v {
-				return true, nil
-			}
-			continue
-		}
-		m, resp, err := gh.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
-		member := false
-		switch {
-		case err == nil:
-			member = m.GetState() == "active"
-		case resp != nil && resp.StatusCode == http.StatusNotFound:
-		default:
-			return false, fmt.Errorf("check membership of @%s in %s: %w", login, team, err)
-		}
-		s.teamCache.put(key, member, s.now())
-		if member {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// ttlCache remembers yes/no answers for a short time.
-type ttlCache struct {
-	mu sync.Mutex
-	m  map[string]ttlEntry
-}
-
-type ttlEntry struct {
-	v  bool
-	at time.Time
-}
-
-const teamCacheTTL = 5 * time.Minute
-
-func (c *ttlCache) get(k string, now time.Time) (bool, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[k]
-	if !ok || now.Sub(e.at) > teamCacheTTL {
-		return false, false
-	}
-	return e.v, true
-}
-
-func (c *ttlCache) put(k string, v bool, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]ttlEntry{}
-	}
-	c.m[k] = ttlEntry{v: v, at: now}
 }

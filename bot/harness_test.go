@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,33 @@ type harness struct {
 	web     *httptest.Server
 	logs    *strings.Builder
 	started bool
+	opts    []Option // extra server options (a clock)
+	clock   *tickClock
+}
+
+// tickClock is the real time plus the seconds tick added; the fake GitHub and
+// the service share it. GitHub's times have whole seconds and an approval
+// counts only from the second after shardgate saw the head: the harness's
+// people tick before they act, as a person reading the plan takes a while.
+type tickClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *tickClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// tick moves the clock one second on.
+func (h *harness) tick() {
+	if h.clock == nil {
+		return
+	}
+	h.clock.mu.Lock()
+	defer h.clock.mu.Unlock()
+	h.clock.offset += time.Second
 }
 
 var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
@@ -66,7 +94,9 @@ func newHarness(t *testing.T) *harness {
 func newHarnessBase(t *testing.T) *harness {
 	t.Helper()
 	tf := tftest.Binary(t)
-	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
+	clock := &tickClock{}
+	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{},
+		clock: clock, opts: []Option{WithClock(clock.Now)}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
 	simCtx, stopSim := context.WithCancel(context.Background())
 	t.Cleanup(stopSim)
@@ -143,7 +173,7 @@ func (h *harness) start() {
 		log.SetOutput(os.Stderr)
 	}
 	log.SetFormatter(&logrus.JSONFormatter{})
-	h.srv, err = New(h.cfg, h.st, WithLogEntry(logrus.NewEntry(log)))
+	h.srv, err = New(h.cfg, h.st, append([]Option{WithLogEntry(logrus.NewEntry(log))}, h.opts...)...)
 	require.NoError(h.t, err)
 	h.srv.applyPoll, h.srv.progressEvery = 200*time.Millisecond, 0
 	h.web = httptest.NewServer(h.srv.Handler())
@@ -222,6 +252,7 @@ func (h *harness) push(pr githubtest.PullRequest, change func()) string {
 // comment delivers a PR comment by user.
 func (h *harness) comment(pr githubtest.PullRequest, user, body string) githubtest.Comment {
 	h.t.Helper()
+	h.tick()
 	c := h.gh.AddComment(owner, repoName, pr.Number, user, body)
 	h.run("issue_comment", githubtest.IssueCommentOnPR(h.t, githubtest.CommentPayload{
 		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number,
@@ -232,6 +263,7 @@ func (h *harness) comment(pr githubtest.PullRequest, user, body string) githubte
 // label adds a label as actor and delivers the labeled event.
 func (h *harness) label(pr githubtest.PullRequest, label, actor string) {
 	h.t.Helper()
+	h.tick()
 	h.gh.AddLabel(owner, repoName, pr.Number, label, actor)
 	p := h.gh.PRPayload(owner, repoName, pr.Number)
 	p.Sender = actor

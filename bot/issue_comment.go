@@ -19,18 +19,19 @@ var _ EventHandler = (*IssueComment)(nil)
 // Handles implements EventHandler.
 func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
 
-// Handle implements EventHandler.
+// Handle implements EventHandler. The comment is read back from GitHub: its
+// body, author and times are GitHub's, not the delivery's, and each version of
+// it (id and last edit) runs its commands once, however often it is delivered.
 func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	ev, err := parse[*github.IssueCommentEvent](eventType, payload)
 	if err != nil {
 		return err
 	}
-	if ev.GetAction() != "created" || !ev.GetIssue().IsPullRequest() || ev.GetSender().GetType() == "Bot" {
+	switch {
+	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
 		return nil
-	}
-	cmds, perr := ParseCommands(ev.GetComment().GetBody())
-	if len(cmds) == 0 && perr == nil {
-		return nil
+	case !strings.Contains(ev.GetComment().GetBody(), CommandPrefix):
+		return nil // no command in it; spares GitHub a call per comment
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
 	if err != nil {
@@ -41,65 +42,102 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
-	actor := ev.GetSender().GetLogin()
-	commentID := ev.GetComment().GetID()
+	c, err := readComment(ctx, gh, ref, ev.GetComment().GetID())
+	if err != nil || c == nil {
+		return err
+	}
+	key := commandKey(ref, c.id, c.madeAt)
+	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
+		return err
+	}
+	if err := h.runAll(ctx, gh, ref, c); err != nil {
+		return err
+	}
+	return h.s.rec.markHandled(ctx, key, h.s.now())
+}
+
+// runAll runs the commands of one comment, or says why they do not run.
+func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref PRRef, c *prComment) error {
+	cmds, perr := ParseCommands(c.body)
+	if len(cmds) == 0 && perr == nil {
+		return nil
+	}
 	var ce *CommandError
 	if errors.As(perr, &ce) {
-		return h.answer(ctx, gh, ref, commentID, "confused", fmt.Sprintf("@%s, %s.\n\n%s", actor, ce.Reason, HelpText))
+		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, %s.\n\n%s", c.actor, ce.Reason, HelpText))
 	}
-	canWrite, err := hasWriteAccess(ctx, gh, ref, actor)
+	canWrite, err := hasWriteAccess(ctx, gh, ref, c.actor)
 	if err != nil {
 		return err
 	}
 	if !canWrite {
-		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, shardgate commands need write access to %s; yours was not run.", actor, ref.FullName()))
+		return h.answer(ctx, gh, ref, c.id, "-1",
+			fmt.Sprintf("@%s, shardgate commands need write access to %s; yours was not run.", c.actor, ref.FullName()))
 	}
 	for _, cmd := range cmds {
-		if err := h.run(ctx, gh, ref, commentID, actor, cmd); err != nil {
+		if err := h.run(ctx, gh, ref, c, cmd); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, actor string, cmd Command) error {
+func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, c *prComment, cmd Command) error {
 	switch cmd.Verb {
 	case CmdHelp:
-		return h.answer(ctx, gh, ref, commentID, "+1", HelpText)
+		return h.answer(ctx, gh, ref, c.id, "+1", HelpText)
 	case CmdPlan:
-		if err := react(ctx, gh, ref, commentID, "+1"); err != nil {
+		if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
 			return err
 		}
-		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by @" + actor})
+		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.actor})
+	}
+	if c.edited {
+		// Anyone with write access may edit any comment, and GitHub does
+		// not say who did: an approver's edited comment proves nothing.
+		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, `/shardgate %s` is not taken from an edited comment "+
+			"(GitHub does not say who edited it); write it in a new comment.", c.actor, cmd.Verb))
+	}
+	switch cmd.Verb {
 	case CmdAttest:
-		return h.attest(ctx, gh, ref, commentID, actor, cmd.StreamPrefix)
+		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
 	case CmdApply:
-		return h.retryApply(ctx, gh, ref, commentID, actor)
+		return h.retryApply(ctx, gh, ref, c.id, c.actor)
 	}
 	return nil
 }
 
-// attest records a producer-quiesce attestation for the current head commit.
-func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, actor, prefix string) error {
-	ok, err := h.s.isApprover(ctx, gh, actor)
+// attest records a producer-quiesce attestation for the head commit that was
+// current when the comment was made (see PRState.headAt), valid for the
+// attestation TTL from then: a push between the comment and its processing,
+// or a replay of it, gets nothing.
+func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef, c *prComment, prefix string) error {
+	ok, err := h.s.isApprover(ctx, gh, c.actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", actor, strings.TrimPrefix(h.s.approversText(), "an ")))
+		return h.answer(ctx, gh, ref, c.id, "-1",
+			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.actor, strings.TrimPrefix(h.s.approversText(), "an ")))
 	}
-	pr, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
+	head, current, err := h.s.headWhen(ctx, ref, c.madeAt)
 	if err != nil {
-		return fmt.Errorf("get pull request %s: %w", ref, err)
+		return err
 	}
-	now := h.s.now().UTC()
-	a := policy.Attestation{StreamPrefix: prefix, Actor: actor, HeadSHA: pr.GetHead().GetSHA(), CreatedAt: now, ExpiresAt: now.Add(h.s.cfg.AttestationTTL)}
+	if head == "" {
+		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
+			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.actor, shortSHA(current)))
+	}
+	a := policy.Attestation{StreamPrefix: prefix, Actor: c.actor, HeadSHA: head, CreatedAt: c.madeAt, ExpiresAt: c.madeAt.Add(h.s.cfg.AttestationTTL)}
 	if err := h.s.rec.putAttestation(ctx, ref, a); err != nil {
 		return err
 	}
-	if err := react(ctx, gh, ref, commentID, "+1"); err != nil {
+	if head != current {
+		// Nothing changes for the current head: no need to judge it again.
+		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, your attestation for `%s` is recorded for `%s`, the head when you commented. "+
+			"The head is now `%s`: it does not count for that commit; attest again once you have checked it.", c.actor, prefix, shortSHA(head), shortSHA(current)))
+	}
+	if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
 		return err
 	}
 	return h.s.reevaluate(ctx, ref)

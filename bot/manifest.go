@@ -25,6 +25,7 @@ var GitHubCalls = []GitHubCall{
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/events", "issues", "read", "who added a label, and when"},
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", "issues", "read", "find shardgate's comment before creating one"},
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", "issues", "write", "the one shardgate comment"},
+	{"GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}", "issues", "read", "read a /shardgate command back: its author, body and times"},
 	{"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", "issues", "write", "edit the comment in place"},
 	{"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", "issues", "write", "acknowledge a /shardgate command"},
 	{"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission", "metadata", "read", "who may run /shardgate commands"},

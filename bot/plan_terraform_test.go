@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -212,6 +211,7 @@ func TestLabelOriginFromIssueEvents(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("medium", with(baseGroups, map[string]int{"payments/ledger": 8}))
 	require.Contains(t, h.theComment(pr), "(`shard_delta`)")
+	h.tick()
 	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", approver) // no webhook
 	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/no_destroy", author)    // no webhook
 	h.comment(pr, approver, "/shardgate plan")
@@ -290,14 +290,16 @@ func TestQueuedPlanIsShown(t *testing.T) {
 }
 
 // A label whose labeled event was missed and that was added before the
-// current head was pushed does not count, and says why.
+// current head was pushed does not count: the push removes it, and says so.
 func TestLabelFromIssueEventsBeforeThePushDoesNotCount(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("old-label", with(baseGroups, map[string]int{"payments/ledger": 8}))
+	h.tick()
 	h.gh.AddLabel(owner, repoName, pr.Number, "policy-exception/shard_delta", approver) // no webhook
-	time.Sleep(1100 * time.Millisecond)                                                 // GitHub times have whole seconds
+	h.tick()                                                                            // GitHub times have whole seconds
 	h.push(pr, func() { h.repo.WriteFile("streams/notes.md", "later\n") })
 	body := h.theComment(pr)
-	require.Contains(t, body, "`policy-exception/shard_delta` by "+approver+": added before the current head")
+	require.Contains(t, body, "Removed `policy-exception/shard_delta` (added by "+approver+" for ")
+	require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), "policy-exception/shard_delta")
 	require.Contains(t, body, "(`shard_delta`)")
 }

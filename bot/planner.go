@@ -253,7 +253,7 @@ func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pr, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
+	pr, resp, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
 	}
@@ -270,7 +270,8 @@ func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github
 	st.Draft = pr.GetDraft()
 	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
 		old := st.HeadSHA
-		st.HeadSHA, st.HeadSeenAt, st.Notes = head, s.now().UTC(), nil
+		st.sawHead(head, githubTime(resp, pr, s.now()))
+		st.Notes = nil
 		if old != "" {
 			if err := s.voidExceptionLabels(ctx, gh, st, old); err != nil {
 				return nil, nil, nil, err

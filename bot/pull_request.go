@@ -41,18 +41,39 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	return nil
 }
 
-// label records who added an exception label on which head, then judges again.
+// label judges the PR again when an exception label changed. Who added it, and
+// when, come from GitHub's issue events, never from the delivery (whose sender
+// a forged delivery can name at will); each labeled event is judged once.
 func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullRequestEvent) error {
 	name := ev.GetLabel().GetName()
 	if !strings.HasPrefix(name, policy.ExceptionLabelPrefix) {
 		return nil
 	}
-	if ev.GetAction() == "labeled" {
-		if err := h.s.recordLabel(ctx, ref, name, ev.GetSender().GetLogin(), ev.GetPullRequest().GetHead().GetSHA()); err != nil {
+	if ev.GetAction() == "unlabeled" {
+		if err := h.s.rec.deleteLabel(ctx, ref, name); err != nil {
 			return err
 		}
-	} else if err := h.s.rec.deleteLabel(ctx, ref, name); err != nil {
+		return h.s.reevaluate(ctx, ref)
+	}
+	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
+	if err != nil {
 		return err
 	}
-	return h.s.reevaluate(ctx, ref)
+	events, err := latestLabelEvents(ctx, gh, ref, []string{name})
+	if err != nil {
+		return err
+	}
+	e := events[name]
+	if e == nil {
+		Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
+		return nil
+	}
+	key := labelEventKey(ref, e.GetID())
+	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
+		return err
+	}
+	if err := h.s.reevaluate(ctx, ref); err != nil {
+		return err
+	}
+	return h.s.rec.markHandled(ctx, key, h.s.now())
 }

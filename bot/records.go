@@ -25,6 +25,7 @@ const (
 	bucketLabels       = "labels"
 	bucketAttestations = "attestations"
 	bucketVersions     = "metadata_versions"
+	bucketCommands     = "commands"
 )
 
 // PRRef names one pull request of one installation.
@@ -45,13 +46,16 @@ func (p PRRef) String() string { return fmt.Sprintf("%s/%s#%d", p.Owner, p.Repo,
 
 // PRState is what shardgate remembers of a pull request between events.
 type PRState struct {
-	Ref        PRRef     `json:"ref"`
-	Author     string    `json:"author"`
-	HeadSHA    string    `json:"head_sha"`
-	HeadSeenAt time.Time `json:"head_seen_at"`
-	BaseRef    string    `json:"base_ref"`
-	Draft      bool      `json:"draft"`
-	CommentID  int64     `json:"comment_id,omitempty"`
+	Ref     PRRef  `json:"ref"`
+	Author  string `json:"author"`
+	HeadSHA string `json:"head_sha"`
+	// HeadSeenAt is GitHub's time (whole seconds) when shardgate first saw
+	// HeadSHA; Heads are the heads seen so far, oldest first (see headAt).
+	HeadSeenAt time.Time      `json:"head_seen_at"`
+	Heads      []HeadSighting `json:"heads,omitempty"`
+	BaseRef    string         `json:"base_ref"`
+	Draft      bool           `json:"draft"`
+	CommentID  int64          `json:"comment_id,omitempty"`
 	// Status is the line at the top of the comment (queued, planning, done…).
 	Status string `json:"status"`
 	// Notes are shown under the status until the head changes (labels removed…).
@@ -83,12 +87,58 @@ type PlanRecord struct {
 	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
 }
 
-// LabelRecord is who added an exception label, and on which head commit.
+// LabelRecord is who added an exception label, and on which head commit, as
+// the issue event EventID says (never a webhook's sender).
 type LabelRecord struct {
 	Label   string    `json:"label"`
 	Actor   string    `json:"actor"`
 	HeadSHA string    `json:"head_sha"`
 	AddedAt time.Time `json:"added_at"`
+	EventID int64     `json:"event_id,omitempty"`
+}
+
+// HeadSighting is a head commit and GitHub's time when shardgate first saw it.
+// The push happened at or before Since, never after.
+type HeadSighting struct {
+	SHA   string    `json:"sha"`
+	Since time.Time `json:"since"`
+}
+
+// maxHeadSightings bounds PRState.Heads: an approval older than the oldest
+// kept head binds to no head, which only ever withholds it.
+const maxHeadSightings = 50
+
+// sawHead records that sha is the head, as GitHub said at time at.
+func (st *PRState) sawHead(sha string, at time.Time) {
+	at = at.UTC().Truncate(time.Second)
+	if len(st.Heads) == 0 && st.HeadSHA != "" {
+		// A record from before head sightings were kept.
+		st.Heads = []HeadSighting{{SHA: st.HeadSHA, Since: st.HeadSeenAt.UTC().Truncate(time.Second)}}
+	}
+	st.HeadSHA, st.HeadSeenAt = sha, at
+	st.Heads = append(st.Heads, HeadSighting{SHA: sha, Since: at})
+	if n := len(st.Heads); n > maxHeadSightings {
+		st.Heads = append([]HeadSighting(nil), st.Heads[n-maxHeadSightings:]...)
+	}
+}
+
+// headAt is the head an approval made at GitHub time t counts for: the newest
+// head shardgate saw strictly before t (whole seconds). Sightings follow
+// pushes, so that head had been pushed when the approval was made; in the
+// second of a sighting the order cannot be told, and the older head is taken.
+// "" when t precedes every head shardgate knows.
+func (st *PRState) headAt(t time.Time) string {
+	t = t.UTC().Truncate(time.Second)
+	heads := st.Heads
+	if len(heads) == 0 && st.HeadSHA != "" {
+		heads = []HeadSighting{{SHA: st.HeadSHA, Since: st.HeadSeenAt.UTC().Truncate(time.Second)}}
+	}
+	for i := len(heads) - 1; i >= 0; i-- {
+		if t.After(heads[i].Since) {
+			return heads[i].SHA
+		}
+	}
+	return ""
 }
 
 // Fingerprint identifies a change set by what it would do to the coordinator:
@@ -197,10 +247,46 @@ func (r records) deleteLabel(ctx context.Context, ref PRRef, label string) error
 	return r.st.Delete(ctx, bucketLabels, labelKey(ref, label))
 }
 
-func attestationKey(ref PRRef, prefix string) string { return ref.Key() + "/" + prefix }
+// attestationKey keeps one attestation per head and stream, so a late
+// attestation of an older head never replaces one of the current head.
+func attestationKey(ref PRRef, sha, prefix string) string {
+	return ref.Key() + "/" + sha + "/" + prefix
+}
 
+// putAttestation keeps the latest attestation of a head and stream.
 func (r records) putAttestation(ctx context.Context, ref PRRef, a policy.Attestation) error {
-	return putJSON(ctx, r.st, bucketAttestations, attestationKey(ref, a.StreamPrefix), a)
+	return r.st.Update(ctx, bucketAttestations, attestationKey(ref, a.HeadSHA, a.StreamPrefix), func(old []byte) ([]byte, error) {
+		var prev policy.Attestation
+		if old != nil && json.Unmarshal(old, &prev) == nil && prev.CreatedAt.After(a.CreatedAt) {
+			return old, nil
+		}
+		return json.Marshal(a)
+	})
+}
+
+// commandKey names one version of a comment: its id and last edit. Its
+// commands run once, however often its delivery comes.
+func commandKey(ref PRRef, commentID int64, edited time.Time) string {
+	return fmt.Sprintf("%s/comment/%d@%d", ref.Key(), commentID, edited.Unix())
+}
+
+// labelEventKey names one labeled issue event: it is judged once.
+func labelEventKey(ref PRRef, eventID int64) string {
+	return fmt.Sprintf("%s/label-event/%d", ref.Key(), eventID)
+}
+
+// handled says whether the comment version or event of key was handled.
+func (r records) handled(ctx context.Context, key string) (bool, error) {
+	_, err := r.st.Get(ctx, bucketCommands, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// markHandled records that key was handled, at the server's time.
+func (r records) markHandled(ctx context.Context, key string, at time.Time) error {
+	return putJSON(ctx, r.st, bucketCommands, key, at.UTC())
 }
 
 // attestations returns the pull request's attestations made on head sha.

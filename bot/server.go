@@ -40,7 +40,7 @@ type Server struct {
 
 	prLocks   keyedMutex
 	engines   engineCache
-	teamCache ttlCache
+	teamCache teamCache
 
 	applies         *ApplyQueue
 	scheduler       *ApplyScheduler
@@ -133,6 +133,7 @@ func (s *Server) handlers() []EventHandler {
 		&IssueComment{Base: base},
 		&CheckRun{Base: base},
 		&Installation{Base: base},
+		&Teams{Base: base},
 	}
 }
 

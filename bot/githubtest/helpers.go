@@ -306,6 +306,27 @@ func (s *Server) AddTeamMember(org, slug, user string) {
 	s.teams[key][user] = true
 }
 
+// RemoveTeamMember ends user's membership of org/slug.
+func (s *Server) RemoveTeamMember(org, slug, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.teams[org+"/"+slug], user)
+}
+
+// EditComment is a user editing a comment in the UI: the body changes and
+// updated_at moves to now.
+func (s *Server) EditComment(owner, name string, id int64, body string) Comment {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.mustRepo(owner, name).comments[id]
+	if c == nil {
+		s.t.Fatalf("githubtest: %s/%s has no comment %d", owner, name, id)
+	}
+	c.Body, c.UpdatedAt = body, s.now().UTC()
+	return *c
+}
+
 // SetPermission sets a user's permission on a repository: admin, write,
 // read or none (the default).
 func (s *Server) SetPermission(owner, name, user, permission string) {

@@ -199,6 +199,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.body != nil {
 		rep.header.Set("Content-Type", "application/json; charset=utf-8")
 	}
+	// GitHub's Date is its clock: the fake's, so tests with WithClock see one time.
+	rep.header.Set("Date", s.now().UTC().Format(http.TimeFormat))
 	if err := validateResponse(r, route, params, rep.status, rep.header, raw); err != nil {
 		s.t.Errorf("githubtest: the fake answered %s %s outside the spec (a githubtest bug): %v", r.Method, route.Path, err)
 	}
