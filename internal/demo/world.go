@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -41,6 +42,9 @@ var mainGroups = map[string]int{"create-order/billing": 4, "create-order/audit":
 // world is the whole product on loopback, as bot/harness_test.go wires it
 // for the end-to-end tests.
 type world struct {
+	// clock is shared by the fake GitHub and shardgate: the people of the story
+	// take a second before they act (storyClock).
+	clock  storyClock
 	opts   Options
 	tb     *programTB
 	root   string
@@ -95,7 +99,7 @@ func (w *world) startSimulator(ctx context.Context) error {
 // buildRepo commits the example module and a root configuration for the
 // simulator to a fresh git repository served by the fake GitHub.
 func (w *world) buildRepo() error {
-	w.gh = githubtest.New(w.tb)
+	w.gh = githubtest.New(w.tb, githubtest.WithClock(w.clock.Now))
 	w.repo = githubtest.NewGitRepo(w.tb)
 	w.tfState = filepath.Join(w.root, "terraform.tfstate")
 	entries, err := os.ReadDir(w.opts.ModuleDir)
@@ -179,7 +183,7 @@ func (w *world) startService(ctx context.Context) error {
 		log.SetOutput(w.opts.Log)
 	}
 	log.SetFormatter(&logrus.JSONFormatter{})
-	if w.srv, err = bot.New(cfg, w.st, bot.WithLogEntry(logrus.NewEntry(log))); err != nil {
+	if w.srv, err = bot.New(cfg, w.st, bot.WithLogEntry(logrus.NewEntry(log)), bot.WithClock(w.clock.Now)); err != nil {
 		return fmt.Errorf("start shardgate: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -222,4 +226,27 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// storyClock is the real time plus the seconds the story's people took.
+// GitHub's times have whole seconds, and an approval counts for the head it was
+// made on: one made in the second shardgate first saw the head is taken as made
+// before it. A person reading the plan takes longer than that; the story says
+// so by moving this clock, instead of sleeping.
+type storyClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *storyClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// think moves the clock one second on.
+func (c *storyClock) think() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += time.Second
 }
