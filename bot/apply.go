@@ -364,7 +364,10 @@ func dedupeLabels(in []policy.Label) []policy.Label {
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
 func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
 	coordinator, live := s.liveState(ctx, cs)
-	dec, _ := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
+	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
+	if err != nil {
+		return "denied (the policy could not be evaluated: " + oneLine(err.Error()) + ")"
+	}
 	if dec.Allowed {
 		return "it would be allowed, but it was not reviewed"
 	}

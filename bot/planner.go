@@ -50,7 +50,11 @@ func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
 	if err != nil {
 		return
 	}
-	plans, _ := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	if err != nil {
+		Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
+		return
+	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
 	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		Logger(ctx).WithError(err).Warn("show the queued status")
