@@ -53,6 +53,7 @@ type Server struct {
 	intake     *Intake
 	metrics    *metrics
 	registry   *prometheus.Registry
+	adminAddr  string // the admin listener's bound address, once it runs
 }
 
 // Option adjusts a Server, mostly for tests.
@@ -188,6 +189,12 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
+	stopAdmin, err := s.startAdmin()
+	if err != nil {
+		s.Close(context.Background())
+		return err
+	}
+	defer stopAdmin()
 	srv := &http.Server{Addr: s.cfg.Listen, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
