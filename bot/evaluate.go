@@ -118,6 +118,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 		Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}
 	rec.Decision = dec
+	s.metrics.observeDecision("review", dec)
 	return nil
 }
 
