@@ -69,17 +69,22 @@ func (h runningHandler) Handle(ctx context.Context, eventType, deliveryID string
 	return h.EventHandler.Handle(ctx, eventType, deliveryID, payload)
 }
 
-// observePlan records one project's plan; call it deferred at the start of
-// planning, with the start time: defer s.metrics.observePlan(time.Now(), rec).
-func (m *metrics) observePlan(start time.Time, rec *PlanRecord) {
+// timePlan starts timing one project's plan; the function it returns records
+// it with rec's outcome. One deferred line at the top of planning:
+//
+//	defer s.metrics.timePlan(rec)()
+func (m *metrics) timePlan(rec *PlanRecord) func() {
 	if m == nil || rec == nil {
-		return
+		return func() {}
 	}
-	outcome := "planned"
-	if rec.Error != "" {
-		outcome = "error"
+	start := time.Now()
+	return func() {
+		outcome := "planned"
+		if rec.Error != "" {
+			outcome = "error"
+		}
+		m.plans.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
 	}
-	m.plans.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
 }
 
 // observeApply records one apply job's outcome and its time from start.

@@ -221,8 +221,11 @@ func TestMetricHooksKeepLabelsBounded(t *testing.T) {
 	require.Equal(t, 2.0, value(t, reg, "shardgate_state_lock_waits_total", "apply"))
 	require.EqualValues(t, 2, histCount(t, reg, "shardgate_state_lock_wait_seconds", "apply"))
 
-	m.observePlan(time.Now(), &PlanRecord{})
-	m.observePlan(time.Now(), &PlanRecord{Error: "terraform init failed"})
+	m.timePlan(&PlanRecord{})()
+	failed := &PlanRecord{}
+	done := m.timePlan(failed)
+	failed.Error = "terraform init failed" // the outcome is read when the plan ends
+	done()
 	require.EqualValues(t, 1, histCount(t, reg, "shardgate_plan_duration_seconds", "planned"))
 	require.EqualValues(t, 1, histCount(t, reg, "shardgate_plan_duration_seconds", "error"))
 
