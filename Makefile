@@ -15,7 +15,7 @@ export SHARDGATE_TERRAFORM := $(TERRAFORM)
 
 FUZZTIME ?= 30s
 
-.PHONY: all build tools test test-short race vet fmt fuzz bench demo demo-check opa-test clean
+.PHONY: all build tools test test-short race vet fmt fuzz bench demo demo-check opa-test image clean
 
 all: build
 
@@ -23,6 +23,18 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 build:
 	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(SHARDGATE) ./cmd/shardgate
+
+## image: the container image (Dockerfile) with docker or podman: IMAGE=name:tag, CONTAINER_TOOL=podman
+IMAGE          ?= shardgate:$(or $(shell git describe --tags --always --dirty 2>/dev/null),dev)
+CONTAINER_TOOL ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+
+image:
+	@if [ -z "$(CONTAINER_TOOL)" ]; then 		echo "make image: neither docker nor podman is installed: install one, or build the Dockerfile elsewhere" >&2; exit 1; fi
+	@if ! command -v "$(CONTAINER_TOOL)" >/dev/null 2>&1; then \
+		echo "make image: CONTAINER_TOOL=$(CONTAINER_TOOL) is not found" >&2; exit 1; fi
+	@if ! $(CONTAINER_TOOL) info >/dev/null 2>&1; then 		echo "make image: $(CONTAINER_TOOL) is installed but cannot build here ('$(CONTAINER_TOOL) info' fails: is its daemon running and may you reach it?); set CONTAINER_TOOL to another" >&2; exit 1; fi
+	$(CONTAINER_TOOL) build --build-arg COMMIT=$(COMMIT) --build-arg TERRAFORM_VERSION=$(TERRAFORM_VERSION) -t $(IMAGE) .
+	@echo "built $(IMAGE): docker run $(IMAGE) version"
 
 ## tools: install terraform $(TERRAFORM_VERSION) into ./bin when it is missing or another version
 tools: $(TERRAFORM)

@@ -45,6 +45,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) {
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
+	r.s.metrics.observeApply(state, r.s.now().Sub(r.started))
 	if err := putJSON(ctx, r.s.store, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), r.audit); err != nil {
 		Logger(ctx).WithError(err).Error("write the apply audit record")
 	}

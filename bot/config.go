@@ -86,6 +86,7 @@ type Config struct {
 	// ApplyLease is how long an apply job's stream locks outlive a process
 	// that stopped renewing them (crashed); then another start takes it over.
 	ApplyLease time.Duration
+	Admin      AdminConfig
 }
 
 // CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
@@ -138,6 +139,7 @@ type rawConfig struct {
 	AllowForkPRs bool             `yaml:"allow_fork_prs"`
 	Queue        rawQueue         `yaml:"queue"`
 	Apply        rawApply         `yaml:"apply"`
+	Admin        rawAdmin         `yaml:"admin"`
 }
 
 type rawGitHub struct {
@@ -326,6 +328,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	}
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
+	c.Admin = v.admin(r.Admin, c.Listen)
 	return c
 }
 

@@ -53,6 +53,7 @@ type Server struct {
 	intake     *Intake
 	metrics    *metrics
 	registry   *prometheus.Registry
+	adminAddr  string // the admin listener's bound address, once it runs
 }
 
 // Option adjusts a Server, mostly for tests.
@@ -78,6 +79,9 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	// Metrics first, so that every part is created with its observers.
+	s.registry = prometheus.NewRegistry()
+	s.metrics = newMetrics(s.registry, s.metricSources())
 	if s.clients == nil {
 		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), nil)
 		if err != nil {
@@ -102,6 +106,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.rules = s.engine.Rules()
+	s.metrics.setRules(ruleIDs(s.rules))
 	s.workDir = cfg.WorkDir
 	if s.workDir == "" {
 		s.workDir = filepath.Join(filepath.Dir(cfg.StorePath), "work")
@@ -111,13 +116,12 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	}
 	s.applies = NewApplyQueue(st, hostname()+"-"+strconv.Itoa(os.Getpid()), s.applyLease(), s.now)
 	s.scheduler = NewApplyScheduler(s.applies, s.runApply, s.log)
-	s.registry = prometheus.NewRegistry()
-	s.metrics = newMetrics(s.registry)
-	handlers := s.handlers()
+	handlers := s.metrics.countRunning(s.handlers())
 	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, hostname(), s.log); err != nil {
 		return nil, err
 	}
 	s.dispatcher.observe = s.metrics.observeJob
+	s.metrics.setEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
 	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return nil, err
@@ -148,7 +152,7 @@ func hostname() string {
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/webhook", s.intake)
+	mux.Handle("/webhook", s.metrics.instrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
@@ -189,6 +193,12 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
+	stopAdmin, err := s.startAdmin()
+	if err != nil {
+		s.Close(context.Background())
+		return err
+	}
+	defer stopAdmin()
 	srv := &http.Server{Addr: s.cfg.Listen, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
