@@ -62,71 +62,73 @@ func TestExtractTarball(t *testing.T) {
 	require.FileExists(t, filepath.Join(dst, ".shardgate.yaml"))
 }
 
+// refusedTarballs are archives extractTarball refuses, and why.
+var refusedTarballs = []struct {
+	name    string
+	entries []entry
+	want    string
+}{
+	{"parent escape", []entry{{name: "top/../../etc/passwd", body: "x"}}, "escapes"},
+	{"absolute inside", []entry{{name: "top//etc/passwd", body: "x"}}, "escapes"},
+	{"second top dir", []entry{{name: "top/a", body: "x"}, {name: "other/b", body: "y"}}, "outside the archive's top directory"},
+	{"device", []entry{{name: "top/dev", typ: tar.TypeChar}}, "unsupported type"},
+	{"too many files", []entry{{name: "top/1", body: "a"}, {name: "top/2", body: "b"}, {name: "top/3", body: "c"}}, "more than 2 entries"},
+	{"too many directories", []entry{{name: "top/1/", typ: tar.TypeDir}, {name: "top/2/", typ: tar.TypeDir}, {name: "top/3/", typ: tar.TypeDir}}, "more than 2 entries"},
+	{"implied directories count", []entry{{name: "top/a/b/c.tf", body: "x"}, {name: "top/d.tf", body: "y"}}, "more than 2 entries"},
+	{"too many links", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "c"}, {name: "top/c", body: "x"}}, "more than 2 entries"},
+	{"too large", []entry{{name: "top/big", body: string(make([]byte, 2048))}}, "larger than"},
+	{"directories count toward the size", []entry{{name: "top/d/", typ: tar.TypeDir}}, "larger than"},
+	{"duplicate entry", []entry{{name: "top/a", body: "x"}, {name: "top/a", body: "y"}}, "appears twice"},
+	{"file over a directory", []entry{{name: "top/a/", typ: tar.TypeDir}, {name: "top/a", body: "y"}}, "appears twice"},
+	// Symlinks that leave the checkout, however they get there.
+	{"absolute symlink", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "/etc/passwd"}}, "escapes the checkout"},
+	{"symlink to the parent", []entry{{name: "top/link", typ: tar.TypeSymlink, link: ".."}}, "escapes the checkout"},
+	{"nested symlink climbing out", []entry{{name: "top/a/link", typ: tar.TypeSymlink, link: "../../etc"}}, "escapes the checkout"},
+	{"symlink climbing out and back", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "../top/x"}}, "escapes the checkout"},
+	{"escape through another symlink", []entry{
+		{name: "top/d/up", typ: tar.TypeSymlink, link: ".."},
+		{name: "top/d/link", typ: tar.TypeSymlink, link: "up/../x"},
+	}, `"d/link" -> "up/../x" escapes the checkout`},
+	{"escape through a symlink that comes later", []entry{
+		{name: "top/link", typ: tar.TypeSymlink, link: "self/.."},
+		{name: "top/self", typ: tar.TypeSymlink, link: "."},
+	}, `"link" -> "self/.." escapes the checkout`},
+	{"lexically inside, really outside", []entry{
+		{name: "top/modules/common/vars.tf", body: "x"},
+		{name: "top/env/prod/common", typ: tar.TypeSymlink, link: "../../modules/common"},
+		{name: "top/link", typ: tar.TypeSymlink, link: "env/prod/common/../../../main.tf"},
+	}, `"link" -> "env/prod/common/../../../main.tf" escapes the checkout`},
+	{"escape at the end of a chain", []entry{
+		{name: "top/a", typ: tar.TypeSymlink, link: "b"},
+		{name: "top/b", typ: tar.TypeSymlink, link: "c"},
+		{name: "top/c", typ: tar.TypeSymlink, link: "/etc"},
+	}, "escapes the checkout"},
+	{"symlink loop", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "a"}}, "loop"},
+	{"empty symlink", []entry{{name: "top/a", typ: tar.TypeSymlink, link: ""}}, "no target"},
+	{"entry written through a symlink", []entry{
+		{name: "top/sub/", typ: tar.TypeDir},
+		{name: "top/s", typ: tar.TypeSymlink, link: "sub"},
+		{name: "top/s/x.tf", body: "x"},
+	}, `inside the symlink "s"`},
+	{"entry inside a file", []entry{{name: "top/a", body: "x"}, {name: "top/a/b", body: "y"}}, `inside the file "a"`},
+	{"symlink target too long", []entry{{name: "top/a", typ: tar.TypeSymlink, link: strings.Repeat("a/", 2048)}}, "at most 4095"},
+	{"links too long to resolve", longChain(40, 2000), "takes too long to resolve"},
+	{"symlink over a symlink", []entry{{name: "top/s", typ: tar.TypeSymlink, link: "a"}, {name: "top/s", typ: tar.TypeSymlink, link: "b"}}, "already a symlink"},
+	// Hard links name an earlier regular file of the archive, inside it.
+	{"hard link out of the archive", []entry{{name: "top/b", typ: tar.TypeLink, link: "top/../../etc/passwd"}}, "escapes the checkout"},
+	{"absolute hard link", []entry{{name: "top/b", typ: tar.TypeLink, link: "/etc/passwd"}}, "outside the archive's top directory"},
+	{"hard link to another top dir", []entry{{name: "top/b", typ: tar.TypeLink, link: "other/a"}}, "outside the archive's top directory"},
+	{"hard link to nothing earlier", []entry{{name: "top/b", typ: tar.TypeLink, link: "top/a"}, {name: "top/a", body: "x"}}, "not an earlier file"},
+	{"hard link to a directory", []entry{{name: "top/d/", typ: tar.TypeDir}, {name: "top/b", typ: tar.TypeLink, link: "top/d"}}, "not an earlier file"},
+	{"hard link through a symlink", []entry{
+		{name: "top/a", body: "x"},
+		{name: "top/s", typ: tar.TypeSymlink, link: "."},
+		{name: "top/b", typ: tar.TypeLink, link: "top/s/a"},
+	}, `inside the symlink "s"`},
+}
+
 func TestExtractTarballRefuses(t *testing.T) {
-	tests := []struct {
-		name    string
-		entries []entry
-		want    string
-	}{
-		{"parent escape", []entry{{name: "top/../../etc/passwd", body: "x"}}, "escapes"},
-		{"absolute inside", []entry{{name: "top//etc/passwd", body: "x"}}, "escapes"},
-		{"second top dir", []entry{{name: "top/a", body: "x"}, {name: "other/b", body: "y"}}, "outside the archive's top directory"},
-		{"device", []entry{{name: "top/dev", typ: tar.TypeChar}}, "unsupported type"},
-		{"too many files", []entry{{name: "top/1", body: "a"}, {name: "top/2", body: "b"}, {name: "top/3", body: "c"}}, "more than 2 entries"},
-		{"too many directories", []entry{{name: "top/1/", typ: tar.TypeDir}, {name: "top/2/", typ: tar.TypeDir}, {name: "top/3/", typ: tar.TypeDir}}, "more than 2 entries"},
-		{"implied directories count", []entry{{name: "top/a/b/c.tf", body: "x"}, {name: "top/d.tf", body: "y"}}, "more than 2 entries"},
-		{"too many links", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "c"}, {name: "top/c", body: "x"}}, "more than 2 entries"},
-		{"too large", []entry{{name: "top/big", body: string(make([]byte, 2048))}}, "larger than"},
-		{"directories count toward the size", []entry{{name: "top/d/", typ: tar.TypeDir}}, "larger than"},
-		{"duplicate entry", []entry{{name: "top/a", body: "x"}, {name: "top/a", body: "y"}}, "appears twice"},
-		{"file over a directory", []entry{{name: "top/a/", typ: tar.TypeDir}, {name: "top/a", body: "y"}}, "appears twice"},
-		// Symlinks that leave the checkout, however they get there.
-		{"absolute symlink", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "/etc/passwd"}}, "escapes the checkout"},
-		{"symlink to the parent", []entry{{name: "top/link", typ: tar.TypeSymlink, link: ".."}}, "escapes the checkout"},
-		{"nested symlink climbing out", []entry{{name: "top/a/link", typ: tar.TypeSymlink, link: "../../etc"}}, "escapes the checkout"},
-		{"symlink climbing out and back", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "../top/x"}}, "escapes the checkout"},
-		{"escape through another symlink", []entry{
-			{name: "top/d/up", typ: tar.TypeSymlink, link: ".."},
-			{name: "top/d/link", typ: tar.TypeSymlink, link: "up/../x"},
-		}, `"d/link" -> "up/../x" escapes the checkout`},
-		{"escape through a symlink that comes later", []entry{
-			{name: "top/link", typ: tar.TypeSymlink, link: "self/.."},
-			{name: "top/self", typ: tar.TypeSymlink, link: "."},
-		}, `"link" -> "self/.." escapes the checkout`},
-		{"lexically inside, really outside", []entry{
-			{name: "top/modules/common/vars.tf", body: "x"},
-			{name: "top/env/prod/common", typ: tar.TypeSymlink, link: "../../modules/common"},
-			{name: "top/link", typ: tar.TypeSymlink, link: "env/prod/common/../../../main.tf"},
-		}, `"link" -> "env/prod/common/../../../main.tf" escapes the checkout`},
-		{"escape at the end of a chain", []entry{
-			{name: "top/a", typ: tar.TypeSymlink, link: "b"},
-			{name: "top/b", typ: tar.TypeSymlink, link: "c"},
-			{name: "top/c", typ: tar.TypeSymlink, link: "/etc"},
-		}, "escapes the checkout"},
-		{"symlink loop", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "a"}}, "loop"},
-		{"empty symlink", []entry{{name: "top/a", typ: tar.TypeSymlink, link: ""}}, "no target"},
-		{"entry written through a symlink", []entry{
-			{name: "top/sub/", typ: tar.TypeDir},
-			{name: "top/s", typ: tar.TypeSymlink, link: "sub"},
-			{name: "top/s/x.tf", body: "x"},
-		}, `inside the symlink "s"`},
-		{"entry inside a file", []entry{{name: "top/a", body: "x"}, {name: "top/a/b", body: "y"}}, `inside the file "a"`},
-		{"symlink target too long", []entry{{name: "top/a", typ: tar.TypeSymlink, link: strings.Repeat("a/", 2048)}}, "at most 4095"},
-		{"links too long to resolve", longChain(40, 2000), "takes too long to resolve"},
-		{"symlink over a symlink", []entry{{name: "top/s", typ: tar.TypeSymlink, link: "a"}, {name: "top/s", typ: tar.TypeSymlink, link: "b"}}, "already a symlink"},
-		// Hard links name an earlier regular file of the archive, inside it.
-		{"hard link out of the archive", []entry{{name: "top/b", typ: tar.TypeLink, link: "top/../../etc/passwd"}}, "escapes the checkout"},
-		{"absolute hard link", []entry{{name: "top/b", typ: tar.TypeLink, link: "/etc/passwd"}}, "outside the archive's top directory"},
-		{"hard link to another top dir", []entry{{name: "top/b", typ: tar.TypeLink, link: "other/a"}}, "outside the archive's top directory"},
-		{"hard link to nothing earlier", []entry{{name: "top/b", typ: tar.TypeLink, link: "top/a"}, {name: "top/a", body: "x"}}, "not an earlier file"},
-		{"hard link to a directory", []entry{{name: "top/d/", typ: tar.TypeDir}, {name: "top/b", typ: tar.TypeLink, link: "top/d"}}, "not an earlier file"},
-		{"hard link through a symlink", []entry{
-			{name: "top/a", body: "x"},
-			{name: "top/s", typ: tar.TypeSymlink, link: "."},
-			{name: "top/b", typ: tar.TypeLink, link: "top/s/a"},
-		}, `inside the symlink "s"`},
-	}
-	for _, tt := range tests {
+	for _, tt := range refusedTarballs {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "co")
 			require.NoError(t, os.Mkdir(dst, 0o755))
@@ -212,7 +214,7 @@ func TestExtractTarballLinksInsideTheTree(t *testing.T) {
 		{name: "top/alias.tf", typ: tar.TypeSymlink, link: "./env/prod/main.tf"},
 		{name: "top/self", typ: tar.TypeSymlink, link: "."},
 		{name: "top/via-self", typ: tar.TypeSymlink, link: "self/self/main.tf"},
-		{name: "top/up-and-down", typ: tar.TypeSymlink, link: "env/prod/common/../../main.tf"}, // modules/common/../../main.tf,
+		{name: "top/up-and-down", typ: tar.TypeSymlink, link: "env/prod/common/../../main.tf"}, // modules/common/../../main.tf
 		{name: "top/dangling", typ: tar.TypeSymlink, link: "not/there"},
 		{name: "top/copy.tf", typ: tar.TypeLink, link: "top/main.tf"},
 	})), dst, 1<<20, 100)
