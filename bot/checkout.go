@@ -9,15 +9,18 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path"
-	"path/filepath"
-	"strings"
 )
 
-// Limits on a fetched source tree: a pull request cannot make shardgate fill its disk.
+// Limits on a fetched source tree: a pull request cannot make shardgate fill
+// its disk. Every entry counts, files, directories (also those only implied by
+// a file's path) and links; directories and links cost a filesystem block each
+// against the size.
 const (
-	DefaultMaxTreeBytes = 512 << 20
-	DefaultMaxTreeFiles = 50000
+	DefaultMaxTreeBytes   = 512 << 20
+	DefaultMaxTreeEntries = 50000
+	entryBlock            = 4 << 10
+	// maxLinkHops is Linux's MAXSYMLINKS: a longer chain cannot be followed anyway.
+	maxLinkHops = 40
 )
 
 // CheckoutError says why a source tree was refused; it is shown on the PR.
@@ -41,26 +44,32 @@ func downloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, 
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("download tarball of %s/%s@%s: GitHub answered %s", owner, repo, ref, resp.Status)
 	}
-	return extractTarball(resp.Body, dst, DefaultMaxTreeBytes, DefaultMaxTreeFiles)
+	return extractTarball(resp.Body, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
 }
 
 // extractTarball unpacks a gzip'd tar whose entries all sit under one top
 // directory (GitHub's "<owner>-<repo>-<sha>/"), stripping it. It refuses
-// entries that escape dst, links of any kind, devices, and trees over the limits.
-func extractTarball(r io.Reader, dst string, maxBytes int64, maxFiles int) error {
+// entries that escape dst, links that lead out of it, devices, and trees over
+// the limits. Symlinks and directories are made only once the whole archive has
+// been read and every link resolved inside the tree, so no entry is ever
+// written through a link, and a refused tarball leaves no link behind.
+func extractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) error {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return &CheckoutError{Reason: "the tarball is not gzip: " + err.Error()}
 	}
 	defer gz.Close()
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return fmt.Errorf("extract tarball: %w", err)
+	}
+	defer root.Close()
+	x := newTree(root, maxBytes, maxEntries)
 	tr := tar.NewReader(gz)
-	var total int64
-	files := 0
-	top := ""
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return x.finish()
 		}
 		if err != nil {
 			return &CheckoutError{Reason: "the tarball is damaged: " + err.Error()}
@@ -68,62 +77,15 @@ func extractTarball(r io.Reader, dst string, maxBytes int64, maxFiles int) error
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue // git archive's pax header with the commit id
 		}
-		name := strings.TrimPrefix(hdr.Name, "./")
-		first, rest, _ := strings.Cut(name, "/")
-		if top == "" {
-			top = first
+		name, err := x.entryName(hdr.Name)
+		if err != nil {
+			return err
 		}
-		if first != top {
-			return &CheckoutError{Reason: fmt.Sprintf("entry %q is outside the archive's top directory", hdr.Name)}
+		if name == "" {
+			continue // the top directory itself
 		}
-		if rest == "" {
-			continue
-		}
-		clean := path.Clean(rest)
-		if path.IsAbs(rest) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(rest, "\\") {
-			return &CheckoutError{Reason: fmt.Sprintf("entry %q escapes the checkout directory", hdr.Name)}
-		}
-		target := filepath.Join(dst, filepath.FromSlash(clean))
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return fmt.Errorf("extract %s: %w", clean, err)
-			}
-		case tar.TypeReg:
-			files++
-			total += hdr.Size
-			if files > maxFiles {
-				return &CheckoutError{Reason: fmt.Sprintf("the tree has more than %d files", maxFiles)}
-			}
-			if total > maxBytes {
-				return &CheckoutError{Reason: fmt.Sprintf("the tree is larger than %d MiB", maxBytes>>20)}
-			}
-			if err := writeEntry(target, tr, hdr); err != nil {
-				return fmt.Errorf("extract %s: %w", clean, err)
-			}
-		case tar.TypeSymlink, tar.TypeLink:
-			return &CheckoutError{Reason: fmt.Sprintf("entry %q is a link; shardgate does not follow links in pull requests", hdr.Name)}
-		default:
-			return &CheckoutError{Reason: fmt.Sprintf("entry %q has unsupported type %q", hdr.Name, string(hdr.Typeflag))}
+		if err := x.add(hdr, name, tr); err != nil {
+			return err
 		}
 	}
-}
-
-func writeEntry(target string, r io.Reader, hdr *tar.Header) error {
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if hdr.Mode&0o111 != 0 {
-		mode = 0o755
-	}
-	f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.CopyN(f, r, hdr.Size); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

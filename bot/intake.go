@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -19,12 +19,15 @@ import (
 const JobKindEvent = "event"
 
 // Intake is the webhook endpoint: it verifies, de-duplicates and persists each
-// delivery, then answers at once; the work runs later from the queue.
+// delivery, then answers at once; the work runs later from the queue. Bodies
+// are hashed as they stream in, within the bounds of a bodyGate, so strangers
+// cannot make it hold more than a bounded amount of memory.
 type Intake struct {
 	secret    []byte
 	store     store.Store
 	maxQueued int
 	maxBytes  int64
+	gate      *bodyGate
 	handled   map[string]bool
 	log       *logrus.Entry
 	// notify wakes the dispatcher after an enqueue; it never blocks.
@@ -40,7 +43,7 @@ func NewIntake(secret Secret, st store.Store, events []string, maxQueued int, lo
 		return nil, errors.New("new intake: no webhook secret: shardgate refuses unsigned webhooks")
 	}
 	in := &Intake{secret: []byte(secret.Reveal()), store: st, maxQueued: maxQueued, maxBytes: DefaultMaxWebhookBytes,
-		handled: map[string]bool{}, log: log, notify: notify}
+		gate: newBodyGate(), handled: map[string]bool{}, log: log, notify: notify}
 	for _, e := range events {
 		in.handled[e] = true
 	}
@@ -79,42 +82,100 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	event := r.Header.Get("X-GitHub-Event")
 	delivery := r.Header.Get("X-GitHub-Delivery")
 	log := in.log.WithFields(logrus.Fields{FieldEvent: event, FieldDelivery: delivery})
-
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, in.maxBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			log.Warn("webhook body over the size limit")
-			in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
-			return
-		}
-		in.reply(w, "", http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "could not read the body"})
-		return
-	}
-	if !in.validSignature(r.Header.Get("X-Hub-Signature-256"), body) {
-		log.Warn("webhook signature missing or wrong")
-		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+	// Only a delivery that may be queued needs its body kept; the others are
+	// hashed as they stream by.
+	keep := in.handled[event] && delivery != ""
+	body, ok := in.authenticate(w, r, keep, log)
+	if !ok {
 		return
 	}
 	switch {
 	case event == "":
 		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Event is missing"})
-		return
 	case event == "ping":
 		in.reply(w, event, http.StatusOK, intakeReply{Status: "pong"})
-		return
 	case !in.handled[event]:
 		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
-		return
 	case delivery == "":
 		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
-		return
 	case !json.Valid(body):
 		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "body is not JSON"})
-		return
+	default:
+		in.enqueue(w, r, event, delivery, body, log)
 	}
+}
+
+// authenticate reads the body through the HMAC and answers (false) unless the
+// signature matches. What can be refused from the headers is refused before a
+// byte of the body is read; the rest is read under the body gate's bounds, and
+// a kept body is copied out of the gate's chunks only once it is verified.
+func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool, log *logrus.Entry) ([]byte, bool) {
+	// Refused before the end of its body, a request closes its connection:
+	// net/http would otherwise read on to discard the rest, for a stranger.
+	unread := func() { w.Header().Set("Connection", "close") }
+	if r.ContentLength > in.maxBytes {
+		unread()
+		log.Warn("webhook body over the size limit")
+		in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
+		return nil, false
+	}
+	want, ok := parseSignature(r.Header.Get("X-Hub-Signature-256"))
+	if !ok {
+		unread()
+		log.Warn("webhook signature missing or wrong")
+		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+		return nil, false
+	}
+	leave, ok := in.gate.enter()
+	if !ok {
+		unread()
+		log.Warn("too many webhook bodies in flight: delivery refused")
+		w.Header().Set("Retry-After", "10")
+		in.reply(w, "", http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "too many webhook bodies are being received; redeliver later"})
+		return nil, false
+	}
+	defer leave()
+	mac := hmac.New(sha256.New, in.secret)
+	held, err := in.gate.read(w, r.Body, mac, in.maxBytes, keep)
+	defer held.release()
+	if err != nil {
+		unread()
+		in.refuseBody(w, err, log)
+		return nil, false
+	}
+	if !hmac.Equal(want, mac.Sum(nil)) {
+		log.Warn("webhook signature missing or wrong")
+		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+		return nil, false
+	}
+	if !keep {
+		return nil, true
+	}
+	return held.bytes(), true
+}
+
+// refuseBody answers a body the gate stopped reading.
+func (in *Intake) refuseBody(w http.ResponseWriter, err error, log *logrus.Entry) {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		log.Warn("webhook body over the size limit")
+		in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
+	case errors.Is(err, errBudgetSpent):
+		log.Warn("memory for unverified webhook bodies spent: delivery refused")
+		w.Header().Set("Retry-After", "10")
+		in.reply(w, "", http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "too many large webhook bodies are being received; redeliver later"})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		log.Warn("webhook body arrived too slowly")
+		in.reply(w, "", http.StatusRequestTimeout, intakeReply{Status: "rejected", Reason: "the body arrived too slowly"})
+	default:
+		in.reply(w, "", http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "could not read the body"})
+	}
+}
+
+// enqueue persists a verified delivery and answers 202, or 503 when it cannot.
+func (in *Intake) enqueue(w http.ResponseWriter, r *http.Request, event, delivery string, body []byte, log *logrus.Entry) {
 	job := &store.Job{DeliveryID: delivery, Kind: JobKindEvent, Event: event, Payload: body}
-	err = in.store.Enqueue(r.Context(), job, in.maxQueued)
+	err := in.store.Enqueue(r.Context(), job, in.maxQueued)
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		log.Info("redelivery of a queued delivery acknowledged; not run twice")
@@ -133,17 +194,16 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// validSignature checks GitHub's HMAC-SHA256 of the body in constant time.
-func (in *Intake) validSignature(header string, body []byte) bool {
+// parseSignature decodes GitHub's "sha256=<64 hex>" header; the comparison
+// with the body's HMAC is constant-time (hmac.Equal) in authenticate.
+func parseSignature(header string) ([]byte, bool) {
 	hexSig, ok := strings.CutPrefix(header, "sha256=")
 	if !ok {
-		return false
+		return nil, false
 	}
 	got, err := hex.DecodeString(hexSig)
-	if err != nil {
-		return false
+	if err != nil || len(got) != sha256.Size {
+		return nil, false
 	}
-	mac := hmac.New(sha256.New, in.secret)
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	return got, true
 }

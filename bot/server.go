@@ -199,7 +199,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	defer stopAdmin()
-	srv := &http.Server{Addr: s.cfg.Listen, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := NewHTTPServer(s.cfg.Listen, s.Handler())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	s.log.WithField("listen", s.cfg.Listen).Info("shardgate serving")
