@@ -78,6 +78,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench . -benchmem ./store
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./bot
 	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./bot
 
 ## opa-test: the Rego unit tests with the opa CLI itself
