@@ -190,7 +190,7 @@ func (w *world) startService(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen for shardgate: %w", err)
 	}
-	hs := &http.Server{Handler: w.srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := bot.NewHTTPServer("", w.srv.Handler())
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.tb.Errorf("shardgate's listener: %v", err)
