@@ -1,5 +1,11 @@
 package runner
 
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
 // WithRegistryProvidersOnly gives terraform a CLI configuration the runner
 // writes into each job's scratch directory (TF_CLI_CONFIG_FILE), whose
 // explicit provider_installation block allows registry downloads (through
@@ -16,3 +22,26 @@ func WithRegistryProvidersOnly() Option { return func(r *Runner) { r.registryOnl
 // and TF_VAR_* values terraform should see as it would without shardgate.
 // Variables tfexec manages (TF_LOG, TF_INPUT, ...) are still left out.
 func WithInheritEnv() Option { return func(r *Runner) { r.inheritEnv = true } }
+
+// cliConfig is the CLI configuration of WithRegistryProvidersOnly. The
+// plugin cache (TF_PLUGIN_CACHE_DIR) sits in front of every installation
+// method, so "direct" alone means: the cache, else the provider's registry.
+const cliConfig = `# Written by shardgate for one job: providers come from their registry,
+# through the plugin cache; no local mirror, no dev_overrides.
+disable_checkpoint = true
+
+provider_installation {
+  direct {}
+}
+`
+
+// writeCLIConfig writes the job's CLI configuration into its scratch dir and
+// points terraform at it.
+func (j *Job) writeCLIConfig() (string, error) {
+	path := filepath.Join(j.scratch, "terraform.rc")
+	if err := os.WriteFile(path, []byte(cliConfig), 0o600); err != nil {
+		return "", fmt.Errorf("write terraform CLI config: %w", err)
+	}
+	j.env["TF_CLI_CONFIG_FILE"] = path
+	return path, nil
+}

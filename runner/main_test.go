@@ -12,5 +12,8 @@ func TestMain(m *testing.M) {
 	if code, ok := RunSandboxLauncher(os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	if tmp, ok := os.LookupEnv(envLeaveScratch); ok {
+		leaveScratch(tmp)
+	}
 	os.Exit(m.Run())
 }

@@ -115,6 +115,9 @@ func New(bin string, opts ...Option) (*Runner, error) {
 	if r.grace <= 0 {
 		return nil, fmt.Errorf("new runner: grace period must be positive, got %s", r.grace)
 	}
+	if err := r.checkSandbox(); err != nil {
+		return nil, fmt.Errorf("new runner: %w", err)
+	}
 	return r, nil
 }
 

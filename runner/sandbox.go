@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,4 +140,110 @@ func launcherEnv() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, SandboxEnv+"=")
 	})
+}
+
+// checkSandbox refuses a sandbox that cannot work: no launcher, or a kernel
+// without Landlock. Nothing falls back to running unconfined.
+func (r *Runner) checkSandbox() error {
+	if r.sandbox == nil {
+		return nil
+	}
+	if r.sandbox.Launcher == "" {
+		return errors.New("sandbox: no launcher given (the shardgate binary)")
+	}
+	if _, err := os.Stat(r.sandbox.Launcher); err != nil {
+		return fmt.Errorf("sandbox: launcher: %w", err)
+	}
+	if err := SandboxSupported(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// jobRoot is cfg.Root made absolute, cfg.Dir by default; Dir must be in it.
+func jobRoot(cfg JobConfig) (string, error) {
+	if cfg.Root == "" {
+		return cfg.Dir, nil
+	}
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, cfg.Dir); err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", fmt.Errorf("%s is not inside its root %s", cfg.Dir, root)
+	}
+	return root, nil
+}
+
+// isolate applies WithRegistryProvidersOnly and WithSandbox to the job's
+// environment and returns the program tfexec starts: terraform, or the
+// launcher that confines it.
+func (j *Job) isolate() (string, error) {
+	if !j.r.registryOnly {
+		return j.r.bin, nil
+	}
+	cliConfig, err := j.writeCLIConfig()
+	if err != nil || j.r.sandbox == nil {
+		return j.r.bin, err
+	}
+	// HOME too: git, SDKs and terraform itself read configuration there.
+	tmp := filepath.Join(j.scratch, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("make sandbox home: %w", err)
+	}
+	j.env["HOME"], j.env["TMPDIR"] = tmp, tmp
+	p, err := j.sandboxPolicy(cliConfig, tmp)
+	if err != nil {
+		return "", err
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("encode sandbox policy: %w", err)
+	}
+	j.env[SandboxEnv] = string(js)
+	return j.r.sandbox.Launcher, nil
+}
+
+// sandboxPolicy grants the job its own files: Root (the checkout), data
+// dir, scratch tmp and saved plan read-write; the CLI config, variable files
+// and CA bundle the environment names read-only.
+func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
+	var p SandboxPolicy
+	var err error
+	abs := func(path string) string {
+		if path == "" || err != nil {
+			return path
+		}
+		var a string
+		a, err = filepath.Abs(path)
+		return a
+	}
+	p.Exec = abs(j.r.bin)
+	p.PluginCache = abs(j.r.pluginCache)
+	// The plan file: its own dir in scratch, or the file the caller named
+	// (which Plan creates before terraform runs).
+	plan := filepath.Dir(j.planFile)
+	if j.cfg.PlanFile != "" {
+		plan = j.planFile
+	}
+	p.ReadWrite = slices.Concat([]string{j.cfg.Root, abs(j.cfg.DataDir), tmp, plan}, SystemReadWrite)
+	p.ReadOnly = slices.Concat(SystemReadOnly, j.r.sandbox.ReadOnly, []string{cliConfig})
+	if j.varFile != "" {
+		p.ReadOnly = append(p.ReadOnly, j.varFile)
+	}
+	for _, vf := range j.cfg.VarFiles {
+		if !filepath.IsAbs(vf) {
+			vf = filepath.Join(j.cfg.Dir, vf) // terraform resolves them from Dir
+		}
+		p.ReadOnly = append(p.ReadOnly, vf)
+	}
+	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
+		for _, path := range filepath.SplitList(j.env[name]) {
+			p.ReadOnly = append(p.ReadOnly, abs(path))
+		}
+	}
+	if err != nil {
+		return SandboxPolicy{}, fmt.Errorf("sandbox policy: %w", err)
+	}
+	return p, p.validate()
 }

@@ -85,14 +85,14 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 
 // landlockRules grants rw and ro, each path as a directory tree or as a
 // single file, whichever it is (Landlock refuses directory rights on a
-// file). A missing read-only path grants nothing and is skipped; a missing
-// writable one is an error, since the job made it.
+// file). A missing path grants nothing and is skipped: a saved plan file,
+// say, exists from plan on, not during init.
 func landlockRules(rw, ro []string) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	for _, path := range rw {
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, fmt.Errorf("sandbox policy: writable path: %w", err)
+			continue
 		}
 		if st.IsDir() {
 			// Refer: terraform and go-getter rename between the granted trees.
