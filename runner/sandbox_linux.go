@@ -52,10 +52,7 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 		return err
 	}
 	rw, ro := p.grants(args)
-	rules, err := landlockRules(rw, ro)
-	if err != nil {
-		return err
-	}
+	rules := landlockRules(rw, ro)
 	// Paths and IPC scopes (signals, abstract sockets: ABI 6+) only; the
 	// network stays open for registries, backends and coordinators.
 	cfg := landlock.Config{HandledAccessFS: landlock.V5.HandledAccessFS, Scoped: landlock.V6.Scoped}.BestEffort()
@@ -87,7 +84,7 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 // single file, whichever it is (Landlock refuses directory rights on a
 // file). A missing path grants nothing and is skipped: a saved plan file,
 // say, exists from plan on, not during init.
-func landlockRules(rw, ro []string) ([]landlock.Rule, error) {
+func landlockRules(rw, ro []string) []landlock.Rule {
 	var rules []landlock.Rule
 	for _, path := range rw {
 		st, err := os.Stat(path)
@@ -112,7 +109,7 @@ func landlockRules(rw, ro []string) ([]landlock.Rule, error) {
 			rules = append(rules, landlock.ROFiles(path))
 		}
 	}
-	return rules, nil
+	return rules
 }
 
 // Securebits (linux/securebits.h): uid 0 gains no capability at exec, and
