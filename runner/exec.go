@@ -50,6 +50,23 @@ func (r *Runner) managedEnv() map[string]string {
 
 const varEnvPrefix = "TF_VAR_"
 
+// ReservedEnv says whether name is set by the runner or by tfexec under some
+// runner configuration, so that no configuration may set it. TF_VAR_ names
+// are variables and never reserved.
+func ReservedEnv(name string) bool {
+	if strings.HasPrefix(name, varEnvPrefix) {
+		return false
+	}
+	if _, ok := runnerManagedEnv[name]; ok {
+		return true
+	}
+	switch name {
+	case "TF_CLI_CONFIG_FILE", "HOME", "TMPDIR":
+		return true
+	}
+	return len(tfexec.ProhibitedEnv(map[string]string{name: ""})) > 0
+}
+
 // processEnv is what terraform inherits from the process environment: the
 // allow-listed variables, or with WithInheritEnv all of it except what the
 // runner or tfexec manage. TF_VAR_x entries come back as variables.

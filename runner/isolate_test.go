@@ -37,7 +37,7 @@ func TestIsolatedJobEnv(t *testing.T) {
 	t.Run("sandboxed", func(t *testing.T) {
 		launcher := filepath.Join(t.TempDir(), "shardgate")
 		require.NoError(t, os.WriteFile(launcher, nil, 0o755))
-		r := testRunner(t, procEnv, WithSandbox(Sandbox{Launcher: launcher, ReadOnly: []string{"/opt/extra"}}), WithPluginCacheDir(cache))
+		r := testRunner(t, procEnv, WithSandbox(Sandbox{Launcher: launcher, ReadOnly: []string{"/opt/extra"}, ReadWrite: []string{"/var/lib/state"}}), WithPluginCacheDir(cache))
 		j, err := r.NewJob(JobConfig{Dir: dir, Root: root, VarFiles: []string{"prod.tfvars"},
 			SensitiveVars: map[string]string{"pw": "s3cret-pw"}})
 		require.NoError(t, err)
@@ -50,8 +50,8 @@ func TestIsolatedJobEnv(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(j.env[SandboxEnv]), &p))
 		require.Equal(t, r.bin, p.Exec)
 		require.Equal(t, cache, p.PluginCache)
-		require.Equal(t, append([]string{root, filepath.Join(j.scratch, "data"), tmp, filepath.Join(j.scratch, "plan")},
-			SystemReadWrite...), p.ReadWrite)
+		require.Equal(t, append(append([]string{root, filepath.Join(j.scratch, "data"), tmp, filepath.Join(j.scratch, "plan")},
+			SystemReadWrite...), "/var/lib/state"), p.ReadWrite)
 		require.Subset(t, p.ReadOnly, append([]string{"/opt/extra", j.env["TF_CLI_CONFIG_FILE"], j.varFile,
 			filepath.Join(dir, "prod.tfvars"), "/opt/ca/bundle.pem"}, SystemReadOnly...))
 		require.NotContains(t, j.env[SandboxEnv], "s3cret-pw", "the policy names files, never their content")

@@ -37,6 +37,10 @@ type Sandbox struct {
 	// ReadOnly are further files or directories terraform may read, beyond
 	// SystemReadOnly, the terraform binary and the plugin cache.
 	ReadOnly []string
+	// ReadWrite are further files or directories every job may write, such
+	// as the directory of a local backend's state shared by all jobs. Any
+	// pull request's code can then change what is there.
+	ReadWrite []string
 }
 
 // WithSandbox runs every terraform command of the runner's jobs confined:
@@ -206,7 +210,7 @@ func (j *Job) isolate() (string, error) {
 
 // sandboxPolicy grants the job its own files: Root (the checkout), data
 // dir, scratch tmp and saved plan read-write; the CLI config, variable files
-// and CA bundle the environment names read-only.
+// and CA bundle the environment names read-only; and what the Sandbox adds.
 func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 	var p SandboxPolicy
 	var err error
@@ -226,7 +230,7 @@ func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 	if j.cfg.PlanFile != "" {
 		plan = j.planFile
 	}
-	p.ReadWrite = slices.Concat([]string{j.cfg.Root, abs(j.cfg.DataDir), tmp, plan}, SystemReadWrite)
+	p.ReadWrite = slices.Concat([]string{j.cfg.Root, abs(j.cfg.DataDir), tmp, plan}, SystemReadWrite, j.r.sandbox.ReadWrite)
 	p.ReadOnly = slices.Concat(SystemReadOnly, j.r.sandbox.ReadOnly, []string{cliConfig})
 	if j.varFile != "" {
 		p.ReadOnly = append(p.ReadOnly, j.varFile)
