@@ -31,11 +31,11 @@ type Server struct {
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
 	sandboxErr error
-	engine  *policy.Engine
-	rules   []policy.RuleInfo
-	log     *logrus.Entry
-	now     func() time.Time
-	workDir string
+	engine     *policy.Engine
+	rules      []policy.RuleInfo
+	log        *logrus.Entry
+	now        func() time.Time
+	workDir    string
 
 	coordHTTP *http.Client
 	coordMu   sync.Mutex
