@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -292,4 +293,30 @@ func TestParseConfigPhaseEnvProblems(t *testing.T) {
 		require.True(t, containsAny(cerr.Problems, w), "missing problem %q in %q", w, cerr.Problems)
 	}
 	require.Len(t, cerr.Problems, len(want))
+}
+
+// The credential examples of docs/operating.md are valid terraform sections.
+func TestOperatingDocPhaseExamplesParse(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	require.NoError(t, err)
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	dir := t.TempDir()
+	files := regexp.MustCompile(`/etc/shardgate/[a-z0-9-]+`)
+	parsed := 0
+	for _, b := range blocks {
+		block := b[:strings.Index(b, "```")]
+		if !strings.HasPrefix(block, "terraform:\n  plan_env:") {
+			continue
+		}
+		block = files.ReplaceAllStringFunc(block, func(f string) string {
+			return writeFile(t, dir, filepath.Base(f), "value of "+filepath.Base(f))
+		})
+		cfg, err := ParseConfig("docs/operating.md", []byte(phaseConfig(t, block)), func(string) (string, bool) { return "from-env", true })
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.PlanEnv)
+		require.NotEmpty(t, cfg.ApplyEnv)
+		require.NotEqual(t, RevealEnv(cfg.PlanEnv), RevealEnv(cfg.ApplyEnv), "each phase has its own credentials")
+		parsed++
+	}
+	require.Equal(t, 2, parsed, "the S3 and the pg example")
 }
