@@ -7,6 +7,12 @@
 // anything leaves the job. When another operation holds the state lock, the
 // job reports the holder, waits with backoff and retries; it never breaks or
 // deletes a lock.
+//
+// For untrusted configurations (pull requests) WithSandbox confines
+// terraform, its providers and provisioners to the job's own files with
+// Landlock (sandbox.go), and WithRegistryProvidersOnly keeps providers to
+// the registry and the plugin cache (cliconfig.go). Saved plans and
+// sensitive variable files stay in a private scratch dir (scratch.go).
 package runner
 
 import (

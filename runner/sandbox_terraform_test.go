@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/stretchr/testify/require"
@@ -134,4 +135,39 @@ func TestSandboxRequiresSupport(t *testing.T) {
 	_, err = New(tftest.Binary(t), WithSandbox(Sandbox{}))
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "launcher"), err.Error())
+}
+
+// TestSandboxedApplyInterrupted: cancellation still reaches a confined
+// terraform and the provisioner it runs (signals from outside the sandbox
+// go in; terraform's own stay inside), and nothing is left behind.
+func TestSandboxedApplyInterrupted(t *testing.T) {
+	dir := writeModule(t, `resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "touch started && sleep 20"
+  }
+}`)
+	tmp := t.TempDir()
+	r := sandboxRunner(t, WithTempDir(tmp), WithGracePeriod(15*time.Second))
+	j, err := r.NewJob(JobConfig{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, j.Init(context.Background()), j.Output())
+	_, err = j.Plan(context.Background())
+	require.NoError(t, err, j.Output())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitForFile(t, filepath.Join(dir, "started"), 15*time.Second) // inside the provisioner
+		cancel()
+	}()
+	start := time.Now()
+	err = j.Apply(ctx)
+	cancel()
+	var intr *InterruptedError
+	require.ErrorAs(t, err, &intr)
+	require.False(t, intr.Killed, "terraform stopped on SIGINT: %s", j.Output())
+	require.FileExists(t, filepath.Join(dir, "started"))
+	require.Contains(t, j.Output(), "Interrupt received")
+	require.Less(t, time.Since(start), 15*time.Second)
+	require.NoError(t, j.Close())
+	requireEmptyDir(t, tmp)
 }
