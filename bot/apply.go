@@ -386,7 +386,10 @@ func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) s
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
 func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
-	secret := map[string]string{}
+	if s.sandboxErr != nil {
+		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
+	}
+	secret := RevealEnv(s.cfg.ApplyEnv)
 	for _, st := range streamsOf(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
 		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
@@ -399,7 +402,7 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 	for _, vf := range reviewed.VarFiles {
 		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
 	}
-	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: reviewed.Workspace, VarFiles: varFiles,
+	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
 		Env: env, SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1})
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)

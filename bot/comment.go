@@ -31,6 +31,9 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 	var b strings.Builder
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
+	if n := s.sandboxNotice(); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	for _, n := range st.Notes {
 		fmt.Fprintf(&b, "\n> %s\n", n) // built escaped (voidExceptionLabels)
 	}

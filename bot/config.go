@@ -63,16 +63,25 @@ type CoordinatorCredentials struct {
 
 // Config is the validated, immutable server configuration.
 type Config struct {
-	Listen            string
-	GitHubAPIURL      string
-	AppID             int64
-	PrivateKey        Secret
-	WebhookSecret     Secret
-	StorePath         string
-	TerraformBinary   string
-	LockTimeout       time.Duration
-	PluginCacheDir    string
-	WorkDir           string
+	Listen          string
+	GitHubAPIURL    string
+	AppID           int64
+	PrivateKey      Secret
+	WebhookSecret   Secret
+	StorePath       string
+	TerraformBinary string
+	LockTimeout     time.Duration
+	PluginCacheDir  string
+	WorkDir         string
+	// Sandbox is SandboxLandlock or SandboxNone (config_terraform.go);
+	// SandboxWritable are paths every sandboxed job may also write.
+	Sandbox         string
+	SandboxWritable []string
+	// PlanEnv is the environment of pull-request plans, ApplyEnv that of
+	// apply jobs (re-plan and apply of the merge commit): credentials per
+	// phase, so that PR code never sees apply-time ones.
+	PlanEnv           map[string]Secret
+	ApplyEnv          map[string]Secret
 	Coordinators      []CoordinatorCredentials
 	ApproverUsers     []string
 	ApproverTeams     []string // "org/team-slug"
@@ -154,10 +163,14 @@ type rawStore struct {
 }
 
 type rawTerraform struct {
-	Binary         string `yaml:"binary"`
-	LockTimeout    string `yaml:"lock_timeout"`
-	PluginCacheDir string `yaml:"plugin_cache_dir"`
-	WorkDir        string `yaml:"work_dir"`
+	Binary          string                  `yaml:"binary"`
+	LockTimeout     string                  `yaml:"lock_timeout"`
+	PluginCacheDir  string                  `yaml:"plugin_cache_dir"`
+	WorkDir         string                  `yaml:"work_dir"`
+	Sandbox         string                  `yaml:"sandbox"`
+	SandboxWritable []string                `yaml:"sandbox_writable"`
+	PlanEnv         map[string]rawEnvSource `yaml:"plan_env"`
+	ApplyEnv        map[string]rawEnvSource `yaml:"apply_env"`
 }
 
 type rawCoordinator struct {
@@ -313,6 +326,10 @@ func (v *validator) config(r *rawConfig) *Config {
 		v.addf("store.path is missing")
 	}
 	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
+	c.Sandbox = v.sandbox(r.Terraform.Sandbox)
+	c.SandboxWritable = v.absPaths("terraform.sandbox_writable", r.Terraform.SandboxWritable)
+	c.PlanEnv = v.phaseEnv("terraform.plan_env", r.Terraform.PlanEnv)
+	c.ApplyEnv = v.phaseEnv("terraform.apply_env", r.Terraform.ApplyEnv)
 	c.Coordinators = v.coordinators(r.Coordinators)
 	c.ApproverUsers, c.ApproverTeams = v.approvers(r.Approvers)
 	c.Policy, c.AttestationTTL, c.AllowRepoOverride = v.policy(r.Policy)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,121 @@ func TestOperatingDocExampleParses(t *testing.T) {
 	require.Equal(t, []string{"acme/sre"}, cfg.ApproverTeams)
 	require.Equal(t, 2*time.Hour, cfg.AttestationTTL)
 	require.Equal(t, 2*time.Minute, cfg.ApplyLease)
+}
+
+// phaseConfig is a valid configuration with the given terraform section.
+func phaseConfig(t *testing.T, terraform string) string {
+	t.Helper()
+	dir := t.TempDir()
+	key := writeFile(t, dir, "app.pem", "key")
+	hook := writeFile(t, dir, "hook", "hook-secret")
+	return fmt.Sprintf("version: 1\ngithub: {app_id: 1, private_key_file: %q, webhook_secret_file: %q}\nstore: {path: x.db}\napprovers: {users: [a]}\n%s",
+		key, hook, terraform)
+}
+
+func TestParseConfigSandboxAndPhaseEnv(t *testing.T) {
+	dir := t.TempDir()
+	keyID := writeFile(t, dir, "plan-key-id", "AKIAPLANPLANPLANPLAN\n")
+	pg := writeFile(t, dir, "apply-pg", "postgres://apply:apply-pw-77@db/state\n")
+	cfg, err := ParseConfig("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
+  sandbox: none
+  plan_env:
+    AWS_ACCESS_KEY_ID: {value_file: %s}
+    AWS_SECRET_ACCESS_KEY: {value_env: PLAN_AWS_SECRET}
+  apply_env:
+    PG_CONN_STR: {value_file: %s}
+`, keyID, pg))), func(k string) (string, bool) { return "plan-secret-88", k == "PLAN_AWS_SECRET" })
+	require.NoError(t, err)
+	require.Equal(t, SandboxNone, cfg.Sandbox)
+	require.Equal(t, map[string]string{"AWS_ACCESS_KEY_ID": "AKIAPLANPLANPLANPLAN", "AWS_SECRET_ACCESS_KEY": "plan-secret-88"}, RevealEnv(cfg.PlanEnv))
+	require.Equal(t, map[string]string{"PG_CONN_STR": "postgres://apply:apply-pw-77@db/state"}, RevealEnv(cfg.ApplyEnv))
+	js, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	for _, s := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), string(js)} {
+		for _, secret := range []string{"AKIAPLAN", "plan-secret-88", "apply-pw-77"} {
+			require.NotContains(t, s, secret)
+		}
+	}
+
+	t.Run("the sandbox is on by default, the phases get nothing", func(t *testing.T) {
+		cfg, err := ParseConfig("c", []byte(phaseConfig(t, "")), noEnv)
+		require.NoError(t, err)
+		require.Equal(t, SandboxLandlock, cfg.Sandbox)
+		require.Empty(t, cfg.PlanEnv)
+		require.Empty(t, cfg.ApplyEnv)
+	})
+	t.Run("inline values are refused", func(t *testing.T) {
+		_, err := ParseConfig("c", []byte(phaseConfig(t, "terraform:\n  plan_env:\n    PGPASSWORD: {value: hunter2}\n")), noEnv)
+		require.ErrorContains(t, err, "never written inline")
+		require.NotContains(t, err.Error(), "hunter2")
+	})
+}
+
+func TestParseConfigPhaseEnvProblems(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, dir, "empty", "\n")
+	_, err := ParseConfig("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
+  sandbox: bwrap
+  sandbox_writable: [relative/state]
+  plan_env:
+    1BAD: {value_env: X}
+    BOTH: {value_file: %s, value_env: X}
+    NEITHER: {}
+    UNSET: {value_env: NOPE}
+    EMPTY: {value_file: %s}
+    TF_DATA_DIR: {value_env: X}
+    HOME: {value_env: X}
+  apply_env:
+    TF_LOG: {value_env: X}
+    TF_CLI_ARGS_apply: {value_env: X}
+    TF_VAR_coordinator_password: {value_env: X}
+    SHARDGATE_SANDBOX: {value_env: X}
+`, empty, empty))), func(k string) (string, bool) { return "x", k == "X" })
+	var cerr *ConfigError
+	require.ErrorAs(t, err, &cerr)
+	want := []string{
+		`terraform.sandbox "bwrap" is not landlock or none`,
+		`terraform.sandbox_writable[0] "relative/state" is not an absolute path`,
+		`terraform.plan_env: "1BAD" is not an environment variable name`,
+		"terraform.plan_env.BOTH: set value_file or value_env, not both",
+		"terraform.plan_env.NEITHER: set value_file or value_env",
+		"terraform.plan_env.UNSET.value_env: NOPE is not set",
+		"terraform.plan_env.EMPTY.value_file: " + empty + " is empty",
+		"terraform.plan_env.TF_DATA_DIR: shardgate sets it",
+		"terraform.plan_env.HOME: shardgate sets it",
+		"terraform.apply_env.TF_LOG: shardgate sets it",
+		"terraform.apply_env.TF_CLI_ARGS_apply: shardgate sets it",
+		"terraform.apply_env.TF_VAR_coordinator_password: shardgate sets it",
+		"terraform.apply_env.SHARDGATE_SANDBOX: shardgate sets it",
+	}
+	for _, w := range want {
+		require.True(t, containsAny(cerr.Problems, w), "missing problem %q in %q", w, cerr.Problems)
+	}
+	require.Len(t, cerr.Problems, len(want))
+}
+
+// The credential examples of docs/operating.md are valid terraform sections.
+func TestOperatingDocPhaseExamplesParse(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	require.NoError(t, err)
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	dir := t.TempDir()
+	files := regexp.MustCompile(`/etc/shardgate/[a-z0-9-]+`)
+	parsed := 0
+	for _, b := range blocks {
+		block := b[:strings.Index(b, "```")]
+		if !strings.HasPrefix(block, "terraform:\n  plan_env:") {
+			continue
+		}
+		block = files.ReplaceAllStringFunc(block, func(f string) string {
+			return writeFile(t, dir, filepath.Base(f), "value of "+filepath.Base(f))
+		})
+		cfg, err := ParseConfig("docs/operating.md", []byte(phaseConfig(t, block)), func(string) (string, bool) { return "from-env", true })
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.PlanEnv)
+		require.NotEmpty(t, cfg.ApplyEnv)
+		require.NotEqual(t, RevealEnv(cfg.PlanEnv), RevealEnv(cfg.ApplyEnv), "each phase has its own credentials")
+		parsed++
+	}
+	require.Equal(t, 2, parsed, "the S3 and the pg example")
 }

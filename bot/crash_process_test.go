@@ -90,6 +90,7 @@ store:
 terraform:
   binary: %s
   work_dir: %s
+  sandbox_writable: [%q]
 coordinators:
   - url_prefix: %s
     username: admin
@@ -100,7 +101,7 @@ approvers:
 apply:
   lease: 3s
   convergence_timeout: 2m
-`, listen, h.gh.URL(), h.gh.AppID(), key, secret, h.cfg.StorePath, h.cfg.TerraformBinary, t.TempDir(), h.simURL, coordPW, approver))
+`, listen, h.gh.URL(), h.gh.AppID(), key, secret, h.cfg.StorePath, h.cfg.TerraformBinary, t.TempDir(), h.cfg.SandboxWritable[0], h.simURL, coordPW, approver))
 }
 
 func (p *serveProcess) start() {

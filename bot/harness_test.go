@@ -132,6 +132,8 @@ func newHarnessBase(t *testing.T) *harness {
 		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
 		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(), ConvergeTimeout: 2 * time.Minute, ApplyLease: 5 * time.Second,
+		// The shared local state stands in for a remote backend.
+		SandboxWritable: []string{filepath.Dir(h.state)},
 	}
 	return h
 }

@@ -74,6 +74,9 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 	case isFork(pr) && !s.cfg.AllowForkPRs:
 		st.Status = "not planned: this pull request comes from a fork, and this shardgate server does not run Terraform for forks (`allow_fork_prs` is off). Push the branch to this repository instead."
 		return s.publish(ctx, gh, st, nil)
+	case s.sandboxErr != nil:
+		st.Status = sandboxRefusedStatus(s.sandboxErr)
+		return s.publish(ctx, gh, st, nil)
 	case pr.GetDraft() && !req.explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.publish(ctx, gh, st, nil)
@@ -158,7 +161,10 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 	for _, vf := range p.VarFiles {
 		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
 	}
-	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Workspace: p.Workspace, VarFiles: varFiles,
+	// The whole checkout is the sandbox's tree (modules beside the project);
+	// plans get the plan-phase credentials only, never apply_env.
+	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: p.Workspace, VarFiles: varFiles,
+		SecretEnv: RevealEnv(s.cfg.PlanEnv),
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())

@@ -28,11 +28,14 @@ type Server struct {
 	rec     records
 	clients ClientCreator
 	runner  *runner.Runner
-	engine  *policy.Engine
-	rules   []policy.RuleInfo
-	log     *logrus.Entry
-	now     func() time.Time
-	workDir string
+	// sandboxErr is why terraform cannot be confined although the
+	// configuration requires it (sandbox.go): nothing is planned or applied.
+	sandboxErr error
+	engine     *policy.Engine
+	rules      []policy.RuleInfo
+	log        *logrus.Entry
+	now        func() time.Time
+	workDir    string
 
 	coordHTTP *http.Client
 	coordMu   sync.Mutex
@@ -95,12 +98,22 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	}
 	wait := runner.DefaultWaitPolicy()
 	wait.Timeout = cfg.LockTimeout
-	ropts := []runner.Option{runner.WithWaitPolicy(wait)}
+	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly()}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
-	if s.runner, err = runner.New(bin, ropts...); err != nil {
+	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
+	if s.sandboxErr = sandboxErr; sandboxErr != nil {
+		s.log.WithError(sandboxErr).Error("terraform cannot be sandboxed here: pull requests will not be planned nor merges applied (terraform.sandbox: none would run them unsandboxed)")
+	}
+	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
+	}
+	// Scratch dirs (saved plans, sensitive variables) of a killed process.
+	if removed, err := s.runner.SweepScratch(); err != nil {
+		s.log.WithError(err).Warn("remove leftover terraform scratch dirs")
+	} else if len(removed) > 0 {
+		s.log.WithField("dirs", len(removed)).Info("removed leftover terraform scratch dirs")
 	}
 	if s.engine, err = policy.New(); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)

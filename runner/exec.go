@@ -31,30 +31,83 @@ var DefaultPassEnv = []string{
 var runnerManagedEnv = map[string]string{
 	"TF_DATA_DIR":         "JobConfig.DataDir",
 	"TF_PLUGIN_CACHE_DIR": "WithPluginCacheDir",
+	SandboxEnv:            "WithSandbox",
+}
+
+// managedEnv are the variables this runner sets itself, each with what
+// callers use instead.
+func (r *Runner) managedEnv() map[string]string {
+	m := maps.Clone(runnerManagedEnv)
+	if r.registryOnly {
+		m["TF_CLI_CONFIG_FILE"] = "WithRegistryProvidersOnly"
+	}
+	if r.sandbox != nil {
+		m["HOME"] = "WithSandbox: the job's scratch dir"
+		m["TMPDIR"] = "WithSandbox: the job's scratch dir"
+	}
+	return m
 }
 
 const varEnvPrefix = "TF_VAR_"
 
-// jobEnv builds the complete environment of a job's terraform: the
-// allow-listed process variables, the runner's and job's own, then the
-// variables the runner manages. TF_VAR_x entries are returned as variables,
-// because tfexec refuses them in SetEnv; other variables tfexec manages
-// itself (TF_LOG, TF_CLI_ARGS, TF_WORKSPACE, ...) are an error.
-func (r *Runner) jobEnv(cfg JobConfig) (env, vars, sensitive map[string]string, err error) {
-	env = map[string]string{}
+// ReservedEnv says whether name is set by the runner or by tfexec under some
+// runner configuration, so that no configuration may set it. TF_VAR_ names
+// are variables and never reserved.
+func ReservedEnv(name string) bool {
+	if strings.HasPrefix(name, varEnvPrefix) {
+		return false
+	}
+	if _, ok := runnerManagedEnv[name]; ok {
+		return true
+	}
+	switch name {
+	case "TF_CLI_CONFIG_FILE", "HOME", "TMPDIR":
+		return true
+	}
+	return len(tfexec.ProhibitedEnv(map[string]string{name: ""})) > 0
+}
+
+// processEnv is what terraform inherits from the process environment: the
+// allow-listed variables, or with WithInheritEnv all of it except what the
+// runner or tfexec manage. TF_VAR_x entries come back as variables.
+func (r *Runner) processEnv() (env, vars map[string]string) {
+	env, vars = map[string]string{}, map[string]string{}
+	managed := r.managedEnv()
+	if r.inheritEnv {
+		for _, kv := range r.environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			if name, ok := strings.CutPrefix(k, varEnvPrefix); ok && name != "" {
+				vars[name] = v
+			} else if _, ok := managed[k]; !ok && len(tfexec.ProhibitedEnv(map[string]string{k: v})) == 0 {
+				env[k] = v
+			}
+		}
+		return env, vars
+	}
 	for _, name := range slices.Concat(DefaultPassEnv, r.passEnv) {
+		if _, ok := managed[name]; ok {
+			continue // e.g. TF_CLI_CONFIG_FILE: the runner writes its own
+		}
 		if v, ok := r.lookupEnv(name); ok {
 			env[name] = v
 		}
 	}
-	vars = maps.Clone(cfg.Vars)
-	if vars == nil {
-		vars = map[string]string{}
-	}
+	return env, vars
+}
+
+// jobEnv builds the complete environment of a job's terraform: the process
+// variables (see processEnv), the runner's and job's own, then the
+// variables the runner manages. TF_VAR_x entries are returned as variables,
+// because tfexec refuses them in SetEnv; other variables tfexec manages
+// itself (TF_LOG, TF_CLI_ARGS, TF_WORKSPACE, ...) are an error.
+func (r *Runner) jobEnv(cfg JobConfig) (env, vars, sensitive map[string]string, err error) {
+	env, vars = r.processEnv()
+	maps.Copy(vars, cfg.Vars)
 	sensitive = maps.Clone(cfg.SensitiveVars)
 	if sensitive == nil {
 		sensitive = map[string]string{}
 	}
+	managed := r.managedEnv()
 	var bad []string
 	add := func(src map[string]string, toVars map[string]string) {
 		for k, v := range src {
@@ -62,7 +115,7 @@ func (r *Runner) jobEnv(cfg JobConfig) (env, vars, sensitive map[string]string, 
 				toVars[name] = v
 				continue
 			}
-			if field, ok := runnerManagedEnv[k]; ok {
+			if field, ok := managed[k]; ok {
 				bad = append(bad, k+" (use "+field+")")
 				continue
 			}
@@ -186,7 +239,7 @@ func (j *Job) showJSON(ctx context.Context) ([]byte, error) {
 	defer j.mu.Unlock()
 	errOut := newTailBuffer(j.r.tailBytes)
 	var stdout bytes.Buffer
-	cmd := exec.CommandContext(ctx, j.r.bin, "show", "-json", "-no-color", j.planFile)
+	cmd := exec.CommandContext(ctx, j.execPath, "show", "-json", "-no-color", j.planFile)
 	cmd.Dir = j.cfg.Dir
 	cmd.Env = j.directEnv()
 	cmd.Stdout = &stdout

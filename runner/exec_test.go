@@ -20,6 +20,13 @@ func testRunner(t *testing.T, procEnv map[string]string, opts ...Option) *Runner
 	r, err := New(bin, append([]Option{WithTempDir(t.TempDir())}, opts...)...)
 	require.NoError(t, err)
 	r.lookupEnv = func(k string) (string, bool) { v, ok := procEnv[k]; return v, ok }
+	r.environ = func() []string {
+		var out []string
+		for k, v := range procEnv {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
 	return r
 }
 
@@ -27,6 +34,8 @@ func TestJobEnv(t *testing.T) {
 	procEnv := map[string]string{
 		"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
 		"GITHUB_TOKEN": "ghs_not_for_terraform", "AWS_SECRET_ACCESS_KEY": "nope", "AWS_PROFILE": "ops",
+		"TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc", "TF_VAR_region": "eu-west-1", "TF_LOG": "TRACE",
+		SandboxEnv: `{"exec":"/bin/sh"}`,
 	}
 	tests := []struct {
 		name          string
@@ -41,14 +50,14 @@ func TestJobEnv(t *testing.T) {
 			name: "only allow-listed process variables",
 			cfg:  JobConfig{DataDir: "/data"},
 			wantEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
-				"TF_DATA_DIR": "/data", "CHECKPOINT_DISABLE": "1"},
+				"TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc", "TF_DATA_DIR": "/data", "CHECKPOINT_DISABLE": "1"},
 		},
 		{
 			name: "extra pass-through, runner and job values, plugin cache",
 			opts: []Option{WithPassEnv("AWS_PROFILE"), WithEnv(map[string]string{"PGUSER": "bot"}), WithPluginCacheDir("/cache")},
 			cfg:  JobConfig{DataDir: "/data", Env: map[string]string{"PGUSER": "job", "AWS_REGION": "eu-west-1"}},
 			wantEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
-				"AWS_PROFILE": "ops", "PGUSER": "job", "AWS_REGION": "eu-west-1",
+				"AWS_PROFILE": "ops", "PGUSER": "job", "AWS_REGION": "eu-west-1", "TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc",
 				"TF_DATA_DIR": "/data", "CHECKPOINT_DISABLE": "1", "TF_PLUGIN_CACHE_DIR": "/cache"},
 		},
 		{
@@ -57,9 +66,31 @@ func TestJobEnv(t *testing.T) {
 				Env:       map[string]string{"TF_VAR_b": "2"},
 				SecretEnv: map[string]string{"TF_VAR_pw": "s3cret", "PGPASSWORD": "pgpw"}},
 			wantEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
-				"PGPASSWORD": "pgpw", "TF_DATA_DIR": "/d", "CHECKPOINT_DISABLE": "1"},
+				"PGPASSWORD": "pgpw", "TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc", "TF_DATA_DIR": "/d", "CHECKPOINT_DISABLE": "1"},
 			wantVars:      map[string]string{"a": "1", "b": "2"},
 			wantSensitive: map[string]string{"pw": "s3cret"},
+		},
+		{
+			name: "the caller's whole environment with WithInheritEnv, but what tfexec and the runner manage",
+			opts: []Option{WithInheritEnv()},
+			cfg:  JobConfig{DataDir: "/data"},
+			wantEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
+				"GITHUB_TOKEN": "ghs_not_for_terraform", "AWS_SECRET_ACCESS_KEY": "nope", "AWS_PROFILE": "ops",
+				"TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc", "TF_DATA_DIR": "/data", "CHECKPOINT_DISABLE": "1"},
+			wantVars: map[string]string{"region": "eu-west-1"},
+		},
+		{
+			name: "registry-only runners write their own CLI config",
+			opts: []Option{WithRegistryProvidersOnly()},
+			cfg:  JobConfig{DataDir: "/data"},
+			wantEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "HTTPS_PROXY": "http://proxy:3128",
+				"TF_DATA_DIR": "/data", "CHECKPOINT_DISABLE": "1"},
+		},
+		{
+			name:    "registry-only runners refuse a CLI config",
+			opts:    []Option{WithRegistryProvidersOnly()},
+			cfg:     JobConfig{Env: map[string]string{"TF_CLI_CONFIG_FILE": "/x.tfrc"}},
+			wantErr: "environment variables managed by the runner: TF_CLI_CONFIG_FILE (use WithRegistryProvidersOnly)",
 		},
 		{
 			name:    "variables tfexec or the runner manage are refused",
@@ -121,6 +152,9 @@ func TestNewJobArguments(t *testing.T) {
 	}, describe(j.planOptions(2500e6)))
 
 	t.Run("sensitive variables are in a private file, not on the command line", func(t *testing.T) {
+		require.NoFileExists(t, j.varFile, "written only while terraform plans")
+		done, err := j.beforePlan()
+		require.NoError(t, err)
 		st, err := os.Stat(j.varFile)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -128,6 +162,8 @@ func TestNewJobArguments(t *testing.T) {
 		require.NoError(t, err)
 		require.JSONEq(t, `{"db_password":"hunter2-long"}`, string(b))
 		require.NotContains(t, fmt.Sprint(describe(j.planOptions(0))), "hunter2-long")
+		done(errors.New("plan failed"))
+		require.NoFileExists(t, j.varFile)
 	})
 	t.Run("sensitive values are redacted", func(t *testing.T) {
 		require.Equal(t, "pw [REDACTED]", j.Redact("pw hunter2-long"))

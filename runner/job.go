@@ -24,9 +24,12 @@ type Job struct {
 	tf         *tfexec.Terraform
 	env        map[string]string
 	vars       []string // "name=value" for -var
-	varFile    string   // sensitive variables, in the scratch dir
+	varFile    string   // sensitive variables, in the scratch dir while terraform plans
+	sensitive  map[string]string
 	scratch    string
+	unlock     func() // releases the scratch dir's lock (see SweepScratch)
 	planFile   string
+	execPath   string // terraform, or the sandbox launcher
 	redactor   *Redactor
 	policy     WaitPolicy
 	onLockWait func(LockWait)
@@ -48,14 +51,24 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 		return nil, fmt.Errorf("new job: %s is not a directory", cfg.Dir)
 	}
 	cfg.Dir = dir
+	if cfg.Root, err = jobRoot(cfg); err != nil {
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	j := &Job{r: r, redactor: NewRedactor(), policy: r.policy, onLockWait: r.onLockWait}
+	if err := j.makeScratch(&cfg); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("new job: %w", err)
+	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(dir, ".terraform")
 	}
+	j.cfg = cfg
 	env, vars, sensitive, err := r.jobEnv(cfg)
 	if err != nil {
+		j.Close()
 		return nil, fmt.Errorf("new job: %w", err)
 	}
-	j := &Job{r: r, cfg: cfg, env: env, redactor: NewRedactor(), policy: r.policy, onLockWait: r.onLockWait}
+	j.env = env
 	if cfg.Wait != nil {
 		j.policy = *cfg.Wait
 	}
@@ -73,12 +86,9 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 	}
 	j.vars = varArgs(vars)
 
-	if j.scratch, err = os.MkdirTemp(r.tempDir, "shardgate-job-"); err != nil {
-		return nil, fmt.Errorf("new job: make scratch dir: %w", err)
-	}
 	switch {
 	case cfg.PlanFile == "":
-		j.planFile = filepath.Join(j.scratch, "tfplan")
+		j.planFile = filepath.Join(j.scratch, "plan", "tfplan")
 	case filepath.IsAbs(cfg.PlanFile):
 		j.planFile = cfg.PlanFile
 	default:
@@ -86,16 +96,19 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 		j.planFile = filepath.Join(dir, cfg.PlanFile)
 	}
 	if len(sensitive) > 0 {
-		if err := j.writeVarFile(sensitive); err != nil {
-			j.Close()
-			return nil, fmt.Errorf("new job: %w", err)
-		}
+		// Written just before each plan and removed after it (plan.go).
+		j.sensitive = sensitive
+		j.varFile = filepath.Join(j.scratch, "sensitive.tfvars.json")
 	}
-	if j.tf, err = tfexec.NewTerraform(dir, r.bin); err != nil {
+	if j.execPath, err = j.isolate(); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("new job: %w", err)
 	}
-	if err := j.tf.SetEnv(env); err != nil {
+	if j.tf, err = tfexec.NewTerraform(dir, j.execPath); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("new job: %w", err)
+	}
+	if err := j.tf.SetEnv(j.env); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("new job: %w", err)
 	}
@@ -104,20 +117,6 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 		return nil, fmt.Errorf("new job: %w", err)
 	}
 	return j, nil
-}
-
-// writeVarFile puts sensitive variables in a JSON var file only this user
-// can read, inside the job's private scratch dir.
-func (j *Job) writeVarFile(vars map[string]string) error {
-	b, err := json.Marshal(vars)
-	if err != nil {
-		return fmt.Errorf("encode sensitive variables: %w", err)
-	}
-	j.varFile = filepath.Join(j.scratch, "sensitive.tfvars.json")
-	if err := os.WriteFile(j.varFile, b, 0o600); err != nil {
-		return fmt.Errorf("write sensitive variables: %w", err)
-	}
-	return nil
 }
 
 func varArgs(vars map[string]string) []string {
@@ -134,7 +133,12 @@ func (j *Job) Close() error {
 	if j.scratch == "" {
 		return nil
 	}
-	if err := os.RemoveAll(j.scratch); err != nil {
+	err := os.RemoveAll(j.scratch)
+	if j.unlock != nil {
+		j.unlock()
+		j.unlock = nil
+	}
+	if err != nil {
 		return fmt.Errorf("remove job scratch dir: %w", err)
 	}
 	return nil
@@ -194,6 +198,11 @@ func (j *Job) selectWorkspace(ctx context.Context, name string) error {
 // Plan runs terraform plan into the saved plan file, waiting for the state
 // lock as the policy allows. It reports whether the plan has changes.
 func (j *Job) Plan(ctx context.Context) (changed bool, err error) {
+	done, err := j.beforePlan()
+	if err != nil {
+		return false, fmt.Errorf("terraform plan: %w", err)
+	}
+	defer func() { done(err) }()
 	err = j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
 		return j.run(ctx, "plan", func(ctx context.Context) error {
 			var err error
@@ -263,6 +272,7 @@ func (j *Job) Apply(ctx context.Context) error {
 	if _, err := os.Stat(j.planFile); err != nil {
 		return fmt.Errorf("apply saved plan: no plan file: run Plan first")
 	}
+	defer j.afterApply()
 	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
 		return j.run(ctx, "apply", func(ctx context.Context) error {
 			opts := []tfexec.ApplyOption{tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String())}

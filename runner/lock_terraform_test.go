@@ -93,10 +93,14 @@ func TestLocalLockWaitThenSucceed(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			waits = append(waits, w)
-			// Waiting never touches the holder's lock.
+			// Waiting never touches the holder's lock. Only the first wait is
+			// sure to see it: terraform polls a held lock at 1s, 2s, 4s, so
+			// an attempt can miss a release and end just after it.
 			li, ok := readLockInfo(dir)
-			require.True(t, ok, "lock info still there while waiting")
-			require.Equal(t, w.Lock.ID, li.ID)
+			require.True(t, ok || w.Attempt > 1, "lock info still there while waiting")
+			if ok {
+				require.Equal(t, w.Lock.ID, li.ID)
+			}
 		},
 	})
 	require.NoError(t, j.Init(context.Background()))

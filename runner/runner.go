@@ -7,6 +7,12 @@
 // anything leaves the job. When another operation holds the state lock, the
 // job reports the holder, waits with backoff and retries; it never breaks or
 // deletes a lock.
+//
+// For untrusted configurations (pull requests) WithSandbox confines
+// terraform, its providers and provisioners to the job's own files with
+// Landlock (sandbox.go), and WithRegistryProvidersOnly keeps providers to
+// the registry and the plugin cache (cliconfig.go). Saved plans and
+// sensitive variable files stay in a private scratch dir (scratch.go).
 package runner
 
 import (
@@ -37,7 +43,13 @@ type Runner struct {
 	tailBytes   int
 	tempDir     string
 
+	// Isolation of untrusted configurations (sandbox.go, cliconfig.go).
+	sandbox      *Sandbox
+	registryOnly bool
+	inheritEnv   bool
+
 	lookupEnv func(string) (string, bool)
+	environ   func() []string
 	now       func() time.Time
 	rand      func() float64
 }
@@ -99,6 +111,7 @@ func New(bin string, opts ...Option) (*Runner, error) {
 		secretEnv: map[string]string{},
 		tailBytes: DefaultTailBytes,
 		lookupEnv: os.LookupEnv,
+		environ:   os.Environ,
 		now:       time.Now,
 		rand:      rand.Float64,
 	}
@@ -107,6 +120,9 @@ func New(bin string, opts ...Option) (*Runner, error) {
 	}
 	if r.grace <= 0 {
 		return nil, fmt.Errorf("new runner: grace period must be positive, got %s", r.grace)
+	}
+	if err := r.checkSandbox(); err != nil {
+		return nil, fmt.Errorf("new runner: %w", err)
 	}
 	return r, nil
 }
@@ -118,8 +134,14 @@ func (r *Runner) Binary() string { return r.bin }
 type JobConfig struct {
 	// Dir is the root module directory.
 	Dir string
-	// DataDir is TF_DATA_DIR; default Dir/.terraform. Give each concurrent
-	// job on one Dir its own.
+	// Root is the tree a sandboxed terraform may read and write: the whole
+	// checkout, when Dir's modules or variable files live beside it.
+	// Default Dir; Dir must be inside it.
+	Root string
+	// DataDir is TF_DATA_DIR; default Dir/.terraform, or with
+	// WithRegistryProvidersOnly a fresh directory in the job's scratch, so
+	// that nothing a checkout ships under .terraform is used. Give each
+	// concurrent job on one Dir its own.
 	DataDir string
 	// Workspace is selected after init (created when missing); empty means
 	// the current one.

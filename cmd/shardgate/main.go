@@ -25,6 +25,7 @@ const (
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	hidden  bool // not listed by help (sandbox.go)
 }
 
 // commands is filled by each subcommand's file in init().
@@ -33,6 +34,10 @@ var commands = map[string]command{}
 func register(name string, c command) { commands[name] = c }
 
 func main() {
+	// First: a sandboxed job may have started this binary to confine terraform.
+	if code, launched := launchSandboxed(os.Args[1:]); launched {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -59,8 +64,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: shardgate <command> [flags]")
 	fmt.Fprintln(w, "")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {

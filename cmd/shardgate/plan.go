@@ -69,7 +69,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	wait := runner.DefaultWaitPolicy()
 	wait.Timeout = *lockTimeout
-	r, err := runner.New(bin, runner.WithWaitPolicy(wait), runner.WithOnLockWait(func(w runner.LockWait) {
+	// A person's own shell: unsandboxed, and terraform sees the caller's
+	// environment (backend credentials, TF_VAR_*) as it would without us.
+	r, err := runner.New(bin, runner.WithInheritEnv(), runner.WithWaitPolicy(wait), runner.WithOnLockWait(func(w runner.LockWait) {
 		fmt.Fprintf(stderr, "shardgate plan: %s\n", lockWaitLine(w))
 	}))
 	if err != nil {

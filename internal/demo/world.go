@@ -101,7 +101,12 @@ func (w *world) startSimulator(ctx context.Context) error {
 func (w *world) buildRepo() error {
 	w.gh = githubtest.New(w.tb, githubtest.WithClock(w.clock.Now))
 	w.repo = githubtest.NewGitRepo(w.tb)
-	w.tfState = filepath.Join(w.root, "terraform.tfstate")
+	// In a directory of its own: the service's sandbox lets terraform write
+	// it (terraform.sandbox_writable), and nothing else of w.root.
+	w.tfState = filepath.Join(w.root, "state", "terraform.tfstate")
+	if err := os.MkdirAll(filepath.Dir(w.tfState), 0o700); err != nil {
+		return fmt.Errorf("make the state dir: %w", err)
+	}
 	entries, err := os.ReadDir(w.opts.ModuleDir)
 	if err != nil {
 		return fmt.Errorf("read the example module (run the demo from the repository root, or pass --module): %w", err)
@@ -175,7 +180,7 @@ func (w *world) startService(ctx context.Context) error {
 		Coordinators:  []bot.CoordinatorCredentials{{URLPrefix: w.simURL, Username: simUser, Password: bot.NewSecret(w.simPW)}},
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), AttestationTTL: bot.DefaultAttestationTTL,
 		AllowRepoOverride: true, QueueSize: 100, Workers: 2, WorkDir: filepath.Join(w.root, "work"),
-		ConvergeTimeout: w.opts.ApplyTimeout,
+		ConvergeTimeout: w.opts.ApplyTimeout, SandboxWritable: []string{filepath.Dir(w.tfState)},
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)

@@ -1,0 +1,49 @@
+package bot
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shardgate/shardgate/runner"
+)
+
+// sandboxSupported is runner.SandboxSupported; tests stand in a kernel
+// without Landlock.
+var sandboxSupported = runner.SandboxSupported
+
+// sandboxRunnerOptions are the runner options of cfg.Sandbox. refusal is set
+// when the configuration asks for the sandbox (the default) and this host
+// cannot provide it: then no pull request is planned and no apply runs,
+// rather than running their code unconfined.
+func sandboxRunnerOptions(cfg *Config) (opts []runner.Option, refusal error) {
+	if cfg.Sandbox == SandboxNone {
+		return nil, nil
+	}
+	if err := sandboxSupported(); err != nil {
+		return nil, err
+	}
+	// The launcher is this binary: shardgate's main hands over to it first.
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the shardgate binary to confine terraform: %w", err)
+	}
+	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable})}, nil
+}
+
+// sandboxRefusedStatus is the PR status when the sandbox is required and
+// missing.
+func sandboxRefusedStatus(refusal error) string {
+	return "not planned: this shardgate server cannot sandbox Terraform (" + refusal.Error() +
+		"), and it does not run pull-request code unconfined. Its operator can run shardgate on Linux 6.2 or later " +
+		"with Landlock enabled, or set `terraform.sandbox: none` to plan without a sandbox."
+}
+
+// SandboxNotice is the line every comment carries when plans run without a
+// sandbox (terraform.sandbox: none); empty otherwise.
+func (s *Server) sandboxNotice() string {
+	if s.cfg.Sandbox != SandboxNone {
+		return ""
+	}
+	return "⚠️ **Plans run unsandboxed** on this shardgate server (`terraform.sandbox: none`): " +
+		"a pull request's Terraform code runs with the server's own access to its files."
+}

@@ -1,0 +1,143 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/githubtest"
+)
+
+// openPRWith is openPR with extra files in the pull request's commit.
+func (h *harness) openPRWith(branch string, groups map[string]int, files map[string]string) githubtest.PullRequest {
+	h.t.Helper()
+	h.repo.Checkout("main")
+	h.repo.Branch(branch)
+	h.writeRoot(groups)
+	for name, content := range files {
+		h.repo.WriteFile(name, content)
+	}
+	h.repo.Commit("change streams on " + branch)
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: branch, User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(h.t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	return pr
+}
+
+// stateProbe serves an empty Terraform state over HTTP and records the
+// password of every request: terraform's http backend takes it from
+// TF_HTTP_PASSWORD, so it shows which phase's credentials a run had.
+type stateProbe struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	pws []string
+}
+
+func newStateProbe(t *testing.T) *stateProbe {
+	p := &stateProbe{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pw, _ := r.BasicAuth()
+		p.mu.Lock()
+		p.pws = append(p.pws, pw)
+		p.mu.Unlock()
+		fmt.Fprint(w, `{"version":4,"terraform_version":"1.5.7","serial":1,"lineage":"probe","outputs":{},"resources":[]}`)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *stateProbe) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Compact(slices.Sorted(slices.Values(p.pws)))
+}
+
+// tf reads the probe at plan time, as a remote-state data source would.
+func (p *stateProbe) tf() string {
+	return fmt.Sprintf(`data "terraform_remote_state" "probe" {
+  backend = "http"
+  config  = { address = %q }
+}
+`, p.srv.URL+"/state")
+}
+
+// TestPhaseCredentials: a pull request's plan gets terraform.plan_env and
+// never terraform.apply_env; the apply of the merge commit gets apply_env.
+func TestPhaseCredentials(t *testing.T) {
+	probe := newStateProbe(t)
+	h := newHarnessBase(t)
+	h.cfg.PlanEnv = map[string]Secret{"TF_HTTP_USERNAME": NewSecret("reader"), "TF_HTTP_PASSWORD": NewSecret("plan-phase-pw")}
+	h.cfg.ApplyEnv = map[string]Secret{"TF_HTTP_USERNAME": NewSecret("writer"), "TF_HTTP_PASSWORD": NewSecret("apply-phase-pw")}
+	h.start()
+
+	pr := h.openPRWith("probe", with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}),
+		map[string]string{"streams/probe.tf": probe.tf()})
+	h.comment(pr, approver, "/shardgate attest quiesce create-order")
+	body := h.theComment(pr)
+	require.Contains(t, body, "✅ **Allowed", body)
+	require.Equal(t, []string{"plan-phase-pw"}, probe.seen(), "the PR plan had the plan credentials only")
+
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, []string{"apply-phase-pw", "plan-phase-pw"}, probe.seen(), "the merge commit's re-plan and apply had the apply credentials")
+	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
+		require.NotContains(t, c.Body, "phase-pw")
+	}
+}
+
+// TestPRCannotReadServerFiles is the attack of issue 10 through the whole
+// service: a same-repository PR puts a server file into a value it plans.
+func TestPRCannotReadServerFiles(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "app-key.pem")
+	const material = "MIIEpAIBAAKCAQEA0server0key0material"
+	require.NoError(t, os.WriteFile(key, []byte(material), 0o600))
+	h := newHarness(t)
+	pr := h.openPRWith("leak", baseGroups, map[string]string{"streams/leak.tf": fmt.Sprintf(`resource "terraform_data" "leak" {
+  input = file(%q)
+}
+`, key)})
+	body := strings.Join(strings.Fields(h.theComment(pr)), " ")
+	// file() failed (permission denied, in the plan's output): nothing was read.
+	require.Contains(t, body, "terraform plan failed (exit 1): Invalid function argument")
+	require.NotContains(t, body, material)
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	check := h.check(CheckPlanPrefix+"streams", head)
+	require.NotEqual(t, "success", check.Conclusion)
+	require.NotContains(t, check.Summary+check.Text, material)
+}
+
+// TestNoSandboxNoPlan: where the kernel cannot confine terraform, the
+// default configuration plans nothing and says why; terraform.sandbox: none
+// plans unconfined, and says that.
+func TestNoSandboxNoPlan(t *testing.T) {
+	old := sandboxSupported
+	t.Cleanup(func() { sandboxSupported = old })
+	sandboxSupported = func() error { return errors.New("landlock is not available on this kernel") }
+
+	h := newHarness(t)
+	pr := h.openPR("scale", with(baseGroups, map[string]int{"create-order/billing": 6}))
+	body := h.theComment(pr)
+	require.Contains(t, body, "not planned: this shardgate server cannot sandbox Terraform (landlock is not available on this kernel)")
+	require.Contains(t, body, "`terraform.sandbox: none`")
+	require.NotContains(t, body, "| `create-order` | `billing` |", "nothing was planned")
+	require.Empty(t, h.srv.sandboxNotice())
+	_, err := h.srv.applyJob(t.TempDir(), &PlanRecord{}, nil, nil)
+	require.ErrorContains(t, err, "not applied: this shardgate server cannot sandbox Terraform")
+
+	h2 := newHarnessBase(t)
+	h2.cfg.Sandbox = SandboxNone
+	h2.start()
+	pr = h2.openPR("scale", with(baseGroups, map[string]int{"create-order/billing": 6}))
+	require.Contains(t, h2.theComment(pr), "| `create-order` | `billing` | scale | 4 → 6 |")
+	require.Contains(t, h2.theComment(pr), "Plans run unsandboxed", "every comment says plans run unsandboxed")
+}

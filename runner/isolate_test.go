@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestIsolatedJobEnv(t *testing.T) {
+	procEnv := map[string]string{"PATH": "/usr/bin", "HOME": "/home/bot", "TF_CLI_CONFIG_FILE": "/home/bot/.terraformrc",
+		"SSL_CERT_FILE": "/opt/ca/bundle.pem"}
+	root := t.TempDir()
+	dir := filepath.Join(root, "infra")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	cache := t.TempDir()
+
+	t.Run("registry providers only", func(t *testing.T) {
+		r := testRunner(t, procEnv, WithRegistryProvidersOnly())
+		j, err := r.NewJob(JobConfig{Dir: dir})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, j.Close()) })
+		cli := j.env["TF_CLI_CONFIG_FILE"]
+		require.Equal(t, filepath.Join(j.scratch, "terraform.rc"), cli, "never the process's own")
+		requireMode(t, cli, 0o600)
+		b, err := os.ReadFile(cli)
+		require.NoError(t, err)
+		require.Contains(t, string(b), "provider_installation {\n  direct {}\n}")
+		require.Equal(t, filepath.Join(j.scratch, "data"), j.env["TF_DATA_DIR"], "not the checkout's .terraform")
+		requireMode(t, j.env["TF_DATA_DIR"], 0o700)
+		require.Equal(t, "/home/bot", j.env["HOME"])
+		require.Equal(t, r.bin, j.execPath)
+		require.NotContains(t, j.env, SandboxEnv)
+	})
+	t.Run("sandboxed", func(t *testing.T) {
+		launcher := filepath.Join(t.TempDir(), "shardgate")
+		require.NoError(t, os.WriteFile(launcher, nil, 0o755))
+		r := testRunner(t, procEnv, WithSandbox(Sandbox{Launcher: launcher, ReadOnly: []string{"/opt/extra"}, ReadWrite: []string{"/var/lib/state"}}), WithPluginCacheDir(cache))
+		j, err := r.NewJob(JobConfig{Dir: dir, Root: root, VarFiles: []string{"prod.tfvars"},
+			SensitiveVars: map[string]string{"pw": "s3cret-pw"}})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, j.Close()) })
+		require.Equal(t, launcher, j.execPath)
+		tmp := filepath.Join(j.scratch, "tmp")
+		require.Equal(t, tmp, j.env["HOME"])
+		require.Equal(t, tmp, j.env["TMPDIR"])
+		var p SandboxPolicy
+		require.NoError(t, json.Unmarshal([]byte(j.env[SandboxEnv]), &p))
+		require.Equal(t, r.bin, p.Exec)
+		require.Equal(t, cache, p.PluginCache)
+		require.Equal(t, append(append([]string{root, filepath.Join(j.scratch, "data"), tmp, filepath.Join(j.scratch, "plan")},
+			SystemReadWrite...), "/var/lib/state"), p.ReadWrite)
+		require.Subset(t, p.ReadOnly, append([]string{"/opt/extra", j.env["TF_CLI_CONFIG_FILE"], j.varFile,
+			filepath.Join(dir, "prod.tfvars"), "/opt/ca/bundle.pem"}, SystemReadOnly...))
+		require.NotContains(t, j.env[SandboxEnv], "s3cret-pw", "the policy names files, never their content")
+		for _, forbidden := range []string{j.scratch, "/", "/etc", "/etc/ssl", "/dev", "/tmp", os.TempDir()} {
+			require.NotContains(t, p.ReadWrite, forbidden)
+			require.NotContains(t, p.ReadOnly, forbidden)
+		}
+
+		_, err = r.NewJob(JobConfig{Dir: dir, Env: map[string]string{"HOME": "/root"}})
+		require.ErrorContains(t, err, "HOME (use WithSandbox: the job's scratch dir)")
+	})
+}

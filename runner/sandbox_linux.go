@@ -1,0 +1,158 @@
+//go:build linux
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// landlockABI is the kernel's Landlock ABI version (an error when Landlock
+// is missing or disabled at boot).
+var landlockABI = llsys.LandlockGetABIVersion
+
+// SandboxSupported says whether this kernel can confine terraform, and if
+// not, why.
+func SandboxSupported() error {
+	v, err := landlockABI()
+	return checkLandlockABI(v, err)
+}
+
+func checkLandlockABI(v int, err error) error {
+	if err != nil || v < 1 {
+		return fmt.Errorf("landlock is not available on this kernel (Linux 6.2 or later with landlock among the enabled LSMs is needed)")
+	}
+	if v < MinLandlockABI {
+		return fmt.Errorf("this kernel offers Landlock ABI %d; the sandbox needs ABI %d (Linux 6.2), the first to confine truncation", v, MinLandlockABI)
+	}
+	return nil
+}
+
+// ExecSandboxed confines the calling process to p, as the terraform command
+// args[0] is allowed, and replaces it with p.Exec given args. It returns only
+// on failure; nothing runs unconfined after a failed step.
+//
+// Landlock and capabilities bind the calling thread; execve keeps that
+// thread's credentials for the new program. So the thread is locked, made
+// to drop every capability (a uid-0 terraform would otherwise keep
+// CAP_SYS_MODULE, CAP_SYS_RAWIO, ... and regain them at exec), restricted
+// and exec'd, following go-landlock's NewRulesetFD example.
+func ExecSandboxed(p SandboxPolicy, args []string) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if err := SandboxSupported(); err != nil {
+		return err
+	}
+	rw, ro := p.grants(args)
+	rules := landlockRules(rw, ro)
+	// Paths and IPC scopes (signals, abstract sockets: ABI 6+) only; the
+	// network stays open for registries, backends and coordinators.
+	cfg := landlock.Config{HandledAccessFS: landlock.V5.HandledAccessFS, Scoped: landlock.V6.Scoped}.BestEffort()
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("make landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return errors.New("landlock would enforce nothing on this kernel")
+	}
+	defer unix.Close(fd)
+	runtime.LockOSThread() // never unlocked: this thread becomes terraform
+	// Whatever terraform writes (saved plan, state, lock file) is private.
+	syscall.Umask(0o077)
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	err = syscall.Exec(p.Exec, append([]string{p.Exec}, args...), launcherEnv())
+	return fmt.Errorf("exec %s: %w", p.Exec, err)
+}
+
+// landlockRules grants rw and ro, each path as a directory tree or as a
+// single file, whichever it is (Landlock refuses directory rights on a
+// file). A missing path grants nothing and is skipped: a saved plan file,
+// say, exists from plan on, not during init.
+func landlockRules(rw, ro []string) []landlock.Rule {
+	var rules []landlock.Rule
+	for _, path := range rw {
+		st, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			// Refer: terraform and go-getter rename between the granted trees.
+			rules = append(rules, landlock.RWDirs(path).WithRefer())
+		} else {
+			rules = append(rules, landlock.RWFiles(path))
+		}
+	}
+	for _, path := range ro {
+		st, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			rules = append(rules, landlock.RODirs(path))
+		} else {
+			rules = append(rules, landlock.ROFiles(path))
+		}
+	}
+	return rules
+}
+
+// Securebits (linux/securebits.h): uid 0 gains no capability at exec, and
+// nothing may raise ambient capabilities; both locked.
+const (
+	secbitNoRoot                 = 1 << 0
+	secbitNoRootLocked           = 1 << 1
+	secbitNoCapAmbientRaise      = 1 << 6
+	secbitNoCapAmbientRaiseLockd = 1 << 7
+)
+
+// dropCapabilities empties every capability set of the calling thread,
+// including the bounding set, so that no capability survives the exec of
+// terraform, even running as root. A process holding capabilities it cannot
+// drop is an error.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	privileged := os.Geteuid() == 0 || data[0].Permitted|data[1].Permitted != 0
+	if privileged {
+		bits := secbitNoRoot | secbitNoRootLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLockd
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+			return fmt.Errorf("set securebits: %w", err)
+		}
+		for c := 0; ; c++ {
+			err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+			if errors.Is(err, unix.EINVAL) {
+				break // past the last capability this kernel knows
+			}
+			if err != nil {
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	data = [2]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+//go:build linux
+
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// launch runs program confined to policy through the launcher (this test
+// binary, see TestMain), from dir, and returns its combined output.
+func launch(t *testing.T, p SandboxPolicy, dir string, args ...string) (string, error) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	js, err := json.Marshal(p)
+	require.NoError(t, err)
+	cmd := exec.Command(self, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), SandboxEnv+"="+string(js))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// shPolicy confines /bin/sh to the system paths and rw.
+func shPolicy(rw ...string) SandboxPolicy {
+	return SandboxPolicy{Exec: "/bin/sh", ReadWrite: append(rw, SystemReadWrite...), ReadOnly: SystemReadOnly}
+}
+
+func TestLauncherConfinesFiles(t *testing.T) {
+	work := t.TempDir()
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "webhook-secret")
+	require.NoError(t, os.WriteFile(secret, []byte("hook-5ecret-value"), 0o600))
+
+	tests := []struct {
+		name    string
+		script  string
+		wantErr bool
+		want    string
+	}{
+		{name: "reads and writes its own tree", script: "echo hi > w && cat w", want: "hi"},
+		{name: "reads system files", script: "head -c 4 /etc/passwd", want: "root"},
+		{name: "writes /dev/null", script: "echo gone > /dev/null && echo ok", want: "ok"},
+		{name: "cannot read a file outside", script: "cat " + secret, wantErr: true, want: "Permission denied"},
+		{name: "cannot list a directory outside", script: "ls " + secretDir, wantErr: true, want: "Permission denied"},
+		{name: "cannot write outside", script: "echo x > " + filepath.Join(secretDir, "planted"), wantErr: true, want: "Permission denied"},
+		{name: "cannot truncate outside", script: "truncate -s 0 " + secret, wantErr: true, want: "Permission denied"},
+		{name: "cannot read the parent's environment", script: "cat /proc/" + strconv.Itoa(os.Getpid()) + "/environ", wantErr: true, want: "Permission denied"},
+		{name: "cannot read a device", script: "head -c1 " + readableDevice(t) + " >/dev/null", wantErr: true, want: "Permission denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := launch(t, shPolicy(work), work, "-c", tt.script)
+			if tt.wantErr {
+				require.Error(t, err, out)
+			} else {
+				require.NoError(t, err, out)
+			}
+			require.Contains(t, out, tt.want)
+			require.NotContains(t, out, "hook-5ecret-value")
+		})
+	}
+	content, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	require.Equal(t, "hook-5ecret-value", string(content), "the secret was not truncated")
+	require.NoFileExists(t, filepath.Join(secretDir, "planted"))
+}
+
+// readableDevice is a device file this test process can read unconfined: a
+// disk, or the kernel log. A sandboxed root must read neither.
+func readableDevice(t *testing.T) string {
+	for _, dev := range []string{"/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/xvda", "/dev/loop0", "/dev/kmsg"} {
+		if f, err := os.OpenFile(dev, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+			return dev
+		}
+	}
+	t.Fatal("no readable device to prove the sandbox closes /dev")
+	return ""
+}
+
+func TestLauncherPluginCacheWritableByInitOnly(t *testing.T) {
+	work := t.TempDir()
+	cache := t.TempDir()
+	// `sh init` and `sh plan` run the scripts of those names from work: the
+	// launcher sees the same first argument terraform would.
+	for _, cmd := range []string{"init", "plan", "apply"} {
+		script := "echo " + cmd + " > " + filepath.Join(cache, cmd) + " && cat " + filepath.Join(cache, "init") + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(work, cmd), []byte(script), 0o644))
+	}
+	p := shPolicy(work)
+	p.PluginCache = cache
+
+	out, err := launch(t, p, work, "init")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "init")
+	for _, cmd := range []string{"plan", "apply"} {
+		out, err := launch(t, p, work, cmd)
+		require.Error(t, err, out)
+		require.Contains(t, out, "Permission denied")
+		require.NoFileExists(t, filepath.Join(cache, cmd))
+	}
+	// Reading (and running) what init cached stays allowed.
+	require.NoError(t, os.WriteFile(filepath.Join(work, "show"), []byte("cat "+filepath.Join(cache, "init")+"\n"), 0o644))
+	out, err = launch(t, p, work, "show")
+	require.NoError(t, err, out)
+	require.Equal(t, "init\n", out)
+}
+
+func TestLauncherDropsPrivileges(t *testing.T) {
+	p := SandboxPolicy{Exec: "/bin/cat", ReadOnly: SystemReadOnly}
+	out, err := launch(t, p, t.TempDir(), "/proc/self/status")
+	require.NoError(t, err, out)
+	status := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			status[k] = strings.TrimSpace(v)
+		}
+	}
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		require.Equal(t, "0000000000000000", status[set], set)
+	}
+	require.Equal(t, "1", status["NoNewPrivs"])
+}
+
+func TestLauncherSignalScope(t *testing.T) {
+	v, err := landlockABI()
+	require.NoError(t, err)
+	out, err := launch(t, shPolicy(), t.TempDir(), "-c", "kill -0 "+strconv.Itoa(os.Getpid()))
+	if v >= 6 {
+		require.Error(t, err, "Landlock ABI %d scopes signals: terraform cannot signal the server", v)
+		return
+	}
+	require.NoError(t, err, "below ABI 6 signals are not scoped: %s", out)
+}
+
+func TestLauncherFailsClosed(t *testing.T) {
+	work := t.TempDir()
+	marker := filepath.Join(work, "ran")
+	tests := []struct {
+		name   string
+		policy SandboxPolicy
+		want   string
+	}{
+		{name: "relative path", policy: SandboxPolicy{Exec: "/bin/sh", ReadWrite: []string{"rel"}}, want: `"rel" is not an absolute path`},
+		{name: "relative program", policy: SandboxPolicy{Exec: "sh"}, want: `"sh" is not an absolute path`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := launch(t, tt.policy, work, "-c", "touch "+marker)
+			var exitErr *exec.ExitError
+			require.True(t, errors.As(err, &exitErr), "%v: %s", err, out)
+			require.Equal(t, 126, exitErr.ExitCode())
+			require.Contains(t, out, tt.want)
+			require.NoFileExists(t, marker, "nothing runs unconfined")
+		})
+	}
+	t.Run("unreadable policy", func(t *testing.T) {
+		self, err := os.Executable()
+		require.NoError(t, err)
+		cmd := exec.Command(self, "-c", "touch "+marker)
+		cmd.Env = append(os.Environ(), SandboxEnv+"={not json")
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err)
+		require.Contains(t, string(out), "read policy")
+		require.NoFileExists(t, marker)
+	})
+}
+
+func TestCheckLandlockABI(t *testing.T) {
+	tests := []struct {
+		name string
+		v    int
+		err  error
+		want string
+	}{
+		{name: "disabled", v: -1, err: errors.New("ENOSYS"), want: "landlock is not available on this kernel"},
+		{name: "too old", v: 2, want: "this kernel offers Landlock ABI 2; the sandbox needs ABI 3"},
+		{name: "enough", v: 3},
+		{name: "newer", v: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkLandlockABI(tt.v, tt.err)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	require.NoError(t, SandboxSupported(), "this host runs the sandbox tests: it must support Landlock ABI %d", MinLandlockABI)
+}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package runner
+
+import "errors"
+
+var errNoLandlock = errors.New("the terraform sandbox uses Landlock, which only Linux has")
+
+// SandboxSupported says whether this system can confine terraform: never,
+// off Linux.
+func SandboxSupported() error { return errNoLandlock }
+
+// ExecSandboxed always fails off Linux.
+func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }
