@@ -51,11 +51,11 @@ type Job struct {
 	// Kind tells the worker what to do ("event" for a webhook).
 	Kind string `json:"kind"`
 	// Event is the X-GitHub-Event of a webhook job.
-	Event     string    `json:"event,omitempty"`
-	Payload   []byte    `json:"payload,omitempty"`
-	State     JobState  `json:"state"`
-	Attempts  int       `json:"attempts"`
-	LastError string    `json:"last_error,omitempty"`
+	Event     string   `json:"event,omitempty"`
+	Payload   []byte   `json:"payload,omitempty"`
+	State     JobState `json:"state"`
+	Attempts  int      `json:"attempts"`
+	LastError string   `json:"last_error,omitempty"`
 	// NotBefore is when a job handed back by Retry may be claimed again.
 	NotBefore time.Time `json:"not_before,omitempty"`
 	Owner     string    `json:"owner,omitempty"`
@@ -63,8 +63,8 @@ type Job struct {
 	// renews it with Heartbeat; zero on a single-process store (Bolt), where
 	// a claim lasts as long as the process.
 	LeaseUntil time.Time `json:"lease_until,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // KV is one keyed record.
