@@ -16,6 +16,11 @@ const (
 	// Heartbeat: the time a dead replica's jobs wait before another takes
 	// them over. Workers renew at a third of it.
 	DefaultLease = 30 * time.Second
+	// DefaultPostgresConns is a replica's pool size unless the URL sets
+	// pool_max_conns: intake handlers each hold a connection while their
+	// delivery commits, so pgx's default (4 on a small host) would queue
+	// them behind each other and the workers.
+	DefaultPostgresConns = 16
 	// maxClockSkewShare bounds how far this host's clock may be from the
 	// database's, as a share of the lease: leases are written by one
 	// replica's clock and judged expired by another's.
@@ -95,6 +100,9 @@ func connectPostgres(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		// pgx's message quotes the URL with the password masked "best
 		// effort"; the URL is a secret, so none of it is repeated.
 		return nil, errors.New("connect to postgres: the URL does not parse (want postgres://user@host:port/db?sslmode=…)")
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultPostgresConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // jobColumns is what scanJob reads, in order.
@@ -56,9 +57,9 @@ func nullable(s string) *string {
 	return &s
 }
 
-// Enqueue persists a queued job (see Store). Without a limit it is one
-// statement; with one, enqueues take turns on an advisory lock so that the
-// count they check is exact across replicas (claims never take it).
+// Enqueue persists a queued job (see Store): one call of enqueue_job (see
+// migrations/0001_jobs.sql), which takes the queue limit's lock only for its
+// commit.
 func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 	if job == nil {
 		return errors.New("enqueue job: job is nil")
@@ -71,61 +72,32 @@ func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 	if len(job.Payload) > 0 {
 		payload = job.Payload
 	}
-	delivery := pgText(job.DeliveryID)
-	var id int64
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		if maxQueued > 0 {
-			if err := p.admit(ctx, tx, delivery, maxQueued); err != nil {
-				return err
-			}
-		}
-		err := tx.QueryRow(ctx, `INSERT INTO jobs (delivery_id, kind, event, payload, state, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, 'queued', $5, $5)
-			ON CONFLICT (delivery_id) DO NOTHING RETURNING id`,
-			nullable(delivery), pgText(job.Kind), pgText(job.Event), payload, now).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrDuplicate
-		}
-		return err
-	})
-	if err != nil {
+	delivery, kind, event := pgText(job.DeliveryID), pgText(job.Kind), pgText(job.Event)
+	var id *int64
+	err := p.pool.QueryRow(ctx, `SELECT enqueue_job($1, $2, $3, $4, $5, $6)`,
+		nullable(delivery), kind, event, payload, now, max(maxQueued, 0)).Scan(&id)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == codeQueueFull:
+		return fmt.Errorf("enqueue job: %w", ErrQueueFull)
+	case err != nil:
 		return fmt.Errorf("enqueue job: %w", err)
+	case id == nil:
+		return fmt.Errorf("enqueue job: %w", ErrDuplicate)
 	}
 	// Filled in only once committed: a refused job stays as the caller made it.
-	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(id)), delivery, pgText(job.Kind), pgText(job.Event)
+	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(*id)), delivery, kind, event
 	job.State, job.Attempts, job.Owner, job.LastError = JobQueued, 0, "", ""
 	job.NotBefore, job.LeaseUntil = time.Time{}, time.Time{}
 	job.CreatedAt, job.UpdatedAt = now, now
 	return nil
 }
 
-// admit refuses a job when maxQueued are queued. It holds the enqueue lock
-// until the transaction ends, and counts after taking it: every committed
-// enqueue took the lock before, so it is counted.
-func (p *Postgres) admit(ctx context.Context, tx pgx.Tx, delivery string, maxQueued int) error {
-	if _, err := tx.Exec(ctx, lockSQL, lockEnqueue); err != nil {
-		return fmt.Errorf("lock queue: %w", err)
-	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'queued' LIMIT $1) q`,
-		maxQueued).Scan(&n); err != nil {
-		return fmt.Errorf("count queued jobs: %w", err)
-	}
-	if n < maxQueued {
-		return nil
-	}
-	// A redelivery is a duplicate before it is one too many, as on Bolt.
-	if delivery != "" {
-		var dup bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = $1)`, delivery).Scan(&dup); err != nil {
-			return fmt.Errorf("look up delivery: %w", err)
-		}
-		if dup {
-			return ErrDuplicate
-		}
-	}
-	return ErrQueueFull
-}
+// codeQueueFull is the SQLSTATE enqueue_job raises when the queue is full.
+const codeQueueFull = "SGQ01"
+
+// queueDepthSQL reads the depth the jobs_count_queued trigger keeps.
+const queueDepthSQL = `SELECT coalesce(sum(n), 0) FROM queue_depth`
 
 // Claim takes the oldest due queued job (see Store). SKIP LOCKED lets
 // replicas claim side by side: each passes over the row another is taking.
@@ -251,7 +223,7 @@ func (p *Postgres) RecoverRunning(ctx context.Context) (int, error) {
 // CountQueued is the number of queued jobs, waiting retries included.
 func (p *Postgres) CountQueued(ctx context.Context) (int, error) {
 	var n int
-	if err := p.pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state = 'queued'`).Scan(&n); err != nil {
+	if err := p.pool.QueryRow(ctx, queueDepthSQL).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count queued jobs: %w", err)
 	}
 	return n, nil

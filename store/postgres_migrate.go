@@ -66,13 +66,10 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
-// Advisory lock keys, as (schema hash, purpose): per schema, so two
-// deployments sharing a database in different schemas never wait on each
-// other.
-const (
-	lockMigrate = 1
-	lockEnqueue = 2
-)
+// lockMigrate is the migration lock's advisory key, as (schema hash, 1): per
+// schema, so two deployments sharing a database in different schemas never
+// wait on each other. enqueue_job's queue lock is (schema hash, 2).
+const lockMigrate = 1
 
 const lockSQL = `SELECT pg_advisory_xact_lock(hashtext('shardgate:' || current_schema()), $1)`
 

@@ -239,3 +239,51 @@ func TestPostgresConcurrentOpensMigrateOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, pending)
 }
+
+// The trigger-kept queue depth matches the rows whatever mix of changes two
+// replicas make at once.
+func TestPostgresQueueDepthStaysExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{}
+	rs := replicas(t, 2, clk)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		st := rs[g%2]
+		wg.Go(func() {
+			for i := range 40 {
+				if err := st.Enqueue(ctx, &Job{DeliveryID: fmt.Sprintf("%d-%d", g, i), Kind: "x"}, 0); err != nil {
+					t.Errorf("enqueue: %v", err)
+					return
+				}
+				j, err := st.Claim(ctx, fmt.Sprintf("w%d", g))
+				if err != nil || j == nil {
+					t.Errorf("claim: %v %v", j, err)
+					return
+				}
+				switch i % 4 {
+				case 0:
+					err = st.Complete(ctx, j.ID, nil)
+				case 1:
+					err = st.Release(ctx, j.ID)
+				case 2:
+					err = st.Retry(ctx, j.ID, errors.New("x"), time.Now().Add(time.Hour))
+				} // 3: left running, for the takeover below
+				if err != nil {
+					t.Errorf("transition: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	clk.advance(pastAnyLease)
+	_, err := rs[0].ReclaimExpired(ctx)
+	require.NoError(t, err)
+	_, err = rs[1].PruneDone(ctx, clk.Now())
+	require.NoError(t, err)
+	var rows int
+	require.NoError(t, rs[0].pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state = 'queued'`).Scan(&rows))
+	require.Greater(t, rows, 0)
+	require.Equal(t, rows, countQueued(t, rs[1]))
+}
