@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,6 +42,8 @@ type Postgres struct {
 	lease     time.Duration
 	skewCheck bool
 	closeOnce sync.Once
+	// lastReclaim is when Claim last took over expired leases (UnixNano).
+	lastReclaim atomic.Int64
 }
 
 var _ Store = (*Postgres)(nil)

@@ -101,8 +101,18 @@ const queueDepthSQL = `SELECT coalesce(sum(n), 0) FROM queue_depth`
 
 // Claim takes the oldest due queued job (see Store). SKIP LOCKED lets
 // replicas claim side by side: each passes over the row another is taking.
+//
+// It first takes over expired leases, at most every quarter lease: a dead
+// replica's jobs come back even if no one calls ReclaimExpired, and before
+// younger jobs, since they keep their ids.
 func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 	now := p.nowUTC()
+	if last := p.lastReclaim.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= p.lease/4 {
+		p.lastReclaim.Store(now.UnixNano())
+		if _, err := p.ReclaimExpired(ctx); err != nil {
+			return nil, fmt.Errorf("claim job: %w", err)
+		}
+	}
 	j, err := scanJob(p.pool.QueryRow(ctx, `UPDATE jobs SET state = 'running', owner = $1, attempts = attempts + 1,
 			updated_at = $2, lease_until = $3
 		WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND (not_before IS NULL OR not_before <= $2)

@@ -287,3 +287,27 @@ func TestPostgresQueueDepthStaysExact(t *testing.T) {
 	require.Greater(t, rows, 0)
 	require.Equal(t, rows, countQueued(t, rs[1]))
 }
+
+// Claim alone takes over a dead replica's job once its lease expired: the
+// takeover does not depend on anyone calling ReclaimExpired.
+func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = 10 * time.Second
+	clk := &clock{now: time.Now()}
+	rs := replicas(t, 2, clk, WithLease(lease))
+	dead, alive := rs[0], rs[1]
+	a := enqueue(t, dead, "a", "event", nil)
+	b := enqueue(t, dead, "b", "event", nil)
+	require.Equal(t, a.ID, claim(t, dead, "dead").ID)
+	require.NoError(t, dead.Close())
+
+	require.Equal(t, b.ID, claim(t, alive, "alive").ID, "a live lease is left alone")
+	require.Nil(t, claim(t, alive, "alive"))
+	clk.advance(lease + time.Millisecond)
+	got := claim(t, alive, "alive")
+	require.NotNil(t, got, "the expired job is claimable")
+	require.Equal(t, a.ID, got.ID)
+	require.Equal(t, 2, got.Attempts)
+	require.ErrorIs(t, alive.Heartbeat(ctx, a.ID, "dead"), ErrLeaseLost)
+}
