@@ -311,3 +311,28 @@ func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
 	require.Equal(t, 2, got.Attempts)
 	require.ErrorIs(t, alive.Heartbeat(ctx, a.ID, "dead"), ErrLeaseLost)
 }
+
+// Room reserved by an enqueue that died before storing its job is taken
+// until the reservation expires, never longer; a job whose reservation is
+// gone is refused, so the limit is never passed.
+func TestPostgresAbandonedReservations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	p := replicas(t, 1, clk)[0]
+	enqueue(t, p, "a", "event", nil)
+	_, err := p.pool.Exec(ctx, `INSERT INTO queue_reservations (expires_at) VALUES ($1)`,
+		clk.Now().Add(enqueueReservationTTL)) // an enqueue that died after reserving
+	require.NoError(t, err)
+	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2), ErrQueueFull)
+	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "a", Kind: "event"}, 2), ErrDuplicate,
+		"a redelivery is a duplicate before it is one too many")
+	clk.advance(enqueueReservationTTL)
+	require.NoError(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2))
+	require.Equal(t, 2, countQueued(t, p))
+
+	var id *int64
+	err = p.pool.QueryRow(ctx, `SELECT enqueue_job('c', 'event', '', NULL, now(), 424242)`).Scan(&id)
+	require.ErrorIs(t, enqueueError(err), ErrQueueFull, "a reservation that expired under it")
+	require.Equal(t, 2, countQueued(t, p))
+}

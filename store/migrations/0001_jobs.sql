@@ -60,33 +60,69 @@ $$;
 CREATE TRIGGER jobs_count_queued AFTER INSERT OR UPDATE OF state OR DELETE ON jobs
     FOR EACH ROW EXECUTE FUNCTION jobs_count_queued();
 
--- Enqueue in one statement (a duplicate delivery returns NULL), so that the
--- lock enqueues take turns on for an exact maxQueued is held for the commit
--- alone, never across a round trip to a client that may be descheduled.
--- Inserting before the lock lets the costly part (a body of up to 25 MiB)
--- run side by side; each enqueue then reads the depth in a snapshot taken
--- after the lock, which counts every enqueue committed before it and itself.
--- Lock key (hash of the schema, 2): per schema, as the migration lock's 1.
+-- An exact maxQueued across replicas: enqueues with a limit take turns on an
+-- advisory lock (hash of the schema, 2; the migration lock is 1) to reserve
+-- room, then insert the job in a transaction of their own. Room is the
+-- queued jobs plus the reservations not yet turned into jobs.
+CREATE TABLE queue_reservations (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    -- A reservation whose enqueue died is dropped after this; an enqueue
+    -- that finds its reservation gone is refused as full (never overfills).
+    expires_at timestamptz NOT NULL
+);
+
+-- reserve_enqueue holds the lock only for its own commit, and that commit is
+-- asynchronous: no wait for the disk inside the lock. Nothing is lost by it:
+-- the job's own (synchronous) commit comes later in the WAL and flushes this
+-- one too, and a reservation lost in a crash had no job yet. Raises SGQ01
+-- when full; SGQ02 when full and the delivery is already stored (a duplicate
+-- is refused as such before any limit; when there is room, the job's insert
+-- finds it).
+CREATE FUNCTION reserve_enqueue(p_delivery text, p_now timestamptz, p_max bigint, p_ttl interval)
+RETURNS bigint LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+DECLARE
+    depth bigint;
+    held  bigint;
+    rid   bigint;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    PERFORM pg_advisory_xact_lock(hashtext('shardgate:' || current_schema()), 2);
+    -- Each statement from here reads a snapshot taken after the lock: every
+    -- reservation and job committed before it is counted.
+    DELETE FROM queue_reservations WHERE expires_at <= p_now;
+    SELECT coalesce(sum(n), 0) INTO depth FROM queue_depth;
+    SELECT count(*) INTO held FROM queue_reservations;
+    IF depth + held >= p_max THEN
+        IF p_delivery IS NOT NULL AND EXISTS (SELECT 1 FROM jobs WHERE delivery_id = p_delivery) THEN
+            RAISE EXCEPTION 'delivery already enqueued' USING ERRCODE = 'SGQ02';
+        END IF;
+        RAISE EXCEPTION 'queue is full' USING ERRCODE = 'SGQ01';
+    END IF;
+    INSERT INTO queue_reservations (expires_at) VALUES (p_now + p_ttl) RETURNING id INTO rid;
+    RETURN rid;
+END
+$$;
+
+-- enqueue_job stores a job, turning its reservation (NULL: no limit) into
+-- it in the same transaction; NULL for a duplicate delivery.
 CREATE FUNCTION enqueue_job(p_delivery text, p_kind text, p_event text, p_payload bytea,
-                            p_now timestamptz, p_max bigint)
+                            p_now timestamptz, p_reservation bigint)
 RETURNS bigint LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
     new_id bigint;
-    depth  bigint;
 BEGIN
+    IF p_reservation IS NOT NULL THEN
+        DELETE FROM queue_reservations WHERE id = p_reservation;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'queue reservation expired' USING ERRCODE = 'SGQ01';
+        END IF;
+    END IF;
     INSERT INTO jobs (delivery_id, kind, event, payload, state, created_at, updated_at)
     VALUES (p_delivery, p_kind, p_event, p_payload, 'queued', p_now, p_now)
     ON CONFLICT (delivery_id) DO NOTHING
     RETURNING id INTO new_id;
-    IF new_id IS NULL OR p_max <= 0 THEN
-        RETURN new_id;
-    END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('shardgate:' || current_schema()), 2);
-    SELECT coalesce(sum(n), 0) INTO depth FROM queue_depth;
-    IF depth > p_max THEN
-        RAISE EXCEPTION 'queue is full' USING ERRCODE = 'SGQ01';
-    END IF;
     RETURN new_id;
 END
 $$;
