@@ -82,18 +82,25 @@ CREATE FUNCTION reserve_enqueue(p_delivery text, p_now timestamptz, p_max bigint
 RETURNS bigint LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
-    depth bigint;
-    held  bigint;
+    taken bigint;
     rid   bigint;
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     PERFORM pg_advisory_xact_lock(hashtext('shardgate:' || current_schema()), 2);
     -- Each statement from here reads a snapshot taken after the lock: every
-    -- reservation and job committed before it is counted.
-    DELETE FROM queue_reservations WHERE expires_at <= p_now;
-    SELECT coalesce(sum(n), 0) INTO depth FROM queue_depth;
-    SELECT count(*) INTO held FROM queue_reservations;
-    IF depth + held >= p_max THEN
+    -- reservation and job committed before it is counted. Jobs and
+    -- reservations are read in one statement, so in one snapshot: an
+    -- enqueue_job committing between two reads would turn its reservation
+    -- into a job unseen by both.
+    SELECT (SELECT coalesce(sum(n), 0) FROM queue_depth) + (SELECT count(*) FROM queue_reservations)
+        INTO taken;
+    IF taken >= p_max THEN
+        -- Only a full queue needs the abandoned reservations gone.
+        DELETE FROM queue_reservations WHERE expires_at <= p_now;
+        SELECT (SELECT coalesce(sum(n), 0) FROM queue_depth) + (SELECT count(*) FROM queue_reservations)
+            INTO taken;
+    END IF;
+    IF taken >= p_max THEN
         IF p_delivery IS NOT NULL AND EXISTS (SELECT 1 FROM jobs WHERE delivery_id = p_delivery) THEN
             RAISE EXCEPTION 'delivery already enqueued' USING ERRCODE = 'SGQ02';
         END IF;
