@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -335,4 +336,37 @@ func TestPostgresAbandonedReservations(t *testing.T) {
 	err = p.pool.QueryRow(ctx, `SELECT enqueue_job('c', 'event', '', NULL, now(), 424242)`).Scan(&id)
 	require.ErrorIs(t, enqueueError(err), ErrQueueFull, "a reservation that expired under it")
 	require.Equal(t, 2, countQueued(t, p))
+}
+
+// The queue limit is exact across replicas: two pools enqueueing at once
+// store exactly the limit, however their reservations and inserts interleave.
+func TestPostgresQueueLimitAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rs := replicas(t, 2, &clock{})
+	const goroutines, each, limit = 16, 25, 100
+	var accepted, full atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				err := rs[g%2].Enqueue(ctx, &Job{DeliveryID: fmt.Sprintf("%d-%d", g, i), Kind: "x", Payload: []byte("body")}, limit)
+				switch {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, ErrQueueFull):
+					full.Add(1)
+				default:
+					t.Errorf("enqueue: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.EqualValues(t, limit, accepted.Load())
+	require.EqualValues(t, goroutines*each-limit, full.Load())
+	require.Equal(t, limit, countQueued(t, rs[0]))
+	var reservations int
+	require.NoError(t, rs[0].pool.QueryRow(ctx, `SELECT count(*) FROM queue_reservations`).Scan(&reservations))
+	require.Zero(t, reservations, "every reservation became a job or was given back")
 }
