@@ -193,3 +193,21 @@ func TestPostgresStoresLargePayloads(t *testing.T) {
 	require.NoError(t, p.Complete(context.Background(), j.ID, nil))
 	require.Equal(t, big, getJob(t, p, j.ID).Payload)
 }
+
+func TestPostgresPayloadsUseLZ4WhereTheServerHasIt(t *testing.T) {
+	storetest.SkipWithoutPostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	p := openPostgres(t, storetest.PostgresURL(t))
+	var hasLZ4 bool
+	require.NoError(t, p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_settings
+		WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals))`).Scan(&hasLZ4))
+	var method string
+	require.NoError(t, p.pool.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute
+		WHERE attrelid = 'jobs'::regclass AND attname = 'payload'`).Scan(&method))
+	if hasLZ4 {
+		require.Equal(t, "l", method)
+	} else {
+		require.Empty(t, method, "the server's default")
+	}
+}
