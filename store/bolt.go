@@ -58,7 +58,10 @@ var (
 	keyQueuedCount = []byte("queued_count")
 )
 
-// Bolt is the embedded Store: one bbolt file, one process.
+// Bolt is the embedded Store: one bbolt file, one process. A claim lasts as
+// long as the process, so Heartbeat only checks the owner and ReclaimExpired
+// has nothing to do; RecoverRunning at the next start takes a dead process's
+// jobs over.
 type Bolt struct {
 	db         *bolt.DB
 	path       string
@@ -199,9 +202,9 @@ func (b *Bolt) init() (err error) {
 			}
 		}
 		// The counter is kept in the same transactions as the queued index, so
-		// it cannot drift; recounting once at open costs one walk of a bucket
-		// of bare ids and repairs a file written by a buggy version.
-		return putCount(meta, tx.Bucket(bucketQueued).Stats().KeyN)
+		// it cannot drift; recounting once at open costs one walk of two
+		// buckets of bare ids and repairs a file written by a buggy version.
+		return putCount(meta, tx.Bucket(bucketQueued).Stats().KeyN+tx.Bucket(bucketDelayed).Stats().KeyN)
 	})
 }
 

@@ -45,6 +45,7 @@ func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 		stored = *job
 		stored.ID = jobKey(seq)
 		stored.State, stored.Attempts, stored.Owner, stored.LastError = JobQueued, 0, "", ""
+		stored.NotBefore, stored.LeaseUntil = time.Time{}, time.Time{}
 		stored.CreatedAt, stored.UpdatedAt = now, now
 		return q.insert(&stored)
 	})

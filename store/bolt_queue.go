@@ -40,7 +40,7 @@ type delivery struct {
 // makes the first key of the queued index the oldest job.
 func jobKey(seq uint64) string { return fmt.Sprintf("%020d", seq) }
 
-// count is the number of queued jobs. A counter rather than
+// count is the number of queued jobs, delayed ones included. A counter rather than
 // Bucket.Stats().KeyN: Stats walks every page of the bucket, and Enqueue
 // needs the count on every call to enforce maxQueued.
 func (q queue) count() int {
@@ -170,8 +170,9 @@ func (q queue) promoteDue(now time.Time) error {
 		if err := q.delayed.Delete(k); err != nil {
 			return fmt.Errorf("unindex delayed job: %w", err)
 		}
-		if err := q.enqueueIndex(k[8:]); err != nil {
-			return err
+		// Not enqueueIndex: a delayed job was counted as queued by delay.
+		if err := q.queued.Put(k[8:], []byte{}); err != nil {
+			return fmt.Errorf("index queued job: %w", err)
 		}
 	}
 	return nil
@@ -188,6 +189,11 @@ func (q queue) delay(j *Job, jobErr error, notBefore, now time.Time) error {
 	}
 	if err := q.delayed.Put(finishedKey(notBefore, j.ID), []byte{}); err != nil {
 		return fmt.Errorf("index delayed job: %w", err)
+	}
+	// A job waiting for its retry is still queued: it counts toward the
+	// queue depth and maxQueued from now, not from when it is due.
+	if err := putCount(q.meta, q.count()+1); err != nil {
+		return err
 	}
 	return q.put(j)
 }

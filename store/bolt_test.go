@@ -21,8 +21,8 @@ func openBolt(t testing.TB, path string, opts ...BoltOption) *Bolt {
 }
 
 func TestBolt(t *testing.T) {
-	testStore(t, func(t *testing.T) Store {
-		return openBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
+	testStore(t, func(t *testing.T, clk *clock) Store {
+		return openBolt(t, filepath.Join(t.TempDir(), "shardgate.db"), WithClock(clk.Now))
 	})
 }
 

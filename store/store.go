@@ -2,7 +2,10 @@
 // de-duplication, and keyed records (plan results, attestations, label events,
 // comment ids) that survive a restart.
 //
-// Bolt is the embedded single-process default (one bbolt file).
+// Bolt is the embedded single-process default (one bbolt file); Postgres
+// lets several replicas share one database, each claim of a job a lease the
+// claimer renews (Heartbeat) and another replica takes over once it expired
+// (ReclaimExpired).
 package store
 
 import (
@@ -22,6 +25,10 @@ var (
 	// ErrNotRunning: Complete or Release of a job that is not running, such as
 	// one finished twice or handed back after RecoverRunning requeued it.
 	ErrNotRunning = errors.New("store: job is not running")
+	// ErrLeaseLost: Heartbeat of a job that is no longer running for that
+	// owner — it finished, was handed back, or its lease expired and it was
+	// taken over. The owner must stop working on it and report nothing.
+	ErrLeaseLost = errors.New("store: job lease lost")
 )
 
 // JobState is where a job is in its life.
@@ -52,8 +59,12 @@ type Job struct {
 	// NotBefore is when a job handed back by Retry may be claimed again.
 	NotBefore time.Time `json:"not_before,omitempty"`
 	Owner     string    `json:"owner,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// LeaseUntil is when a running job's claim expires unless its owner
+	// renews it with Heartbeat; zero on a single-process store (Bolt), where
+	// a claim lasts as long as the process.
+	LeaseUntil time.Time `json:"lease_until,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // KV is one keyed record.
@@ -67,11 +78,14 @@ type Store interface {
 	// Enqueue persists a queued job and fills its ID, State and times. It fails
 	// with ErrDuplicate for a delivery id already seen and with ErrQueueFull when
 	// maxQueued (> 0) jobs are already queued; in both cases nothing is stored.
-	// Attempts, Owner and LastError start empty whatever the caller set; job is
-	// only filled in when the job was stored.
+	// Attempts, Owner, LastError, NotBefore and LeaseUntil start empty
+	// whatever the caller set; job is only filled in when the job was stored.
 	Enqueue(ctx context.Context, job *Job, maxQueued int) error
-	// Claim marks the oldest queued job running for owner and returns it; it
-	// returns (nil, nil) when no job is queued.
+	// Claim marks the oldest queued job that is due (NotBefore passed)
+	// running for owner and returns it; it returns (nil, nil) when no job is
+	// due. owner names one process: unique per process and start (host, pid
+	// and a random part), since Heartbeat trusts it. On a shared store the
+	// claim is a lease until LeaseUntil.
 	Claim(ctx context.Context, owner string) (*Job, error)
 	// Complete finishes a running job: done when jobErr is nil, else failed
 	// with the error's text. ErrNotRunning when it is not running, ErrNotFound
@@ -86,10 +100,30 @@ type Store interface {
 	// its id, so once due it is claimed before younger jobs. Errors as for
 	// Complete.
 	Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error
-	// RecoverRunning requeues every running job; a single process calls it at
-	// start, since any job still running then was cut short by a crash.
+	// RecoverRunning requeues the running jobs no live process holds, and
+	// says how many; every process calls it at start. On a single-process
+	// store (Bolt) that is every running job, since any job still running
+	// then was cut short by a crash; on a shared store (Postgres) it is the
+	// jobs whose lease expired, as other replicas' jobs are still live.
 	RecoverRunning(ctx context.Context) (int, error)
-	// CountQueued is the number of queued jobs.
+	// Heartbeat renews the lease of a job running for owner. ErrLeaseLost
+	// when it is not running for owner any more, ErrNotFound for an unknown
+	// id. A worker calls it well within the lease (a third of it) while it
+	// works, and stops without completing the job on ErrLeaseLost.
+	Heartbeat(ctx context.Context, id, owner string) error
+	// ReclaimExpired requeues the running jobs whose lease expired (their
+	// owner died or stalled), keeping their place, and says how many; every
+	// replica calls it periodically. A single-process store has nothing to
+	// reclaim while it runs: it returns 0, and RecoverRunning at the next
+	// start is its takeover.
+	ReclaimExpired(ctx context.Context) (int, error)
+	// PruneDone deletes the jobs that finished (done or failed) before
+	// olderThan, with their delivery ids, and says how many. Queued and
+	// running jobs are never touched. Pass a time at least DeliveryRetention
+	// in the past, or a late redelivery of a pruned job would run again.
+	PruneDone(ctx context.Context, olderThan time.Time) (int, error)
+	// CountQueued is the number of queued jobs, those waiting for a retry
+	// included: the queue depth, and what maxQueued bounds.
 	CountQueued(ctx context.Context) (int, error)
 	// GetJob returns one job by id.
 	GetJob(ctx context.Context, id string) (*Job, error)

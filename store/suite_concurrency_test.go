@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func testConcurrency(t *testing.T, open func(t *testing.T) Store) {
+func testConcurrency(t *testing.T, open opener) {
 	ctx := context.Background()
 
 	t.Run("enqueue from many goroutines with repeated deliveries", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		const goroutines, each = 16, 50
 		// Half of each goroutine's deliveries are its own, half are shared by
 		// all goroutines, as when GitHub redelivers while the first is in flight.
@@ -72,7 +72,7 @@ func testConcurrency(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("concurrent enqueue never overfills the queue", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		const goroutines, each, limit = 16, 10, 50
 		var mu sync.Mutex
 		accepted, full := 0, 0
@@ -101,7 +101,7 @@ func testConcurrency(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("concurrent workers claim each job once", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		const jobs, workers = 60, 6
 		for i := range jobs {
 			enqueue(t, s, fmt.Sprintf("d%d", i), "x", nil)

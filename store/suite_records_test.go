@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func testRecords(t *testing.T, open func(t *testing.T) Store) {
+func testRecords(t *testing.T, open opener) {
 	ctx := context.Background()
 
 	t.Run("put get overwrite delete", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		require.NoError(t, s.Put(ctx, "plans", "k", []byte("v1")))
 		require.NoError(t, s.Put(ctx, "plans", "k", []byte("v2")))
 		got, err := s.Get(ctx, "plans", "k")
@@ -29,7 +29,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("absent records are not found", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		require.NoError(t, s.Put(ctx, "plans", "k", []byte("v")))
 		for _, tt := range []struct{ name, bucket, key string }{
 			{name: "absent key", bucket: "plans", key: "other"},
@@ -44,7 +44,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("buckets are separate from each other and from jobs", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		require.NoError(t, s.Put(ctx, "a", "k", []byte("in a")))
 		require.NoError(t, s.Put(ctx, "b", "k", []byte("in b")))
 		// Names a store might use internally must still be plain record buckets.
@@ -62,7 +62,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("list by prefix in key order", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		for _, k := range []string{"pr/2/b", "pr/10/a", "pr/1/b", "other", "pr/1/a", "pr"} {
 			require.NoError(t, s.Put(ctx, "results", k, []byte("v:"+k)))
 		}
@@ -95,7 +95,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("values are copies", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		v := []byte("value")
 		require.NoError(t, s.Put(ctx, "b", "k", v))
 		v[0] = 'X'
@@ -109,7 +109,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("empty value is a record", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		require.NoError(t, s.Put(ctx, "b", "k", nil))
 		got, err := s.Get(ctx, "b", "k")
 		require.NoError(t, err)
@@ -117,7 +117,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("empty key or bucket is refused", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		require.Error(t, s.Put(ctx, "b", "", []byte("v")))
 		require.Error(t, s.Put(ctx, "", "k", []byte("v")))
 		require.Error(t, s.Update(ctx, "b", "", func([]byte) ([]byte, error) { return []byte("v"), nil }))
@@ -126,7 +126,7 @@ func testRecords(t *testing.T, open func(t *testing.T) Store) {
 	testRecordUpdate(t, open)
 }
 
-func testRecordUpdate(t *testing.T, open func(t *testing.T) Store) {
+func testRecordUpdate(t *testing.T, open opener) {
 	ctx := context.Background()
 	errRefused := errors.New("refused by fn")
 	tests := []struct {
@@ -156,7 +156,7 @@ func testRecordUpdate(t *testing.T, open func(t *testing.T) Store) {
 	}
 	for _, tt := range tests {
 		t.Run("update "+tt.name, func(t *testing.T) {
-			s := open(t)
+			s := open.fresh(t)
 			if tt.initial != nil {
 				require.NoError(t, s.Put(ctx, "b", "k", tt.initial))
 			}
@@ -182,7 +182,7 @@ func testRecordUpdate(t *testing.T, open func(t *testing.T) Store) {
 	}
 
 	t.Run("update is atomic under concurrency", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		const goroutines, each = 8, 25
 		var wg sync.WaitGroup
 		for range goroutines {

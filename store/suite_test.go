@@ -2,20 +2,67 @@ package store
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// testStore is the behaviour every Store implementation must have; each
-// implementation's tests call it. open must return a new, empty store on
-// every call and close it when the test ends.
-func testStore(t *testing.T, open func(t *testing.T) Store) {
+// opener returns a new, empty store whose clock is clk, closed when the test
+// ends. Each implementation's tests pass one to testStore.
+type opener func(t *testing.T, clk *clock) Store
+
+// fresh opens a store on a clock that follows the real one.
+func (o opener) fresh(t *testing.T) Store { return o(t, &clock{}) }
+
+// testStore is the behaviour every Store implementation must have.
+func testStore(t *testing.T, open opener) {
 	t.Run("jobs", func(t *testing.T) { testJobs(t, open) })
 	t.Run("transitions", func(t *testing.T) { testTransitions(t, open) })
 	t.Run("records", func(t *testing.T) { testRecords(t, open) })
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, open) })
+	t.Run("leases", func(t *testing.T) { testLeases(t, open) })
+	t.Run("prune", func(t *testing.T) { testPrune(t, open) })
 }
+
+// clock is a settable time source. Set, it stands still where it was put;
+// unset, it follows time.Now shifted by what advance added, so the times a
+// test takes from time.Now stay comparable with the store's.
+type clock struct {
+	mu     sync.Mutex
+	now    time.Time
+	offset time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		return time.Now().Add(c.offset)
+	}
+	return c.now
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		c.offset += d
+	} else {
+		c.now = c.now.Add(d)
+	}
+}
+
+// pastAnyLease is further than any store's lease, in tests that need one to
+// have expired.
+const pastAnyLease = 24 * time.Hour
 
 // enqueue stores a job that the test needs to succeed.
 func enqueue(t *testing.T, s Store, delivery, kind string, payload []byte) *Job {
@@ -46,19 +93,22 @@ func getJob(t *testing.T, s Store, id string) *Job {
 	return j
 }
 
-func testJobs(t *testing.T, open func(t *testing.T) Store) {
+func testJobs(t *testing.T, open opener) {
 	ctx := context.Background()
 
 	t.Run("enqueue fills id, state and times and resets the rest", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		j := &Job{DeliveryID: "d1", Kind: "event", Event: "push", Payload: []byte(`{"a":1}`),
-			State: JobDone, Attempts: 3, Owner: "someone", LastError: "old"}
+			State: JobDone, Attempts: 3, Owner: "someone", LastError: "old",
+			NotBefore: time.Now().Add(time.Hour), LeaseUntil: time.Now().Add(time.Hour)}
 		require.NoError(t, s.Enqueue(ctx, j, 0))
 		require.NotEmpty(t, j.ID)
 		require.Equal(t, JobQueued, j.State)
 		require.Zero(t, j.Attempts)
 		require.Empty(t, j.Owner)
 		require.Empty(t, j.LastError)
+		require.Zero(t, j.NotBefore)
+		require.Zero(t, j.LeaseUntil)
 		require.False(t, j.CreatedAt.IsZero())
 		require.Equal(t, j.CreatedAt, j.UpdatedAt)
 		require.Equal(t, j, getJob(t, s, j.ID))
@@ -66,7 +116,7 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("claims in FIFO order, then nothing", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		var want []*Job
 		for _, kind := range []string{"a", "b", "c", "d", "e"} {
 			want = append(want, enqueue(t, s, "", kind, []byte("payload "+kind)))
@@ -91,7 +141,7 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("duplicate delivery is refused and the original is untouched", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		orig := enqueue(t, s, "d1", "first", []byte("original"))
 		tests := []struct {
 			name  string
@@ -116,14 +166,14 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("jobs without delivery id are never duplicates", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		a, b := enqueue(t, s, "", "x", nil), enqueue(t, s, "", "x", nil)
 		require.NotEqual(t, a.ID, b.ID)
 		require.Equal(t, 2, countQueued(t, s))
 	})
 
 	t.Run("full queue stores nothing and has room after a claim", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		for _, d := range []string{"d1", "d2"} {
 			require.NoError(t, s.Enqueue(ctx, &Job{DeliveryID: d, Kind: "event"}, 2))
 		}
@@ -141,8 +191,11 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 		require.Equal(t, 2, countQueued(t, s))
 	})
 
-	t.Run("recover running requeues only running jobs in id order", func(t *testing.T) {
-		s := open(t)
+	// RecoverRunning at start takes over what a dead process left running:
+	// on a shared store once its lease passed, on a single-process one at once.
+	t.Run("recover running after the lease requeues only running jobs in id order", func(t *testing.T) {
+		clk := &clock{}
+		s := open(t, clk)
 		a, b, c := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil), enqueue(t, s, "c", "c", nil)
 		d := enqueue(t, s, "d", "d", nil)
 		require.Equal(t, a.ID, claim(t, s, "w").ID)
@@ -150,6 +203,7 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 		require.Equal(t, c.ID, claim(t, s, "w").ID)
 		require.NoError(t, s.Complete(ctx, c.ID, nil))
 
+		clk.advance(pastAnyLease)
 		n, err := s.RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
@@ -163,13 +217,14 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 			require.Equal(t, want.id, got.ID)
 			require.Equal(t, want.attempts, got.Attempts)
 		}
+		clk.advance(pastAnyLease)
 		n, err = s.RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
 	})
 
 	t.Run("returned jobs are copies", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		payload := []byte("body")
 		j := enqueue(t, s, "", "x", payload)
 		payload[0] = 'X'
@@ -180,7 +235,7 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("unknown job is not found", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		for _, id := range []string{"", "00000000000000000042", "nope"} {
 			_, err := s.GetJob(ctx, id)
 			require.ErrorIs(t, err, ErrNotFound, "id %q", id)
@@ -188,7 +243,7 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("cancelled context stores nothing", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		err := s.Enqueue(cctx, &Job{DeliveryID: "d1", Kind: "x"}, 0)
@@ -198,6 +253,6 @@ func testJobs(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("ping", func(t *testing.T) {
-		require.NoError(t, open(t).Ping(ctx))
+		require.NoError(t, open.fresh(t).Ping(ctx))
 	})
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func testTransitions(t *testing.T, open func(t *testing.T) Store) {
+func testTransitions(t *testing.T, open opener) {
 	ctx := context.Background()
 
 	t.Run("complete", func(t *testing.T) {
@@ -25,7 +25,7 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				s := open(t)
+				s := open.fresh(t)
 				j := enqueue(t, s, "d", "event", []byte("p"))
 				claim(t, s, "w")
 				require.NoError(t, s.Complete(ctx, j.ID, tt.jobErr))
@@ -44,7 +44,7 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("retry holds the job back until its time, then before younger ones", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		a := enqueue(t, s, "a", "a", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
 		require.NoError(t, s.Retry(ctx, a.ID, errors.New("GitHub: 502 Bad Gateway"), time.Now().Add(time.Hour)))
@@ -54,6 +54,9 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 		next, err := s.Claim(ctx, "w1")
 		require.NoError(t, err)
 		require.Nil(t, next, "not claimable before its time")
+		require.Equal(t, 1, countQueued(t, s), "a job waiting for its retry is queued")
+		require.ErrorIs(t, s.Enqueue(ctx, &Job{DeliveryID: "over", Kind: "x"}, 1), ErrQueueFull,
+			"and counts toward maxQueued")
 		n, err := s.RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Zero(t, n, "a job waiting to be retried is not running")
@@ -70,7 +73,7 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		a, b := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
 		require.NoError(t, s.Release(ctx, a.ID))
@@ -87,7 +90,7 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("release is not refused by a full queue", func(t *testing.T) {
-		s := open(t)
+		s := open.fresh(t)
 		a := enqueue(t, s, "a", "a", nil)
 		claim(t, s, "w")
 		require.NoError(t, s.Enqueue(ctx, &Job{Kind: "b"}, 1))
@@ -129,7 +132,7 @@ func testTransitions(t *testing.T, open func(t *testing.T) Store) {
 	for _, st := range states {
 		for _, op := range ops {
 			t.Run(op.name+" of "+st.name+" job", func(t *testing.T) {
-				s := open(t)
+				s := open.fresh(t)
 				id := st.prepare(t, s)
 				var before *Job
 				if st.wantErr != ErrNotFound {

@@ -1,0 +1,303 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// jobColumns is what scanJob reads, in order.
+const jobColumns = `id, coalesce(delivery_id, ''), kind, event, payload, state, attempts, last_error,
+	not_before, owner, lease_until, created_at, updated_at`
+
+func scanJob(row pgx.Row) (*Job, error) {
+	var (
+		j                 Job
+		id                int64
+		state             string
+		payload           []byte
+		notBefore, leased *time.Time
+	)
+	if err := row.Scan(&id, &j.DeliveryID, &j.Kind, &j.Event, &payload, &state, &j.Attempts, &j.LastError,
+		&notBefore, &j.Owner, &leased, &j.CreatedAt, &j.UpdatedAt); err != nil {
+		return nil, err
+	}
+	j.ID, j.State = jobKey(uint64(id)), JobState(state)
+	if len(payload) > 0 {
+		j.Payload = payload
+	}
+	if notBefore != nil {
+		j.NotBefore = notBefore.UTC()
+	}
+	if leased != nil {
+		j.LeaseUntil = leased.UTC()
+	}
+	j.CreatedAt, j.UpdatedAt = j.CreatedAt.UTC(), j.UpdatedAt.UTC()
+	return &j, nil
+}
+
+// parseJobID reads an id that jobKey wrote; anything else names no job.
+func parseJobID(id string) (int64, bool) {
+	if len(id) != 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	return n, err == nil && n > 0
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Enqueue persists a queued job (see Store). With a limit, it first
+// reserves room (reserve_enqueue, migrations/0001_jobs.sql), under a lock
+// held only for an asynchronous commit; the job's insert, the costly part,
+// then runs side by side with other enqueues.
+func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
+	if job == nil {
+		return errors.New("enqueue job: job is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("enqueue job: %w", err)
+	}
+	now := p.nowUTC()
+	var payload []byte
+	if len(job.Payload) > 0 {
+		payload = job.Payload
+	}
+	delivery, kind, event := pgText(job.DeliveryID), pgText(job.Kind), pgText(job.Event)
+	var reservation, id *int64
+	if maxQueued > 0 {
+		err := p.pool.QueryRow(ctx, `SELECT reserve_enqueue($1, $2, $3, $4)`,
+			nullable(delivery), now, maxQueued, enqueueReservationTTL).Scan(&reservation)
+		if err != nil {
+			return fmt.Errorf("enqueue job: %w", enqueueError(err))
+		}
+	}
+	err := p.pool.QueryRow(ctx, `SELECT enqueue_job($1, $2, $3, $4, $5, $6)`,
+		nullable(delivery), kind, event, payload, now, reservation).Scan(&id)
+	if err != nil {
+		if reservation != nil {
+			// Give the room back now rather than when the reservation expires;
+			// if this fails too, expiry does it.
+			_, _ = p.pool.Exec(context.WithoutCancel(ctx), `DELETE FROM queue_reservations WHERE id = $1`, *reservation)
+		}
+		return fmt.Errorf("enqueue job: %w", enqueueError(err))
+	}
+	if id == nil {
+		return fmt.Errorf("enqueue job: %w", ErrDuplicate)
+	}
+	// Filled in only once committed: a refused job stays as the caller made it.
+	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(*id)), delivery, kind, event
+	job.State, job.Attempts, job.Owner, job.LastError = JobQueued, 0, "", ""
+	job.NotBefore, job.LeaseUntil = time.Time{}, time.Time{}
+	job.CreatedAt, job.UpdatedAt = now, now
+	return nil
+}
+
+// enqueueReservationTTL is how long room reserved by an enqueue that died
+// before storing its job stays taken.
+const enqueueReservationTTL = time.Minute
+
+// enqueueError maps the SQLSTATEs of reserve_enqueue and enqueue_job.
+func enqueueError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "SGQ01":
+			return ErrQueueFull
+		case "SGQ02":
+			return ErrDuplicate
+		}
+	}
+	return err
+}
+
+// queueDepthSQL reads the depth the jobs_count_queued trigger keeps.
+const queueDepthSQL = `SELECT coalesce(sum(n), 0) FROM queue_depth`
+
+// Claim takes the oldest due queued job (see Store). SKIP LOCKED lets
+// replicas claim side by side: each passes over the row another is taking.
+//
+// It first takes over expired leases, at most every quarter lease: a dead
+// replica's jobs come back even if no one calls ReclaimExpired, and before
+// younger jobs, since they keep their ids.
+func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
+	now := p.nowUTC()
+	if last := p.lastReclaim.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= p.lease/4 {
+		p.lastReclaim.Store(now.UnixNano())
+		if _, err := p.ReclaimExpired(ctx); err != nil {
+			return nil, fmt.Errorf("claim job: %w", err)
+		}
+	}
+	j, err := scanJob(p.pool.QueryRow(ctx, `UPDATE jobs SET state = 'running', owner = $1, attempts = attempts + 1,
+			updated_at = $2, lease_until = $3
+		WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND (not_before IS NULL OR not_before <= $2)
+			ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING `+jobColumns, pgText(owner), now, now.Add(p.lease)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim job: %w", err)
+	}
+	return j, nil
+}
+
+// Complete finishes a running job (see Store).
+func (p *Postgres) Complete(ctx context.Context, id string, jobErr error) error {
+	state, msg := JobDone, ""
+	if jobErr != nil {
+		state, msg = JobFailed, pgText(jobErr.Error())
+	}
+	now := p.nowUTC()
+	return p.transition(ctx, "complete job", id, `UPDATE jobs SET state = $2, last_error = $3, updated_at = $4,
+		finished_at = $4, lease_until = NULL WHERE id = $1 AND state = 'running'`, string(state), msg, now)
+}
+
+// Release hands a running job back with its place (see Store).
+func (p *Postgres) Release(ctx context.Context, id string) error {
+	return p.transition(ctx, "release job", id, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
+		updated_at = $2 WHERE id = $1 AND state = 'running'`, p.nowUTC())
+}
+
+// Retry hands a running job back until notBefore (see Store).
+func (p *Postgres) Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error {
+	var msg *string
+	if jobErr != nil {
+		msg = nullable(pgText(jobErr.Error()))
+	}
+	return p.transition(ctx, "retry job", id, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
+		updated_at = $2, not_before = $3, last_error = coalesce($4, last_error) WHERE id = $1 AND state = 'running'`,
+		p.nowUTC(), notBefore.UTC().Round(time.Microsecond), msg)
+}
+
+// transition runs an update of one running job ($1 is its id) and tells an
+// unknown job from one in another state when nothing matched.
+func (p *Postgres) transition(ctx context.Context, what, id, sql string, args ...any) error {
+	n, ok := parseJobID(id)
+	if !ok {
+		return fmt.Errorf("%s: job %q: %w", what, id, ErrNotFound)
+	}
+	tag, err := p.pool.Exec(ctx, sql, append([]any{n}, args...)...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var state string
+	err = p.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, n).Scan(&state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%s: job %s: %w", what, id, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	default:
+		return fmt.Errorf("%s: job %s is %s: %w", what, id, state, ErrNotRunning)
+	}
+}
+
+// Heartbeat renews the lease of a job running for owner (see Store). A lease
+// that expired but was not yet taken over is renewed: nobody else has it.
+func (p *Postgres) Heartbeat(ctx context.Context, id, owner string) error {
+	n, ok := parseJobID(id)
+	if !ok {
+		return fmt.Errorf("heartbeat job: job %q: %w", id, ErrNotFound)
+	}
+	tag, err := p.pool.Exec(ctx, `UPDATE jobs SET lease_until = $3 WHERE id = $1 AND state = 'running' AND owner = $2`,
+		n, pgText(owner), p.nowUTC().Add(p.lease))
+	if err != nil {
+		return fmt.Errorf("heartbeat job: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var state, holder string
+	err = p.pool.QueryRow(ctx, `SELECT state, owner FROM jobs WHERE id = $1`, n).Scan(&state, &holder)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("heartbeat job: job %s: %w", id, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("heartbeat job: %w", err)
+	default:
+		return fmt.Errorf("heartbeat job: job %s is %s for %q: %w", id, state, holder, ErrLeaseLost)
+	}
+}
+
+// ReclaimExpired requeues the jobs whose lease expired (see Store). They keep
+// their ids, so they are claimed again before younger jobs.
+func (p *Postgres) ReclaimExpired(ctx context.Context) (int, error) {
+	tag, err := p.pool.Exec(ctx, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL, updated_at = $1
+		WHERE state = 'running' AND lease_until < $1`, p.nowUTC())
+	if err != nil {
+		return 0, fmt.Errorf("reclaim expired jobs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// RecoverRunning is ReclaimExpired (see Store): at start, the jobs of other
+// replicas may be live, and this process's own earlier jobs are told from
+// theirs only by their expired leases.
+func (p *Postgres) RecoverRunning(ctx context.Context) (int, error) {
+	n, err := p.ReclaimExpired(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("recover running jobs: %w", err)
+	}
+	return n, nil
+}
+
+// CountQueued is the number of queued jobs, waiting retries included.
+func (p *Postgres) CountQueued(ctx context.Context) (int, error) {
+	var n int
+	if err := p.pool.QueryRow(ctx, queueDepthSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count queued jobs: %w", err)
+	}
+	return n, nil
+}
+
+// GetJob returns one job with its payload.
+func (p *Postgres) GetJob(ctx context.Context, id string) (*Job, error) {
+	n, ok := parseJobID(id)
+	if !ok {
+		return nil, fmt.Errorf("get job: job %q: %w", id, ErrNotFound)
+	}
+	j, err := scanJob(p.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, n))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("get job: job %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get job: %w", err)
+	}
+	return j, nil
+}
+
+// PruneDone deletes finished jobs older than olderThan, pruneChunk at a time
+// (see Store). Replicas pruning at once skip each other's rows.
+func (p *Postgres) PruneDone(ctx context.Context, olderThan time.Time) (int, error) {
+	if !olderThan.After(time.Unix(0, 0)) {
+		return 0, nil // as on Bolt: nothing finished before the epoch
+	}
+	total := 0
+	for {
+		tag, err := p.pool.Exec(ctx, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+			WHERE state IN ('done', 'failed') AND finished_at < $1
+			ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, olderThan.UTC(), pruneChunk)
+		if err != nil {
+			return total, fmt.Errorf("prune finished jobs: %w", err)
+		}
+		n := int(tag.RowsAffected())
+		total += n
+		if n < pruneChunk {
+			return total, nil
+		}
+	}
+}
