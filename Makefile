@@ -76,7 +76,8 @@ fuzz:
 ## bench: speed and memory targets (see README "Performance")
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
-	$(GO) test -run '^$$' -bench . -benchmem ./store
+	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
+	$(GO) test -run '^$$' -bench 'BenchmarkClaim|BenchmarkEnqueueParallel' -benchtime 3000x -benchmem ./store
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./bot
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./bot
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./bot

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("store", command{summary: "manage the store: migrate the PostgreSQL schema", run: runStore})
+	storeCommands["migrate"] = command{summary: "apply (or --dry-run print) the PostgreSQL schema migrations", run: runStoreMigrate}
 }
 
 const storeMigrateSynopsis = "shardgate store migrate [--dry-run] (--postgres-url-env VAR | --postgres-url-file FILE)"
@@ -20,22 +20,6 @@ const storeMigrateSynopsis = "shardgate store migrate [--dry-run] (--postgres-ur
 // migrateTimeout bounds a migration run: waiting on a replica that holds the
 // migration lock forever should end in an error, not a hung deploy step.
 const migrateTimeout = 5 * time.Minute
-
-// runStore dispatches the store subcommands.
-func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		return usageError(stderr, "store", "a subcommand is required: migrate (usage: %s)", storeMigrateSynopsis)
-	}
-	switch args[0] {
-	case "migrate":
-		return runStoreMigrate(ctx, args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprintf(stderr, "usage: %s\n\nRun 'shardgate store migrate --help' for its flags.\n", storeMigrateSynopsis)
-		return exitOK
-	default:
-		return usageError(stderr, "store", "unknown subcommand %q: want migrate", args[0])
-	}
-}
 
 // runStoreMigrate applies the embedded migrations to a PostgreSQL store, or
 // with --dry-run prints those it would apply. Exit 0 done, 2 bad usage (the

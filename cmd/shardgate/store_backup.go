@@ -23,11 +23,14 @@ var storeCommands = map[string]command{}
 
 func init() {
 	storeCommands["backup"] = command{summary: "write a consistent copy of the embedded store to a file", run: runStoreBackup}
-	register("store", command{summary: "manage the store (backup)", run: runStore})
+	register("store", command{summary: "manage the store: backup, migrate", run: runStore})
 }
 
 func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		return usageError(stderr, "store", "a subcommand is required: %s (run 'shardgate store help')", strings.Join(sortedKeys(storeCommands), " or "))
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(stderr, "usage: shardgate store <command> [flags]")
 		fmt.Fprintln(stderr)
 		for _, n := range sortedKeys(storeCommands) {
@@ -40,8 +43,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	c, ok := storeCommands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "shardgate store: unknown command %q (run 'shardgate store help')\n", args[0])
-		return exitUsage
+		return usageError(stderr, "store", "unknown subcommand %q: want %s", args[0], strings.Join(sortedKeys(storeCommands), " or "))
 	}
 	return c.run(ctx, args[1:], stdout, stderr)
 }

@@ -27,7 +27,7 @@ func TestStoreMigrateUsage(t *testing.T) {
 		want string
 	}{
 		{name: "no subcommand", args: []string{"store"}, want: "a subcommand is required"},
-		{name: "unknown subcommand", args: []string{"store", "backup"}, want: `unknown subcommand "backup"`},
+		{name: "unknown subcommand", args: []string{"store", "frobnicate"}, want: `unknown subcommand "frobnicate"`},
 		{name: "no url", args: []string{"store", "migrate", "--dry-run"}, want: "exactly one of --postgres-url-env and --postgres-url-file"},
 		{name: "both urls", args: []string{"store", "migrate", "--postgres-url-env", "X", "--postgres-url-file", urlFile},
 			want: "exactly one of"},
