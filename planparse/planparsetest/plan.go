@@ -104,7 +104,7 @@ func Render(ins []Instance) []byte {
 		comma(&b, &first)
 		fmt.Fprintf(&b, `"%s":{"consumer_group":"%s","shard_count":%d,"stream_prefix":"%s"}`, in.Key, in.ConsumerGroup, in.ShardsAfter, in.StreamPrefix)
 	}
-	b.WriteString(`}}},"planned_values":{"root_module":{`)
+	b.WriteString(`}},"shardgate_reason":{"value":"terraform apply"},"shardgate_request_id_prefix":{"value":"terraform"},"shardgate_requested_by":{"value":"terraform"}},"planned_values":{"root_module":{`)
 	writeModules(&b, ins, plannedResource)
 	b.WriteString(`}},"resource_changes":[`)
 	for i, in := range ins {
