@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"sort"
@@ -63,7 +62,9 @@ type CoordinatorCredentials struct {
 
 // Config is the validated, immutable server configuration.
 type Config struct {
-	Listen          string
+	Listen string
+	// ListenTLS, when set, serves the listener over HTTPS.
+	ListenTLS       *TLSConfig
 	GitHubAPIURL    string
 	AppID           int64
 	PrivateKey      Secret
@@ -139,6 +140,7 @@ func (c *Config) IsApproverUser(login string) bool {
 type rawConfig struct {
 	Version      *int             `yaml:"version"`
 	Listen       string           `yaml:"listen"`
+	ListenTLS    *rawTLS          `yaml:"listen_tls"`
 	GitHub       rawGitHub        `yaml:"github"`
 	Store        rawStore         `yaml:"store"`
 	Terraform    rawTerraform     `yaml:"terraform"`
@@ -296,9 +298,10 @@ func (v *validator) config(r *rawConfig) *Config {
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
-	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		v.addf("listen %q is not host:port", c.Listen)
+	} else if err := validListen(c.Listen); err != nil {
+		v.addf("%v", err)
 	}
+	c.ListenTLS = v.listenTLS(r.ListenTLS)
 	if c.GitHubAPIURL == "" {
 		c.GitHubAPIURL = DefaultGitHubAPIURL
 	}

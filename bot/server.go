@@ -213,9 +213,13 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	defer stopAdmin()
 	srv := NewHTTPServer(s.cfg.Listen, s.Handler())
+	serve, err := s.listen(ctx, srv)
+	if err != nil {
+		s.Close(context.Background())
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	s.log.WithField("listen", s.cfg.Listen).Info("shardgate serving")
+	go func() { errc <- serve() }()
 	select {
 	case err := <-errc:
 		s.Close(context.Background())
