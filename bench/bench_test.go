@@ -81,7 +81,8 @@ func TestMedian(t *testing.T) {
 	require.Equal(t, 25*time.Millisecond, median(ms(40, 10, 20, 30)))
 	require.Zero(t, median(nil))
 	s := summarise([]sample{{wall: 3 * time.Second, maxRSS: 10}, {wall: time.Second, maxRSS: 30}, {wall: 2 * time.Second, maxRSS: 20}})
-	require.Equal(t, stats{runs: 3, median: 2 * time.Second, peak: 30}, s)
+	require.Equal(t, stats{runs: 3, median: 2 * time.Second, fastest: time.Second, peak: 30}, s)
+	require.Equal(t, stats{}, summarise(nil))
 }
 
 func TestThousands(t *testing.T) {

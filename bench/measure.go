@@ -140,19 +140,23 @@ func runSeq(ctx context.Context, ps []proc, out io.Writer) (sample, error) {
 // stats summarise the runs of one command: the median wall time, and the peak RSS
 // over all runs.
 type stats struct {
-	runs   int
-	median time.Duration
-	peak   int64
+	runs    int
+	median  time.Duration
+	fastest time.Duration // least disturbed by other load on a shared machine
+	peak    int64
 }
 
 func summarise(samples []sample) stats {
+	if len(samples) == 0 {
+		return stats{}
+	}
 	walls := make([]time.Duration, len(samples))
 	var peak int64
 	for i, s := range samples {
 		walls[i] = s.wall
 		peak = max(peak, s.maxRSS)
 	}
-	return stats{runs: len(samples), median: median(walls), peak: peak}
+	return stats{runs: len(samples), median: median(walls), fastest: slices.Min(walls), peak: peak}
 }
 
 // median of an odd count is the middle value; of an even count, the mean of the

@@ -82,14 +82,22 @@ func printReport(w io.Writer, o options, m machine, results []checkResult, notes
 		fmt.Fprintln(w, n)
 	}
 	if ov != nil {
-		r := ratio(ov.shardgate.median.Seconds(), ov.raw.median.Seconds())
-		verdict := "ok"
-		if r > 1.05 {
-			verdict = "MISSED"
-		}
-		fmt.Fprintf(w, "\nshardgate plan vs terraform init && plan -out && show -json, %s instances (denied case, real terraform, median of %d interleaved runs): %s vs %s = %.3f× (target <= 1.05×: %s); peak RSS %s vs %s (the largest of each process and the terraform it waits for)\n",
-			thousands(ov.size), ov.raw.runs, seconds(ov.shardgate.median), seconds(ov.raw.median), r, verdict, mib(ov.shardgate.peak), mib(ov.raw.peak))
+		printOverhead(w, *ov)
 	}
+}
+
+func printOverhead(w io.Writer, ov overhead) {
+	r := ratio(ov.shardgate.median.Seconds(), ov.raw.median.Seconds())
+	rf := ratio(ov.shardgate.fastest.Seconds(), ov.raw.fastest.Seconds())
+	verdict := "ok"
+	if r > 1.05 {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "\nshardgate plan vs terraform init && plan -out && show -json, %s instances (denied case, real terraform, %d interleaved runs each):\n",
+		thousands(ov.size), ov.raw.runs)
+	fmt.Fprintf(w, "  median %s vs %s = %.3f× (target <= 1.05×: %s); fastest %s vs %s = %.3f×; peak RSS %s vs %s (each process or the terraform it waits for)\n",
+		seconds(ov.shardgate.median), seconds(ov.raw.median), r, verdict,
+		seconds(ov.shardgate.fastest), seconds(ov.raw.fastest), rf, mib(ov.shardgate.peak), mib(ov.raw.peak))
 }
 
 // target checks the targets: at 10k and more >= 10× faster than conftest
