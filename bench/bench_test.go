@@ -80,8 +80,8 @@ func TestMedian(t *testing.T) {
 	require.Equal(t, 30*time.Millisecond, median(ms(50, 10, 30)))
 	require.Equal(t, 25*time.Millisecond, median(ms(40, 10, 20, 30)))
 	require.Zero(t, median(nil))
-	s := summarise([]sample{{wall: 3 * time.Second, maxRSS: 10}, {wall: time.Second, maxRSS: 30}, {wall: 2 * time.Second, maxRSS: 20}})
-	require.Equal(t, stats{runs: 3, median: 2 * time.Second, fastest: time.Second, peak: 30}, s)
+	s := summarise([]sample{{wall: 3 * time.Second, cpu: 5, maxRSS: 10}, {wall: time.Second, cpu: 1, maxRSS: 30}, {wall: 2 * time.Second, cpu: 2, maxRSS: 20}})
+	require.Equal(t, stats{runs: 3, median: 2 * time.Second, fastest: time.Second, cpu: 2, peak: 30}, s)
 	require.Equal(t, stats{}, summarise(nil))
 }
 

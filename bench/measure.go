@@ -16,7 +16,8 @@ import (
 // sample is one run of one process.
 type sample struct {
 	wall   time.Duration
-	maxRSS int64 // bytes
+	cpu    time.Duration // user + system, of the process and the children it waited for
+	maxRSS int64         // bytes
 	exit   int
 }
 
@@ -44,7 +45,7 @@ func runOnce(ctx context.Context, p proc, out io.Writer) (sample, error) {
 		rssFile = f.Name()
 		f.Close()
 		defer os.Remove(rssFile)
-		name, args = gnuTime, append([]string{"-f", "%M", "-o", rssFile, p.name}, p.args...)
+		name, args = gnuTime, append([]string{"-f", "%M %U %S", "-o", rssFile, p.name}, p.args...)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = p.dir
@@ -68,9 +69,10 @@ func runOnce(ctx context.Context, p proc, out io.Writer) (sample, error) {
 	}
 	if rssFile == "" {
 		s.maxRSS = maxRSS(cmd.ProcessState)
+		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		return s, nil
 	}
-	if s.maxRSS, err = readTimeRSS(rssFile); err != nil {
+	if s.maxRSS, s.cpu, err = readTime(rssFile); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -85,28 +87,36 @@ var gnuTime = func() string {
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	if exec.Command(bin, "-f", "%M", "-o", f.Name(), "true").Run() != nil {
+	if exec.Command(bin, "-f", "%M %U %S", "-o", f.Name(), "true").Run() != nil {
 		return ""
 	}
-	if _, err := readTimeRSS(f.Name()); err != nil {
+	if _, _, err := readTime(f.Name()); err != nil {
 		return ""
 	}
 	return bin
 }()
 
-// readTimeRSS reads the KiB GNU time wrote with -f %M; its last line, as time
-// puts a "Command exited with non-zero status" line before it.
-func readTimeRSS(path string) (int64, error) {
+// readTime reads what GNU time wrote with -f "%M %U %S": peak RSS in KiB, user
+// and system seconds. It is the last line: time writes a "Command exited with
+// non-zero status" line before it.
+func readTime(path string) (rss int64, cpu time.Duration, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("read rss: %w", err)
+		return 0, 0, fmt.Errorf("read time's report: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	kib, err := strconv.ParseInt(strings.TrimSpace(lines[len(lines)-1]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("read rss: %q is not a number", b)
+	f := strings.Fields(lines[len(lines)-1])
+	bad := fmt.Errorf("read time's report: %q is not \"KiB user system\"", b)
+	if len(f) != 3 {
+		return 0, 0, bad
 	}
-	return kib * 1024, nil
+	kib, err1 := strconv.ParseInt(f[0], 10, 64)
+	user, err2 := strconv.ParseFloat(f[1], 64)
+	sys, err3 := strconv.ParseFloat(f[2], 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, bad
+	}
+	return kib * 1024, time.Duration((user + sys) * float64(time.Second)), nil
 }
 
 // rssSource says where the memory figures come from, for the report.
@@ -131,6 +141,7 @@ func runSeq(ctx context.Context, ps []proc, out io.Writer) (sample, error) {
 			return total, err
 		}
 		total.wall += s.wall
+		total.cpu += s.cpu
 		total.maxRSS = max(total.maxRSS, s.maxRSS)
 		total.exit = s.exit
 	}
@@ -143,6 +154,7 @@ type stats struct {
 	runs    int
 	median  time.Duration
 	fastest time.Duration // least disturbed by other load on a shared machine
+	cpu     time.Duration // median user + system time
 	peak    int64
 }
 
@@ -151,12 +163,13 @@ func summarise(samples []sample) stats {
 		return stats{}
 	}
 	walls := make([]time.Duration, len(samples))
+	cpus := make([]time.Duration, len(samples))
 	var peak int64
 	for i, s := range samples {
-		walls[i] = s.wall
+		walls[i], cpus[i] = s.wall, s.cpu
 		peak = max(peak, s.maxRSS)
 	}
-	return stats{runs: len(samples), median: median(walls), fastest: slices.Min(walls), peak: peak}
+	return stats{runs: len(samples), median: median(walls), fastest: slices.Min(walls), cpu: median(cpus), peak: peak}
 }
 
 // median of an odd count is the middle value; of an even count, the mean of the
