@@ -55,7 +55,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&runs, "runs", "1000:5,10000:5,50000:3", "timed runs per tool and case, by size (others: 3)")
 	fs.IntVar(&o.realMax, "real-max", 1000, "plans up to this many instances are made by terraform, larger ones synthesized")
 	fs.IntVar(&o.planOverhead, "plan-overhead", 1000, "instances of the shardgate plan vs raw terraform run (0: skip)")
-	fs.IntVar(&o.planRuns, "plan-runs", 5, "runs per side of the plan-overhead measurement")
+	fs.IntVar(&o.planRuns, "plan-runs", 7, "runs per side of the plan-overhead measurement")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
