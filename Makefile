@@ -1,10 +1,14 @@
 # shardgate — everything a fresh machine needs runs from here.
 #   make demo   the main job on embedded defaults
 #   make test   every test (installs terraform 1.5.7 into ./bin first)
+#   make bench  speed and memory, whole-process side by side with conftest (installs it into ./bin)
 
 TERRAFORM_VERSION ?= 1.5.7
+# conftest, only for the whole-process comparison in `make bench`
+CONFTEST_VERSION  ?= 0.71.1
 BIN               := $(CURDIR)/bin
 TERRAFORM         := $(BIN)/terraform
+CONFTEST          := $(BIN)/conftest
 SHARDGATE         := $(BIN)/shardgate
 GO                ?= go
 GOFLAGS           ?= -buildvcs=false
@@ -15,7 +19,7 @@ export SHARDGATE_TERRAFORM := $(TERRAFORM)
 
 FUZZTIME ?= 30s
 
-.PHONY: all build tools test test-short race vet fmt fuzz bench demo demo-check opa-test image clean
+.PHONY: all build tools bench-tools test test-short race vet fmt fuzz bench bench-process demo demo-check opa-test image clean
 
 all: build
 
@@ -73,8 +77,22 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg; \
 	done
 
+## bench-tools: install conftest $(CONFTEST_VERSION) into ./bin when it is missing
+bench-tools: $(CONFTEST)
+
+$(CONFTEST):
+	@mkdir -p $(BIN)
+	@echo "installing conftest $(CONFTEST_VERSION) into $(BIN) (about two minutes the first time)"
+	GOBIN=$(BIN) $(GO) install github.com/open-policy-agent/conftest@v$(CONFTEST_VERSION)
+	@$(GO) version -m $(CONFTEST) | grep -q "mod[[:space:]]*github.com/open-policy-agent/conftest[[:space:]]*v$(CONFTEST_VERSION)" || { echo "installed conftest is not v$(CONFTEST_VERSION)"; exit 1; }
+
+# The whole-process benchmark (bench/): shardgate check vs conftest at 1k/10k/50k
+# instances, shardgate plan vs raw terraform at 1k. Plans are cached in .bench/.
+BENCH_PROCESS = $(GO) run ./bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
+	-shardgate $(SHARDGATE) -conftest $(CONFTEST) -terraform $(TERRAFORM)
+
 ## bench: speed and memory targets (see README "Performance")
-bench:
+bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
 	$(GO) test -run '^$$' -bench 'BenchmarkClaim|BenchmarkEnqueueParallel' -benchtime 3000x -benchmem ./store
@@ -82,6 +100,11 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./bot
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./bot
 	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./bot
+	$(BENCH_PROCESS)
+
+## bench-process: only the whole-process benchmark of `make bench`
+bench-process: build tools bench-tools
+	$(BENCH_PROCESS)
 
 ## opa-test: the Rego unit tests with the opa CLI itself
 opa-test:

@@ -1,10 +1,10 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -149,8 +149,10 @@ func (r *Runner) jobEnv(cfg JobConfig) (env, vars, sensitive map[string]string, 
 }
 
 // run runs one terraform command with fresh output capture, keeps its
-// redacted tail and turns a failure into a typed error.
-func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Context) error) error {
+// redacted tail and turns a failure into a typed error. fn runs the command
+// through tfexec (whose writers are set to the capture) or directly (see
+// direct), writing to out.
+func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Context, out io.Writer) error) error {
 	out := newTailBuffer(j.r.tailBytes)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -158,7 +160,7 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	started := j.r.now().Truncate(time.Millisecond)
 	j.tf.SetStdout(out)
 	j.tf.SetStderr(out)
-	err := fn(ctx)
+	err := fn(ctx, out)
 	j.tf.SetStdout(nil)
 	j.tf.SetStderr(nil)
 	tail := j.redactor.Redact(out.String())
@@ -229,38 +231,36 @@ func wasKilled(err error) bool {
 	return ok && exitErr.ProcessState != nil && exitErr.ProcessState.String() == "signal: killed"
 }
 
-// showJSON runs `terraform show -json` on the saved plan and returns its
-// stdout unparsed. tfexec only offers ShowPlanFile, which decodes into
-// *tfjson.Plan; large plans would then be decoded twice, so this one command
-// is run directly, with the same environment and the same SIGINT-then-kill
-// cancellation as tfexec's.
-func (j *Job) showJSON(ctx context.Context) ([]byte, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	errOut := newTailBuffer(j.r.tailBytes)
-	var stdout bytes.Buffer
-	cmd := exec.CommandContext(ctx, j.execPath, "show", "-json", "-no-color", j.planFile)
+// direct runs terraform with args itself, with the job's environment and the
+// same SIGINT-then-kill cancellation as tfexec's. tfexec asks `terraform
+// version` again for every *tfexec.Terraform (one per job) before init, show
+// and workspace commands, to check flags that terraform >= MinVersion always
+// has; the runner asks once per binary (CheckTerraform) and runs those
+// commands here instead. stdout nil sends stdout to out with stderr.
+func (j *Job) direct(ctx context.Context, out, stdout io.Writer, args ...string) error {
+	if stdout == nil {
+		stdout = out
+	}
+	cmd := exec.CommandContext(ctx, j.execPath, args...)
 	cmd.Dir = j.cfg.Dir
 	cmd.Env = j.directEnv()
-	cmd.Stdout = &stdout
-	cmd.Stderr = errOut
+	cmd.Stdout = stdout
+	cmd.Stderr = out
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = j.r.grace
-	err := cmd.Run()
-	tail := j.redactor.Redact(errOut.String())
-	j.lastOutput = tail
-	if err != nil {
-		return nil, j.classify(ctx, "show", err, tail)
-	}
-	return stdout.Bytes(), nil
+	return cmd.Run()
 }
 
-// directEnv is the job environment plus what tfexec adds to every command.
+// directEnv is the job environment plus what tfexec adds to every command:
+// automation mode, and logging off so that it cannot pollute the output.
 func (j *Job) directEnv() []string {
 	env := maps.Clone(j.env)
 	env["TF_IN_AUTOMATION"] = "1"
 	env["TF_INPUT"] = "0"
+	for _, k := range []string{"TF_LOG", "TF_LOG_CORE", "TF_LOG_PATH", "TF_LOG_PROVIDER"} {
+		env[k] = ""
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

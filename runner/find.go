@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -62,9 +63,59 @@ func FindTerraform(explicit, baseDir string) (path, version string, err error) {
 	return "", "", &BinaryError{Reason: "no usable terraform: " + strings.Join(reasons, "; ")}
 }
 
+// versions caches what CheckTerraform learnt, per binary (see binaryKey).
+var versions = struct {
+	sync.Mutex
+	m map[binaryKey]string
+}{m: map[binaryKey]string{}}
+
+// binaryKey names one build of a binary: its resolved path, size and
+// modification time. Replacing the file (an upgrade) changes the key.
+type binaryKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+func keyOf(path string) (binaryKey, bool) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return binaryKey{}, false
+	}
+	if resolved, err = filepath.Abs(resolved); err != nil {
+		return binaryKey{}, false
+	}
+	st, err := os.Stat(resolved)
+	if err != nil {
+		return binaryKey{}, false
+	}
+	return binaryKey{path: resolved, size: st.Size(), mtime: st.ModTime()}, true
+}
+
 // CheckTerraform runs `terraform version` and returns the version when it is
-// at least MinVersion.
+// at least MinVersion. A binary that passed is not run again until it
+// changes: the bot makes a job per plan and apply, and each `terraform
+// version` costs a process start.
 func CheckTerraform(path string) (string, error) {
+	key, cacheable := keyOf(path)
+	if cacheable {
+		versions.Lock()
+		v, ok := versions.m[key]
+		versions.Unlock()
+		if ok {
+			return v, nil
+		}
+	}
+	v, err := checkTerraform(path)
+	if err == nil && cacheable {
+		versions.Lock()
+		versions.m[key] = v
+		versions.Unlock()
+	}
+	return v, err
+}
+
+func checkTerraform(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "version", "-json")

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -175,22 +177,25 @@ func (j *Job) init(ctx context.Context) error {
 		return fmt.Errorf("terraform init: wait for plugin cache: %w", err)
 	}
 	defer unlock()
-	opts := []tfexec.InitOption{tfexec.Upgrade(false)}
+	// The arguments tfexec's Init gives terraform >= 0.15 (see direct).
+	args := []string{"init", "-no-color", "-input=false", "-backend=true", "-get=true", "-upgrade=false"}
 	for _, bc := range j.cfg.BackendConfig {
-		opts = append(opts, tfexec.BackendConfig(bc))
+		args = append(args, "-backend-config="+bc)
 	}
-	return j.run(ctx, "init", func(ctx context.Context) error { return j.tf.Init(ctx, opts...) })
+	return j.run(ctx, "init", func(ctx context.Context, out io.Writer) error { return j.direct(ctx, out, nil, args...) })
 }
 
 func (j *Job) selectWorkspace(ctx context.Context, name string) error {
-	err := j.run(ctx, "workspace", func(ctx context.Context) error { return j.tf.WorkspaceSelect(ctx, name) })
+	err := j.run(ctx, "workspace", func(ctx context.Context, out io.Writer) error {
+		return j.direct(ctx, out, nil, "workspace", "select", "-no-color", name)
+	})
 	if err == nil || !strings.Contains(j.Output(), "doesn't exist") {
 		return err
 	}
 	// Creating a workspace takes the state lock on some backends (pg).
 	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
-		return j.run(ctx, "workspace", func(ctx context.Context) error {
-			return j.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(lt.String()))
+		return j.run(ctx, "workspace", func(ctx context.Context, out io.Writer) error {
+			return j.direct(ctx, out, nil, "workspace", "new", "-no-color", "-lock-timeout="+lt.String(), name)
 		})
 	})
 }
@@ -204,7 +209,7 @@ func (j *Job) Plan(ctx context.Context) (changed bool, err error) {
 	}
 	defer func() { done(err) }()
 	err = j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
-		return j.run(ctx, "plan", func(ctx context.Context) error {
+		return j.run(ctx, "plan", func(ctx context.Context, _ io.Writer) error {
 			var err error
 			changed, err = j.tf.Plan(ctx, j.planOptions(lt)...)
 			return err
@@ -227,14 +232,13 @@ func (j *Job) planOptions(lockTimeout time.Duration) []tfexec.PlanOption {
 	return opts
 }
 
-// Shown is a saved plan as `terraform show` prints it.
+// Shown is a saved plan as `terraform show -json` prints it. The human
+// rendering is a second terraform run that no flow needs; ask ShowText.
 type Shown struct {
 	// JSON is `terraform show -json` verbatim, for the decision engine to
 	// parse. It is NOT redacted: it holds sensitive values (marked in its
 	// *_sensitive fields); never log or post it.
 	JSON []byte
-	// Text is the human rendering, redacted.
-	Text string
 }
 
 // Plan decodes JSON with terraform-json; fine for small plans, the decision
@@ -247,22 +251,31 @@ func (s *Shown) Plan() (*tfjson.Plan, error) {
 	return &p, nil
 }
 
-// Show renders the saved plan as JSON and as text.
+// Show renders the saved plan as JSON (`terraform show -json`), unparsed:
+// tfexec's ShowPlanFile would decode it into *tfjson.Plan, and large plans
+// would then be decoded twice.
 func (j *Job) Show(ctx context.Context) (*Shown, error) {
-	js, err := j.showJSON(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var text string
-	err = j.run(ctx, "show", func(ctx context.Context) error {
-		var err error
-		text, err = j.tf.ShowPlanFileRaw(ctx, j.planFile)
-		return err
+	var stdout bytes.Buffer
+	err := j.run(ctx, "show", func(ctx context.Context, out io.Writer) error {
+		return j.direct(ctx, out, &stdout, "show", "-json", "-no-color", j.planFile)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Shown{JSON: js, Text: j.redactor.Redact(text)}, nil
+	return &Shown{JSON: stdout.Bytes()}, nil
+}
+
+// ShowText renders the saved plan for a person (`terraform show`), redacted.
+// It runs terraform once more: call it only when the text is shown to someone.
+func (j *Job) ShowText(ctx context.Context) (string, error) {
+	var stdout bytes.Buffer
+	err := j.run(ctx, "show", func(ctx context.Context, out io.Writer) error {
+		return j.direct(ctx, out, &stdout, "show", "-no-color", j.planFile)
+	})
+	if err != nil {
+		return "", err
+	}
+	return j.redactor.Redact(stdout.String()), nil
 }
 
 // Apply applies the saved plan file, waiting for the state lock as the policy
@@ -274,7 +287,7 @@ func (j *Job) Apply(ctx context.Context) error {
 	}
 	defer j.afterApply()
 	return j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
-		return j.run(ctx, "apply", func(ctx context.Context) error {
+		return j.run(ctx, "apply", func(ctx context.Context, _ io.Writer) error {
 			opts := []tfexec.ApplyOption{tfexec.DirOrPlan(j.planFile), tfexec.LockTimeout(lt.String())}
 			if j.cfg.Parallelism > 0 {
 				opts = append(opts, tfexec.Parallelism(j.cfg.Parallelism))

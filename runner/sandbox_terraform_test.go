@@ -105,9 +105,9 @@ module "m" {
 	changed, err := j.Plan(ctx)
 	require.NoError(t, err, j.Output())
 	require.True(t, changed)
-	shown, err := j.Show(ctx)
+	text, err := j.ShowText(ctx)
 	require.NoError(t, err, j.Output())
-	require.Contains(t, shown.Text, "module.m.terraform_data.x will be created")
+	require.Contains(t, text, "module.m.terraform_data.x will be created")
 	require.NoError(t, j.Apply(ctx), j.Output())
 	require.Contains(t, j.Output(), "Apply complete!")
 

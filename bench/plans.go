@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/shardgate/shardgate/planparse/planparsetest"
+)
+
+// The plans of the benchmark: N stream-group instances, 10 groups per stream
+// prefix, 10% of the prefixes scaled by +2 shards.
+const (
+	scaledPercent  = 10
+	removedPercent = 1 // denied plans only
+)
+
+// Cases. A denied plan also removes 1% of the instances and attests nothing:
+// every scaled stream lacks its quiesce attestation and every removal unmanages a
+// group. An allowed plan removes nothing and attests every scaled stream.
+const (
+	caseDenied  = "denied"
+	caseAllowed = "allowed"
+)
+
+// planCase is one plan file to judge and what to tell the tools about it.
+type planCase struct {
+	size    int
+	name    string // caseDenied or caseAllowed
+	path    string
+	bytes   int64
+	source  string   // where the plan came from, for the table
+	attest  []string // stream prefixes attested (allowed plans: every scaled one)
+	data    string   // conftest --data file with the same attestations, "" for none
+	allowed bool     // the decision both tools must reach
+}
+
+// instances are the module instances of a case's plan, before and after.
+func instances(size int, name string) []planparsetest.Instance {
+	removed := 0.0
+	if name == caseDenied {
+		removed = removedPercent
+	}
+	return planparsetest.Instances(size, scaledPercent, removed)
+}
+
+// scaledPrefixes are the stream prefixes whose count the plan changes.
+func scaledPrefixes(ins []planparsetest.Instance) []string {
+	var out []string
+	for _, in := range ins {
+		if !in.Removed && in.ShardsAfter != in.ShardsBefore && !slices.Contains(out, in.StreamPrefix) {
+			out = append(out, in.StreamPrefix)
+		}
+	}
+	return out
+}
+
+// newCase fills in what both tools are told for a plan already at path.
+func newCase(cache string, size int, name, path, source string) (planCase, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return planCase{}, fmt.Errorf("stat plan: %w", err)
+	}
+	c := planCase{size: size, name: name, path: path, bytes: st.Size(), source: source, allowed: name == caseAllowed}
+	if name != caseAllowed {
+		return c, nil
+	}
+	c.attest = scaledPrefixes(instances(size, name))
+	attested := map[string]bool{}
+	for _, p := range c.attest {
+		attested[p] = true
+	}
+	b, err := json.Marshal(map[string]any{"attested_streams": attested})
+	if err != nil {
+		return planCase{}, fmt.Errorf("encode conftest data: %w", err)
+	}
+	c.data = filepath.Join(cache, fmt.Sprintf("attested-%d.json", size))
+	if err := os.WriteFile(c.data, b, 0o644); err != nil {
+		return planCase{}, fmt.Errorf("write conftest data: %w", err)
+	}
+	return c, nil
+}
+
+// synthesized writes (or finds in the cache) the plan planparsetest.Render makes
+// for a case: the JSON terraform 1.5.7 writes for examples/streams, byte for byte
+// in shape (planparsetest's TestRenderMatchesTerraform, and this benchmark's own
+// comparison at the sizes it runs terraform for). The cache key is a hash of the
+// generator's source, so a changed generator writes new plans.
+func synthesized(cache, repo string, size int, name string) (planCase, error) {
+	key, err := generatorKey(repo)
+	if err != nil {
+		return planCase{}, err
+	}
+	path := filepath.Join(cache, fmt.Sprintf("synth-%d-%s-%s.json", size, name, key))
+	if _, err := os.Stat(path); err != nil {
+		if err := removeStale(cache, fmt.Sprintf("synth-%d-%s-*.json", size, name)); err != nil {
+			return planCase{}, err
+		}
+		if err := writeAtomic(path, planparsetest.Render(instances(size, name))); err != nil {
+			return planCase{}, err
+		}
+	}
+	return newCase(cache, size, name, path, "synthesized")
+}
+
+// generatorKey hashes planparsetest's non-test sources.
+func generatorKey(repo string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(repo, "planparse", "planparsetest", "*.go"))
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("find planparsetest sources in %s: %v", repo, err)
+	}
+	h := sha256.New()
+	for _, f := range files {
+		if filepath.Ext(f) == ".go" && !isTest(f) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", fmt.Errorf("read generator source: %w", err)
+			}
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+func isTest(path string) bool {
+	m, _ := filepath.Match("*_test.go", filepath.Base(path))
+	return m
+}
+
+func removeStale(dir, pattern string) error {
+	old, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return fmt.Errorf("find stale plans: %w", err)
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return fmt.Errorf("remove stale plan: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeAtomic writes b to path through a temporary file, so an interrupted run
+// never leaves a truncated plan in the cache.
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// preparePlans returns the denied and allowed case of every size: from the real
+// terraform up to o.realMax instances, synthesized above.
+func preparePlans(ctx context.Context, o options, log func(string, ...any)) ([]planCase, []string, error) {
+	var cases []planCase
+	var notes []string
+	for _, size := range o.sizes {
+		for _, name := range []string{caseDenied, caseAllowed} {
+			var c planCase
+			var err error
+			if size <= o.realMax {
+				log("plan: %d instances, %s, with terraform", size, name)
+				var note string
+				c, note, err = realPlan(ctx, o, size, name)
+				if note != "" {
+					notes = append(notes, note)
+				}
+			} else {
+				log("plan: %d instances, %s, synthesized", size, name)
+				c, err = synthesized(o.cache, o.repo, size, name)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			cases = append(cases, c)
+		}
+	}
+	return cases, notes, nil
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// machine is where the figures were measured.
+type machine struct {
+	cpu                   string
+	cores                 int
+	loadBefore, loadAfter string
+	took                  time.Duration
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func cores() int { return runtime.NumCPU() }
+
+// loadAverage is the 1, 5 and 15 minute load average.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func printReport(w io.Writer, o options, m machine, results []checkResult, notes []string, ov *overhead) {
+	fmt.Fprintf(w, "\nwhole-process benchmark (go run ./bench): %d cores, %s, load average %s before, %s after; %s in all\n",
+		m.cores, m.cpu, m.loadBefore, m.loadAfter, m.took.Round(time.Second))
+	fmt.Fprintf(w, "plans: %d%% of the stream prefixes scaled by +2 shards; denied: 1%% of the instances removed, nothing attested; allowed: nothing removed, every scaled stream attested\n\n", scaledPercent)
+	fmt.Fprintln(w, "| N | case | plan | shardgate check | conftest test | conftest ÷ shardgate (time, memory) | findings (both) | target |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		t := ratio(r.conftest.median.Seconds(), r.shardgate.median.Seconds())
+		mem := ratio(float64(r.conftest.peak), float64(r.shardgate.peak))
+		fmt.Fprintf(w, "| %s | %s | %s, %s | %s / %s | %s / %s | %.1f× / %.1f× | %s | %s |\n",
+			thousands(r.c.size), r.c.name, mb(r.c.bytes), r.c.source,
+			seconds(r.shardgate.median), mib(r.shardgate.peak), seconds(r.conftest.median), mib(r.conftest.peak),
+			t, mem, countByRule(r.findings), target(r.c.size, t, mem))
+	}
+	fmt.Fprintf(w, "\ntimes: median of the runs (%s per tool and case, interleaved); memory: peak RSS over the runs (%s)\n", runsText(o), rssSource())
+	printGrowth(w, results)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if ov != nil {
+		printOverhead(w, *ov)
+	}
+}
+
+func printOverhead(w io.Writer, ov overhead) {
+	r := ratio(ov.shardgate.median.Seconds(), ov.raw.median.Seconds())
+	rf := ratio(ov.shardgate.fastest.Seconds(), ov.raw.fastest.Seconds())
+	verdict := "ok"
+	if r > 1.05 {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "\nshardgate plan vs terraform init && plan -out && show -json, %s instances (denied case, real terraform, %d interleaved runs each):\n",
+		thousands(ov.size), ov.raw.runs)
+	fmt.Fprintf(w, "  wall: median %s vs %s = %.3f× (target <= 1.05×: %s); fastest %s vs %s = %.3f×\n",
+		seconds(ov.shardgate.median), seconds(ov.raw.median), r, verdict, seconds(ov.shardgate.fastest), seconds(ov.raw.fastest), rf)
+	fmt.Fprintf(w, "  CPU (user + system, terraform's included; least sensitive to other load): median %s vs %s = %.3f×\n",
+		seconds(ov.shardgate.cpu), seconds(ov.raw.cpu), ratio(ov.shardgate.cpu.Seconds(), ov.raw.cpu.Seconds()))
+	fmt.Fprintf(w, "  peak RSS %s vs %s (the largest of the process and the terraform it waits for)\n", mib(ov.shardgate.peak), mib(ov.raw.peak))
+}
+
+// target checks the targets: at 10k and more >= 10× faster than conftest
+// and <= 1/4 its peak memory; below, >= 3× faster.
+func target(size int, t, mem float64) string {
+	if size >= 10000 {
+		if t >= 10 && mem >= 4 {
+			return ">= 10× and <= ¼ memory: ok"
+		}
+		return ">= 10× and <= ¼ memory: MISSED"
+	}
+	if t >= 3 {
+		return ">= 3×: ok"
+	}
+	return ">= 3×: MISSED"
+}
+
+// printGrowth prints the cost per instance at each size over that at the
+// smallest and at the previous size, per tool and case: 1.0 is linear. From the
+// smallest size process start weighs in (it flatters the growth); between the two
+// largest sizes it hardly does.
+func printGrowth(w io.Writer, results []checkResult) {
+	per := func(s stats, n int) float64 { return s.median.Seconds() / float64(n) }
+	for _, name := range []string{caseDenied, caseAllowed} {
+		var rs []checkResult
+		for _, r := range results {
+			if r.c.name == name {
+				rs = append(rs, r)
+			}
+		}
+		slices.SortFunc(rs, func(a, b checkResult) int { return a.c.size - b.c.size })
+		for i := 1; i < len(rs); i++ {
+			froms := []checkResult{rs[0]}
+			if i > 1 {
+				froms = append(froms, rs[i-1])
+			}
+			for _, from := range froms {
+				to := rs[i]
+				g := ratio(per(to.shardgate, to.c.size), per(from.shardgate, from.c.size))
+				gc := ratio(per(to.conftest, to.c.size), per(from.conftest, from.c.size))
+				verdict := "ok"
+				if g > 1.5 {
+					verdict = "MISSED"
+				}
+				fmt.Fprintf(w, "growth %s→%s, %s: time per instance ×%.2f for shardgate (target <= 1.5: %s), ×%.2f for conftest\n",
+					thousands(from.c.size), thousands(to.c.size), name, g, verdict, gc)
+			}
+		}
+	}
+}
+
+func runsText(o options) string {
+	var parts []string
+	for _, s := range o.sizes {
+		n := o.runs[s]
+		if n == 0 {
+			n = 3
+		}
+		parts = append(parts, fmt.Sprintf("%d at %s", n, thousands(s)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
