@@ -313,4 +313,3 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 var _ interface{ Unwrap() error } = (*redactedError)(nil)
-

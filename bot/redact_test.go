@@ -160,9 +160,9 @@ func TestRedactLogsScrubsMessageAndEveryField(t *testing.T) {
 	RedactLogs(log, newRedactor(secret))
 	ghErr := fmt.Errorf("plan: %w", &github.ErrorResponse{Response: &http.Response{StatusCode: 502}, Message: "bad " + secret})
 	log.WithFields(logrus.Fields{
-		FieldStream: secret,
-		"attempt":   3,
-		"nested":    map[string]any{"group": "g-" + secret},
+		FieldStream:     secret,
+		"attempt":       3,
+		"nested":        map[string]any{"group": "g-" + secret},
 		"key-" + secret: "v",
 	}).WithError(ghErr).Warn("planning " + secret)
 
