@@ -49,8 +49,11 @@ type harness struct {
 	st      *store.Bolt
 	srv     *Server
 	web     *httptest.Server
-	logs    *strings.Builder
+	logs    *lockedBuffer // every log line of the service, across restarts
 	started bool
+	// opts are added to New's options; tune adjusts the server before Start.
+	opts []Option
+	tune func(*Server)
 }
 
 var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
@@ -66,7 +69,7 @@ func newHarness(t *testing.T) *harness {
 func newHarnessBase(t *testing.T) *harness {
 	t.Helper()
 	tf := tftest.Binary(t)
-	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
+	h := &harness{t: t, gh: githubtest.New(t), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
 	simCtx, stopSim := context.WithCancel(context.Background())
 	t.Cleanup(stopSim)
@@ -138,14 +141,17 @@ func (h *harness) start() {
 		require.NoError(h.t, err)
 	}
 	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log.SetOutput(h.logs)
 	if testing.Verbose() {
-		log.SetOutput(os.Stderr)
+		log.SetOutput(io.MultiWriter(h.logs, os.Stderr))
 	}
 	log.SetFormatter(&logrus.JSONFormatter{})
-	h.srv, err = New(h.cfg, h.st, WithLogEntry(logrus.NewEntry(log)))
+	h.srv, err = New(h.cfg, h.st, append([]Option{WithLogEntry(logrus.NewEntry(log))}, h.opts...)...)
 	require.NoError(h.t, err)
 	h.srv.applyPoll, h.srv.progressEvery = 200*time.Millisecond, 0
+	if h.tune != nil {
+		h.tune(h.srv)
+	}
 	h.web = httptest.NewServer(h.srv.Handler())
 	require.NoError(h.t, h.srv.Start(context.Background()))
 	h.started = true
