@@ -32,7 +32,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 	if r.job.CheckRunID != 0 {
 		return
 	}
-	id, err := startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -43,6 +43,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 
 // finish completes the check run, writes the audit record and shows the outcome.
 func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) {
+	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
 	r.s.metrics.observeApply(state, r.s.now().Sub(r.started))
@@ -60,13 +61,8 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
-	conclusion, title := "success", "Applied"
-	if state != ApplyApplied {
-		conclusion, title = "failure", "Not applied"
-	}
-	summary := truncate(report.CodeBlock(reason), maxCheckText)
-	if _, err := finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion,
-		&github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+	conclusion, out := applyCheckOutput(state, reason)
+	if _, err := r.s.finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }

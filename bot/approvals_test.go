@@ -29,7 +29,7 @@ func newApprovalHarness(t *testing.T) (*harness, *applyClock) {
 	t.Helper()
 	// Real time to start with: the App's JWTs are signed with it.
 	clock := &applyClock{t: time.Now().UTC().Truncate(time.Second)}
-	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{}}
+	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{}}
 	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n")
 	h.repo.WriteFile("docs/README.md", "streams\n")
 	h.repo.Commit("initial docs")

@@ -2,10 +2,10 @@ package bot
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v60/github"
 
@@ -57,6 +57,11 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 }
 
 func (s *Server) renderProject(p *PlanRecord, budget int) string {
+	if !p.PlannedAt.IsZero() {
+		// Judged: shown as it is stored, without what a plan copied from a
+		// secret. (upsertComment redacts the whole body in any case.)
+		s.redact.Scrub(p)
+	}
 	if p.Error != "" {
 		return report.NotPlanned(p.Project, p.Error, budget)
 	}
@@ -84,8 +89,11 @@ func (s *Server) approversText() string {
 
 // upsertComment edits shardgate's comment on the PR in place, creating it the
 // first time. The comment is found by id, else by its marker among the PR's
-// comments written by a bot, so a lost id never leads to a second comment.
+// comments written by a bot, so a lost id — or a creation whose answer was
+// lost, retried with its job — never leads to a second comment. The body is
+// redacted.
 func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRState, body string) error {
+	body = s.redact.Redact(body)
 	ref := st.Ref
 	if st.CommentID != 0 {
 		_, resp, err := gh.Issues.EditComment(ctx, ref.Owner, ref.Repo, st.CommentID, &github.IssueComment{Body: &body})
@@ -116,7 +124,31 @@ func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRSta
 	return nil
 }
 
+// reply answers a command comment once. The reply starts with a hidden marker
+// naming the comment and the answer, so a job retried after a creation whose
+// answer was lost finds its reply instead of posting it again. The body is
+// redacted.
+func (s *Server) reply(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, text string) error {
+	sum := sha256.Sum256([]byte(text))
+	marker := fmt.Sprintf("<!-- shardgate:reply %d %x -->", commentID, sum[:8])
+	id, err := findMarked(ctx, gh, ref, marker)
+	if err != nil || id != 0 {
+		return err
+	}
+	body := s.redact.Redact(marker + "\n" + text)
+	if _, _, err := gh.Issues.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, &github.IssueComment{Body: &body}); err != nil {
+		return fmt.Errorf("reply on %s: %w", ref, err)
+	}
+	return nil
+}
+
 func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, error) {
+	return findMarked(ctx, gh, ref, CommentMarker)
+}
+
+// findMarked returns the first comment of a bot on the PR that starts with
+// marker; 0 when there is none.
+func findMarked(ctx context.Context, gh *github.Client, ref PRRef, marker string) (int64, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < 50; page++ {
 		comments, resp, err := gh.Issues.ListComments(ctx, ref.Owner, ref.Repo, ref.Number, opts)
@@ -124,7 +156,7 @@ func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, erro
 			return 0, fmt.Errorf("list comments of %s: %w", ref, err)
 		}
 		for _, c := range comments {
-			if strings.HasPrefix(c.GetBody(), CommentMarker) && c.GetUser().GetType() == "Bot" {
+			if strings.HasPrefix(c.GetBody(), marker) && c.GetUser().GetType() == "Bot" {
 				return c.GetID(), nil
 			}
 		}
@@ -138,6 +170,7 @@ func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, erro
 
 // checkOutput is a check run's output for one project's plan.
 func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.CheckRunOutput) {
+	s.redact.Scrub(p) // judged already: shown as it is stored, without secrets
 	if p.Error != "" {
 		title := "Not planned"
 		summary := report.NotPlanned("", p.Error, report.MaxCheckChars)
@@ -152,36 +185,6 @@ func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.Chec
 		conclusion = "failure"
 	}
 	return conclusion, &github.CheckRunOutput{Title: &title, Summary: &summary, Text: &text}
-}
-
-// startCheck creates an in-progress check run on sha.
-func startCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) (int64, error) {
-	status := "in_progress"
-	cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{Name: name, HeadSHA: sha, Status: &status})
-	if err != nil {
-		return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
-	}
-	return cr.GetID(), nil
-}
-
-// finishCheck completes a check run, creating it when id is 0.
-func finishCheck(ctx context.Context, gh *github.Client, ref PRRef, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
-	status := "completed"
-	now := github.Timestamp{Time: time.Now()}
-	if id == 0 {
-		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
-			Name: name, HeadSHA: sha, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out})
-		if err != nil {
-			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
-		}
-		return cr.GetID(), nil
-	}
-	_, _, err := gh.Checks.UpdateCheckRun(ctx, ref.Owner, ref.Repo, id, github.UpdateCheckRunOptions{
-		Name: name, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out})
-	if err != nil {
-		return id, fmt.Errorf("update check run %q on %s: %w", name, ref, err)
-	}
-	return id, nil
 }
 
 func shortSHA(sha string) string {

@@ -128,7 +128,7 @@ func (d *Dispatcher) work(ctx context.Context) {
 // cancelled by Close is handed back to the queue, not failed.
 func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	log := d.log.WithFields(logrus.Fields{FieldJob: job.ID, FieldDelivery: job.DeliveryID, FieldEvent: job.Event})
-	jobCtx := WithLogger(ctx, log)
+	jobCtx := WithLogger(withJobID(ctx, job.ID), log)
 	start := time.Now()
 	err := d.handle(jobCtx, job)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -195,4 +195,18 @@ func (d *Dispatcher) Close(ctx context.Context) {
 	if d.cancel != nil {
 		d.cancel()
 	}
+}
+
+type jobIDKey struct{}
+
+// withJobID marks ctx as the work of one queued job: check runs it starts
+// record it, so a restart can tell whether the job will finish them.
+func withJobID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, jobIDKey{}, id)
+}
+
+// jobIDOf is the id of the queued job ctx works for, "" outside one.
+func jobIDOf(ctx context.Context) string {
+	id, _ := ctx.Value(jobIDKey{}).(string)
+	return id
 }

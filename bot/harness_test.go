@@ -50,10 +50,12 @@ type harness struct {
 	st      *store.Bolt
 	srv     *Server
 	web     *httptest.Server
-	logs    *strings.Builder
+	logs    *lockedBuffer // every log line of the service, across restarts
 	started bool
 	opts    []Option // extra server options (a clock)
 	clock   *tickClock
+	// tune adjusts the server before Start.
+	tune func(*Server)
 }
 
 // tickClock is the real time plus the seconds tick added; the fake GitHub and
@@ -95,7 +97,7 @@ func newHarnessBase(t *testing.T) *harness {
 	t.Helper()
 	tf := tftest.Binary(t)
 	clock := &tickClock{}
-	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &strings.Builder{},
+	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{},
 		clock: clock, opts: []Option{WithClock(clock.Now)}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))
 	simCtx, stopSim := context.WithCancel(context.Background())
@@ -170,14 +172,17 @@ func (h *harness) start() {
 		require.NoError(h.t, err)
 	}
 	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log.SetOutput(h.logs)
 	if testing.Verbose() {
-		log.SetOutput(os.Stderr)
+		log.SetOutput(io.MultiWriter(h.logs, os.Stderr))
 	}
 	log.SetFormatter(&logrus.JSONFormatter{})
 	h.srv, err = New(h.cfg, h.st, append([]Option{WithLogEntry(logrus.NewEntry(log))}, h.opts...)...)
 	require.NoError(h.t, err)
 	h.srv.applyPoll, h.srv.progressEvery = 200*time.Millisecond, 0
+	if h.tune != nil {
+		h.tune(h.srv)
+	}
 	h.web = httptest.NewServer(h.srv.Handler())
 	require.NoError(h.t, h.srv.Start(context.Background()))
 	h.started = true

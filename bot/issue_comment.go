@@ -183,10 +183,7 @@ func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref PRRef,
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	if _, _, err := gh.Issues.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, &github.IssueComment{Body: &text}); err != nil {
-		return fmt.Errorf("reply on %s: %w", ref, err)
-	}
-	return nil
+	return h.s.reply(ctx, gh, ref, commentID, text)
 }
 
 func react(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, reaction string) error {

@@ -93,14 +93,38 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref PRRef, job *sto
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &github.CheckRunOutput{Title: &title, Summary: &summary}
-		if _, err := finishCheck(ctx, gh, ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.finishCheck(ctx, gh, ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.putPlan(ctx, ref, p); err != nil {
 			return err
 		}
 	}
+	if err := s.finishJobChecks(ctx, gh, ref, job.ID, reason); err != nil {
+		return err
+	}
 	return s.publish(ctx, gh, st, plans)
+}
+
+// finishJobChecks completes the plan check runs the failed job left open (a
+// project's check run is started before its plan is stored).
+func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref PRRef, jobID, reason string) error {
+	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
+	if err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		oc, err := decodeOpenCheck(kv.Value)
+		if err != nil || oc.Ref != ref || !strings.HasPrefix(oc.Name, CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
+			continue
+		}
+		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
+			"\n\nComment `/shardgate plan` on the pull request to try again."
+		if _, err := s.finishOpen(ctx, kv.Key, oc, "failure", &github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inertCode shows error text as one inline code span that nothing in it can

@@ -170,8 +170,13 @@ func intText(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// records wraps the store with the bot's typed records.
-type records struct{ st store.Store }
+// records wraps the store with the bot's typed records. Pull request states
+// and plan records are scrubbed of secrets before they are stored (redact
+// may be nil in tests).
+type records struct {
+	st     store.Store
+	redact *Redactor
+}
 
 func getJSON[T any](ctx context.Context, st store.Store, bucket, key string) (*T, error) {
 	b, err := st.Get(ctx, bucket, key)
@@ -201,6 +206,7 @@ func (r records) pr(ctx context.Context, ref PRRef) (*PRState, error) {
 }
 
 func (r records) putPR(ctx context.Context, s *PRState) error {
+	r.redact.Scrub(s)
 	return putJSON(ctx, r.st, bucketPRs, s.Ref.Key(), s)
 }
 
@@ -213,6 +219,7 @@ func (r records) plan(ctx context.Context, ref PRRef, sha, project string) (*Pla
 }
 
 func (r records) putPlan(ctx context.Context, ref PRRef, p *PlanRecord) error {
+	r.redact.Scrub(p)
 	return putJSON(ctx, r.st, bucketPlans, planKey(ref, p.HeadSHA, p.Project), p)
 }
 

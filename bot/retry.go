@@ -49,13 +49,14 @@ func NewRetryTransport(next http.RoundTripper) *RetryTransport {
 }
 
 // idempotent says whether repeating req is harmless. PATCH sets fields to
-// given values; a reaction GitHub already has is answered 200, not added again.
+// given values; a reaction GitHub already has is answered 200, not added
+// again; a second installation token only replaces the first.
 func idempotent(req *http.Request) bool {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodPatch:
 		return true
 	case http.MethodPost:
-		return strings.HasSuffix(req.URL.Path, "/reactions")
+		return strings.HasSuffix(req.URL.Path, "/reactions") || strings.HasSuffix(req.URL.Path, "/access_tokens")
 	}
 	return false
 }

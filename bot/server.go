@@ -35,7 +35,16 @@ type Server struct {
 	rules      []policy.RuleInfo
 	log        *logrus.Entry
 	now        func() time.Time
-	workDir    string
+	redact     *Redactor
+	// workDir is this process's run directory (checkouts, terraform
+	// scratch) under baseWorkDir, the configured work dir.
+	workDir     string
+	baseWorkDir string
+	run         *runDir
+	ghTransport http.RoundTripper
+	// background is the restart's clean-up of check runs; Close ends it.
+	background sync.WaitGroup
+	stopBg     context.CancelFunc
 
 	coordHTTP *http.Client
 	coordMu   sync.Mutex
@@ -71,12 +80,19 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 // WithLogEntry sets the logger.
 func WithLogEntry(l *logrus.Entry) Option { return func(s *Server) { s.log = l } }
 
+// WithGitHubTransport sets the transport under GitHub App authentication
+// (default: NewRetryTransport over http.DefaultTransport). Redaction is put
+// above it. Ignored with WithClientCreator.
+func WithGitHubTransport(rt http.RoundTripper) Option { return func(s *Server) { s.ghTransport = rt } }
+
 // WithCoordinatorHTTPClient sets the HTTP client used to reach coordinators.
 func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) { s.coordHTTP = hc } }
 
-// New wires a server from a validated configuration and an open store.
-func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
-	s := &Server{cfg: cfg, store: st, rec: records{st: st}, now: time.Now, coords: map[string]*coord.Client{},
+// New wires a server from a validated configuration and an open store. Every
+// secret of cfg is redacted from what the server writes: its logger (changed
+// in place, see RedactLogs), GitHub bodies, stored errors.
+func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
+	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
 		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	for _, o := range opts {
@@ -85,20 +101,38 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	// Metrics first, so that every part is created with its observers.
 	s.registry = prometheus.NewRegistry()
 	s.metrics = newMetrics(s.registry, s.metricSources())
+	s.redact = NewRedactor(cfg)
+	RedactLogs(s.log, s.redact)
+	s.rec = records{st: st, redact: s.redact}
 	if s.clients == nil {
-		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), nil)
+		base := s.ghTransport
+		if base == nil {
+			base = NewRetryTransport(http.DefaultTransport)
+		}
+		// Redacted before the retries, which then replay the redacted body.
+		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), &redactTransport{next: base, r: s.redact})
 		if err != nil {
 			return nil, err
 		}
 		s.clients = cc
 	}
+	if err := s.openWorkDir(); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = s.run.close()
+		}
+	}()
 	bin, _, err := runner.FindTerraform(cfg.TerraformBinary, "")
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	wait := runner.DefaultWaitPolicy()
 	wait.Timeout = cfg.LockTimeout
-	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly()}
+	// Scratch (saved plans, sensitive variable files) lives in the run dir,
+	// which the next start removes if this process dies.
+	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir)}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
@@ -120,16 +154,12 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	}
 	s.rules = s.engine.Rules()
 	s.metrics.setRules(ruleIDs(s.rules))
-	s.workDir = cfg.WorkDir
-	if s.workDir == "" {
-		s.workDir = filepath.Join(filepath.Dir(cfg.StorePath), "work")
-	}
-	if err := os.MkdirAll(s.workDir, 0o700); err != nil {
-		return nil, fmt.Errorf("new server: work dir: %w", err)
-	}
 	s.applies = NewApplyQueue(st, hostname()+"-"+strconv.Itoa(os.Getpid()), s.applyLease(), s.now)
-	s.scheduler = NewApplyScheduler(s.applies, s.runApply, s.log)
+	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
 	handlers := s.metrics.countRunning(s.handlers())
+	for i, h := range handlers {
+		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
+	}
 	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, hostname(), s.log); err != nil {
 		return nil, err
 	}
@@ -141,6 +171,28 @@ func New(cfg *Config, st store.Store, opts ...Option) (*Server, error) {
 	}
 	s.intake.observe = s.metrics.observeDelivery
 	return s, nil
+}
+
+// openWorkDir makes this process's run directory under the configured work
+// dir (default: "work" beside the store) and points checkouts at it.
+func (s *Server) openWorkDir() error {
+	s.baseWorkDir = s.cfg.WorkDir
+	if s.baseWorkDir == "" {
+		s.baseWorkDir = filepath.Join(filepath.Dir(s.cfg.StorePath), "work")
+	}
+	run, err := openRunDir(s.baseWorkDir)
+	if err != nil {
+		return fmt.Errorf("work dir: %w", err)
+	}
+	s.run, s.workDir = run, run.path
+	return nil
+}
+
+// runApplyRedacted runs an apply; its reason, which the queue stores and the
+// comment shows, is redacted.
+func (s *Server) runApplyRedacted(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	state, reason := s.runApply(ctx, job)
+	return state, s.redact.Redact(reason)
 }
 
 func (s *Server) handlers() []EventHandler {
@@ -178,20 +230,48 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Start requeues interrupted jobs and starts the workers and the apply scheduler.
+// Start cleans up after a dead process, requeues interrupted jobs and starts
+// the workers and the apply scheduler. What an earlier process left in the
+// work dir (checkouts, terraform scratch with saved plans and variable files)
+// is removed first; check runs it left in progress that no job will finish
+// are completed in the background, GitHub being perhaps slow or down.
 func (s *Server) Start(ctx context.Context) error {
+	removed, err := sweepWorkDir(s.baseWorkDir, s.workDir)
+	if len(removed) > 0 {
+		s.log.WithField("removed", removed).Warn("removed checkouts and scratch left by an earlier process")
+	}
+	if err != nil {
+		s.log.WithError(err).Error("remove what an earlier process left in the work dir")
+	}
 	if err := s.dispatcher.Start(ctx); err != nil {
 		return err
 	}
-	return s.scheduler.Start(ctx)
+	if err := s.scheduler.Start(ctx); err != nil {
+		return err
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopBg = cancel
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		s.finishAbandonedChecks(bg)
+	}()
+	return nil
 }
 
 // Close drains the workers: running jobs get until ctx's deadline, then are
 // handed back to the queue; running applies keep their state and are resumed by
-// the next start once their lease expires.
+// the next start once their lease expires. The run directory is removed.
 func (s *Server) Close(ctx context.Context) {
+	if s.stopBg != nil {
+		s.stopBg()
+	}
+	s.background.Wait()
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	if err := s.run.close(); err != nil {
+		s.log.WithError(err).Warn("remove the run dir")
+	}
 }
 
 func (s *Server) applyLease() time.Duration {

@@ -34,6 +34,12 @@
 //     added by a person come from AddLabel and record that actor.
 //   - A 403 from FailNext is GitHub's secondary rate limit error; go-github
 //     then refuses further calls on that client until Retry-After passes.
+//   - Inject fails the next N matching requests (Pattern "" matches all): with
+//     a status, after doing the work (After: a creation whose answer was
+//     lost), with a TCP reset, or by hanging until the client gives up.
+//   - Check runs keep their external_id; listing them for a ref filters by
+//     check_name, status and app_id, and filter=latest (the default) keeps the
+//     newest run of each name.
 //   - Operations of the subset the bot has no use for (team membership
 //     PUT/DELETE, contents PUT/DELETE) answer 501 and fail the test.
 package githubtest

@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"path"
 	"strconv"
@@ -21,12 +22,43 @@ type Recorded struct {
 	InstallationID int64
 }
 
-type fault struct {
-	method  string
-	pattern string
-	status  int
-	header  http.Header
+// Fault is a failure the fake injects into the requests that match it.
+type Fault struct {
+	// Method matches the request method; "" matches any.
+	Method string
+	// Pattern is a spec path template ("/repos/{owner}/{repo}/check-runs") or
+	// a path.Match pattern on the request path ("/repos/acme/*/check-runs");
+	// "" matches every API request. Faults apply after authentication, so
+	// token requests (/app/installations/{id}/access_tokens) match too.
+	Pattern string
+	// Times is how many matching requests fail (default 1).
+	Times int
+	// Status is the answer (default 502 Bad Gateway); see FailNext for 403/429.
+	Status int
+	Header http.Header
+	// After performs the request first and fails only its answer: GitHub did
+	// the work (created the comment or the check run), the client never heard.
+	After bool
+	// Reset closes the connection with a TCP reset instead of answering.
+	Reset bool
+	// Hang never answers: the request is held until the client gives up (its
+	// context or connection ends), ReleaseHangs is called or the fake closes.
+	Hang bool
 }
+
+type fault struct {
+	Fault
+	left int
+}
+
+// answered is what a fault does to the answer of a request it matched.
+type answered int
+
+const (
+	answerNormally answered = iota
+	answerReset
+	answerHang
+)
 
 // FailNext makes the next request matching method and pattern fail once with
 // status and headers, after it has been validated. pattern is either a spec
@@ -40,42 +72,118 @@ func (s *Server) FailNext(method, pattern string, status int, headers map[string
 	for k, v := range headers {
 		h.Set(k, v)
 	}
+	s.Inject(Fault{Method: method, Pattern: pattern, Status: status, Header: h})
+}
+
+// Inject adds a fault; faults are matched in the order they were added, and
+// a request consumes at most one.
+func (s *Server) Inject(f Fault) {
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	if f.Status == 0 {
+		f.Status = http.StatusBadGateway
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, fault{method: method, pattern: pattern, status: status, header: h})
+	s.faults = append(s.faults, fault{Fault: f, left: f.Times})
 }
 
-// takeFault consumes the first fault matching the request; callers hold s.mu.
-func (s *Server) takeFault(method, reqPath, template string) (reply, bool) {
-	for i, f := range s.faults {
-		if f.method != "" && f.method != method {
-			continue
-		}
-		matched := f.pattern == template
-		if !matched {
-			matched, _ = path.Match(f.pattern, reqPath)
-		}
-		if !matched {
-			continue
-		}
-		s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-		return faultReply(f), true
+// PendingFaults is how many injected failures have not fired yet.
+func (s *Server) PendingFaults() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, f := range s.faults {
+		n += f.left
 	}
-	return reply{}, false
+	return n
 }
 
-func faultReply(f fault) reply {
-	rep := reply{status: f.status, header: f.header.Clone()}
-	switch f.status {
+// ReleaseHangs answers every request a Hang fault holds (with its status);
+// later Hang faults hold requests again.
+func (s *Server) ReleaseHangs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.hangs)
+	s.hangs = make(chan struct{})
+}
+
+// takeFault consumes one firing of the first fault matching the request;
+// callers hold s.mu.
+func (s *Server) takeFault(method, reqPath, template string) (Fault, bool) {
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.Method != "" && f.Method != method {
+			continue
+		}
+		matched := f.Pattern == "" || f.Pattern == template
+		if !matched {
+			matched, _ = path.Match(f.Pattern, reqPath)
+		}
+		if !matched {
+			continue
+		}
+		f.left--
+		taken := f.Fault
+		if f.left <= 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+		}
+		return taken, true
+	}
+	return Fault{}, false
+}
+
+// faultReply is the answer of a fault, and what to do instead of sending it.
+func faultReply(f Fault) (reply, answered) {
+	rep := reply{status: f.Status, header: f.Header.Clone()}
+	if rep.header == nil {
+		rep.header = http.Header{}
+	}
+	switch f.Status {
 	case http.StatusForbidden, http.StatusTooManyRequests:
 		rep.body = map[string]any{
 			"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
 			"documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits",
 		}
 	default:
-		rep.body = errorBody(http.StatusText(f.status))
+		rep.body = errorBody(http.StatusText(f.Status))
 	}
-	return rep
+	switch {
+	case f.Reset:
+		return rep, answerReset
+	case f.Hang:
+		return rep, answerHang
+	}
+	return rep, answerNormally
+}
+
+// resetConn closes the request's connection with a TCP reset (SO_LINGER 0).
+func resetConn(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// hang holds a request until the client gives up, ReleaseHangs or Close.
+func (s *Server) hang(r *http.Request) {
+	s.mu.Lock()
+	release := s.hangs
+	s.mu.Unlock()
+	select {
+	case <-r.Context().Done():
+	case <-release:
+	case <-s.closed:
+	}
 }
 
 // RetryAfter formats a duration as a retry-after header value.

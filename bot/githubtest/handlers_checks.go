@@ -102,22 +102,33 @@ func updateCheckRun(s *Server, c *call) reply {
 }
 
 // listCheckRunsForRef answers GET /repos/{owner}/{repo}/commits/{ref}/check-runs
-// for a commit SHA, filtered by check_name, newest first.
+// for a commit SHA, newest first, filtered by check_name, status and app_id
+// (every run here is the App's). filter=latest (GitHub's default) keeps the
+// newest run of each name; filter=all keeps every run.
 func listCheckRunsForRef(s *Server, c *call) reply {
 	r, found := s.repoOf(c)
 	if !found {
 		return notFound()
 	}
-	name := c.r.URL.Query().Get("check_name")
+	q := c.r.URL.Query()
+	name, status := q.Get("check_name"), q.Get("status")
+	if app := q.Get("app_id"); app != "" && app != strconv.FormatInt(s.appID, 10) {
+		return ok(map[string]any{"total_count": 0, "check_runs": []any{}})
+	}
 	var runs []*CheckRun
 	for _, cr := range r.checkRuns {
-		if cr.HeadSHA == c.params["ref"] && (name == "" || cr.Name == name) {
+		if cr.HeadSHA == c.params["ref"] && (name == "" || cr.Name == name) && (status == "" || cr.Status == status) {
 			runs = append(runs, cr)
 		}
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].ID > runs[j].ID })
 	out := make([]any, 0, len(runs))
+	seen := map[string]bool{}
 	for _, cr := range runs {
+		if q.Get("filter") != "all" && seen[cr.Name] {
+			continue
+		}
+		seen[cr.Name] = true
 		out = append(out, s.checkRunJSON(r, cr))
 	}
 	return ok(map[string]any{"total_count": len(out), "check_runs": out})

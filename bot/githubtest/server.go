@@ -63,6 +63,9 @@ type Server struct {
 	tokens    map[string]issuedToken
 	teams     map[string]map[string]bool
 	faults    []fault
+	hangs     chan struct{} // closed by ReleaseHangs
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 	requests  []Recorded
 	downloads map[string]download
 }
@@ -114,6 +117,8 @@ func New(t TB, opts ...Option) *Server {
 		repos:    map[string]*repo{},
 		tokens:   map[string]issuedToken{},
 		teams:    map[string]map[string]bool{},
+		hangs:    make(chan struct{}),
+		closed:   make(chan struct{}),
 	}
 	s.keyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	for _, o := range opts {
@@ -128,7 +133,10 @@ func New(t TB, opts ...Option) *Server {
 func (s *Server) URL() string { return s.srv.URL + "/" }
 
 // Close stops the server; it is also called when the test ends.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closed) }) // held requests end first
+	s.srv.Close()
+}
 
 // AppID is the App id the fake expects in JWTs.
 func (s *Server) AppID() int64 { return s.appID }
@@ -185,7 +193,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &call{r: r, route: route, params: params, body: body}
-	rep := s.handle(c)
+	rep, how := s.handle(c)
+	switch how {
+	case answerReset:
+		s.record(r, body, c.installationID, 0)
+		resetConn(w)
+		return
+	case answerHang:
+		s.hang(r)
+		if r.Context().Err() != nil {
+			s.record(r, body, c.installationID, 0)
+			return
+		}
+	}
 	s.record(r, body, c.installationID, rep.status)
 	raw, err := encodeBody(rep.body)
 	if err != nil {
@@ -212,31 +232,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // handle authenticates, applies injected faults and dispatches; handlers run
-// under the server lock, so state changes are atomic per request.
-func (s *Server) handle(c *call) reply {
+// under the server lock, so state changes are atomic per request. A fault
+// says how the answer is to be given (reset, hang) outside the lock.
+func (s *Server) handle(c *call) (reply, answered) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := c.r.Method + " " + c.route.Path
 	h, ok := handlers[key]
 	if !ok {
 		s.t.Errorf("githubtest: %s is in the spec but the fake does not implement it", key)
-		return reply{status: http.StatusNotImplemented, body: errorBody("not implemented by githubtest")}
+		return reply{status: http.StatusNotImplemented, body: errorBody("not implemented by githubtest")}, answerNormally
 	}
 	if strings.HasPrefix(c.route.Path, "/app/") {
 		if rep, ok := s.authenticateApp(c.r); !ok {
-			return rep
+			return rep, answerNormally
 		}
 	} else {
 		id, rep, ok := s.authenticateInstallation(c.r)
 		if !ok {
-			return rep
+			return rep, answerNormally
 		}
 		c.installationID = id
 	}
-	if f, ok := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path); ok {
-		return f
+	f, faulted := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path)
+	if !faulted {
+		return h(s, c), answerNormally
 	}
-	return h(s, c)
+	if f.After {
+		_ = h(s, c) // done, and its answer lost
+	}
+	return faultReply(f)
 }
 
 func encodeBody(v any) ([]byte, error) {

@@ -1,0 +1,194 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/report"
+)
+
+// bucketChecks holds the check runs shardgate started and has not completed
+// yet (openCheck), so that a start after a crash can finish them.
+const bucketChecks = "check_runs"
+
+// openCheck is a check run shardgate is creating or has created and not
+// completed. It is written before the creation (ID 0 until GitHub answers),
+// so no check run can be left in progress without a trace.
+type openCheck struct {
+	Ref  PRRef  `json:"ref"`
+	Name string `json:"name"`
+	SHA  string `json:"sha"`
+	ID   int64  `json:"id,omitempty"`
+	// Job is the webhook job that started it; a start leaves the check to that
+	// job while the job is queued or running.
+	Job     string    `json:"job,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+func openCheckKey(ref PRRef, sha, name string) string { return ref.Key() + "@" + sha + "/" + name }
+
+var plainProject = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,64}$`)
+
+// checkExternalID names a check run on GitHub by what it is about:
+// "shardgate/<kind>/<project>/<sha>", the project hashed when it is long or
+// holds other characters. A creation whose answer was lost is found by it.
+func checkExternalID(name, sha string) string {
+	kind, project := "plan", strings.TrimPrefix(name, CheckPlanPrefix)
+	switch {
+	case strings.HasPrefix(name, CheckApplyPrefix):
+		kind, project = "apply", strings.TrimPrefix(name, CheckApplyPrefix)
+	case name == CheckConfigName:
+		kind, project = "config", "-"
+	}
+	if !plainProject.MatchString(project) {
+		sum := sha256.Sum256([]byte(project))
+		project = "sha256-" + hex.EncodeToString(sum[:16])
+	}
+	return "shardgate/" + kind + "/" + project + "/" + sha
+}
+
+// startCheck opens an in-progress check run on sha. A run of this check that
+// is still in progress (created by an attempt whose answer was lost, or by a
+// process that died) is taken over rather than a second one created.
+func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) (int64, error) {
+	if strings.HasPrefix(name, CheckPlanPrefix) {
+		s.supersedeChecks(ctx, gh, ref, name, sha)
+	}
+	ext := checkExternalID(name, sha)
+	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: jobIDOf(ctx), Started: s.now().UTC()}
+	key := openCheckKey(ref, sha, name)
+	if err := putJSON(ctx, s.store, bucketChecks, key, open); err != nil {
+		return 0, err
+	}
+	id, err := s.findCheck(ctx, gh, ref, name, sha, true)
+	if err != nil {
+		return 0, err
+	}
+	if id == 0 {
+		status := "in_progress"
+		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
+			Name: name, HeadSHA: sha, Status: &status, ExternalID: &ext})
+		if err != nil {
+			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
+		}
+		id = cr.GetID()
+	}
+	open.ID = id
+	return id, putJSON(ctx, s.store, bucketChecks, key, open)
+}
+
+// finishCheck completes a check run, creating it when id is 0 and none of its
+// runs exists yet. Title, summary and text are redacted.
+func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref PRRef, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
+	out = s.redactOutput(out)
+	status, ext := "completed", checkExternalID(name, sha)
+	now := github.Timestamp{Time: s.now()}
+	if id == 0 {
+		var err error
+		if id, err = s.findCheck(ctx, gh, ref, name, sha, false); err != nil {
+			return 0, err
+		}
+	}
+	if id == 0 {
+		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
+			Name: name, HeadSHA: sha, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out, ExternalID: &ext})
+		if err != nil {
+			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
+		}
+		id = cr.GetID()
+	} else {
+		_, _, err := gh.Checks.UpdateCheckRun(ctx, ref.Owner, ref.Repo, id, github.UpdateCheckRunOptions{
+			Name: name, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out, ExternalID: &ext})
+		if err != nil {
+			return id, fmt.Errorf("update check run %q on %s: %w", name, ref, err)
+		}
+	}
+	return id, s.store.Delete(ctx, bucketChecks, openCheckKey(ref, sha, name))
+}
+
+// findCheck returns the newest run of this check on sha that shardgate made
+// (by external_id), only among runs still in progress when openOnly; 0 if none.
+func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string, openOnly bool) (int64, error) {
+	ext := checkExternalID(name, sha)
+	opts := &github.ListCheckRunsOptions{CheckName: &name, Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	if s.cfg.AppID > 0 {
+		opts.AppID = &s.cfg.AppID
+	}
+	var found int64
+	for page := 0; page < 10; page++ {
+		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, ref.Owner, ref.Repo, sha, opts)
+		if err != nil {
+			return 0, fmt.Errorf("list check runs %q of %s on %s: %w", name, ref, shortSHA(sha), err)
+		}
+		for _, cr := range res.CheckRuns {
+			if cr.GetExternalID() == ext && (!openOnly || cr.GetStatus() != "completed") {
+				found = max(found, cr.GetID())
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return found, nil
+}
+
+// supersedeChecks completes the runs of this plan check that are still open
+// on other commits of the pull request (a job retried after a push plans the
+// new head): nothing else would ever finish them.
+func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) {
+	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
+	if err != nil {
+		Logger(ctx).WithError(err).Warn("list open check runs")
+		return
+	}
+	for _, kv := range kvs {
+		oc, err := decodeOpenCheck(kv.Value)
+		if err != nil || oc.Name != name || oc.SHA == sha || oc.Ref != ref {
+			continue
+		}
+		title := "Superseded by " + shortSHA(sha)
+		summary := "shardgate stopped planning this commit: the pull request's head is now " + report.Code(shortSHA(sha)) + "."
+		if oc.ID == 0 {
+			if oc.ID, err = s.findCheck(ctx, gh, ref, name, oc.SHA, true); err != nil || oc.ID == 0 {
+				_ = s.store.Delete(ctx, bucketChecks, kv.Key)
+				continue
+			}
+		}
+		if _, err := s.finishCheck(ctx, gh, ref, oc.ID, name, oc.SHA, "cancelled", &github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+			Logger(ctx).WithError(err).Warn("complete a superseded check run")
+		}
+	}
+}
+
+// redactOutput is a copy of out with every text redacted.
+func (s *Server) redactOutput(out *github.CheckRunOutput) *github.CheckRunOutput {
+	if out == nil {
+		return nil
+	}
+	c := *out
+	for _, p := range []**string{&c.Title, &c.Summary, &c.Text} {
+		if *p != nil {
+			v := s.redact.Redact(**p)
+			*p = &v
+		}
+	}
+	return &c
+}
+
+// applyCheckOutput is the apply check run's conclusion and output for an outcome.
+func applyCheckOutput(state ApplyState, reason string) (string, *github.CheckRunOutput) {
+	conclusion, title := "success", "Applied"
+	if state != ApplyApplied {
+		conclusion, title = "failure", "Not applied"
+	}
+	summary := truncate(report.CodeBlock(reason), maxCheckText)
+	return conclusion, &github.CheckRunOutput{Title: &title, Summary: &summary}
+}

@@ -1,0 +1,142 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/store"
+)
+
+// Texts of a plan check run a restart finishes.
+const (
+	restartedTitle   = "shardgate restarted before this finished"
+	restartedSummary = "shardgate restarted before this plan finished; comment `/shardgate plan` on the pull request to plan again."
+)
+
+func decodeOpenCheck(b []byte) (openCheck, error) {
+	var oc openCheck
+	if err := json.Unmarshal(b, &oc); err != nil {
+		return oc, fmt.Errorf("decode open check run: %w", err)
+	}
+	return oc, nil
+}
+
+// finishAbandonedChecks completes the check runs an earlier process left in
+// progress that nothing else will finish: a plan check whose job is neither
+// queued nor running (a requeued job finishes its own), and an apply check
+// whose apply job has finished (a running or resumable apply finishes its
+// own when the scheduler resumes it). A check GitHub cannot be told about now
+// stays recorded for the next start.
+func (s *Server) finishAbandonedChecks(ctx context.Context) {
+	kvs, err := s.store.List(ctx, bucketChecks, "")
+	if err != nil {
+		s.log.WithError(err).Warn("list check runs left in progress")
+		return
+	}
+	finished := 0
+	for _, kv := range kvs {
+		if ctx.Err() != nil {
+			return
+		}
+		oc, err := decodeOpenCheck(kv.Value)
+		if err != nil {
+			s.log.WithError(err).Warn("drop an unreadable open check run record")
+			_ = s.store.Delete(ctx, bucketChecks, kv.Key)
+			continue
+		}
+		done, err := s.finishAbandoned(ctx, kv.Key, oc)
+		if err != nil {
+			s.log.WithError(err).WithFields(map[string]any{FieldRepo: oc.Ref.FullName(), FieldPR: oc.Ref.Number, "check": oc.Name}).
+				Warn("finish a check run left in progress; trying again at the next start")
+		}
+		if done {
+			finished++
+		}
+	}
+	if finished > 0 {
+		s.log.WithField("check_runs", finished).Warn("finished check runs left in progress by an earlier process")
+	}
+}
+
+// finishAbandoned finishes one open check run if nothing else will; it holds
+// the pull request's lock, so no plan of that PR runs meanwhile.
+func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck) (bool, error) {
+	unlock := s.prLocks.lock(seen.Ref.Key())
+	defer unlock()
+	cur, err := getJSON[openCheck](ctx, s.store, bucketChecks, key)
+	if err != nil || cur == nil {
+		return false, err // finished meanwhile
+	}
+	oc := *cur
+	if strings.HasPrefix(oc.Name, CheckApplyPrefix) {
+		return s.finishAbandonedApply(ctx, key, oc)
+	}
+	if oc.Job != "" {
+		job, err := s.store.GetJob(ctx, oc.Job)
+		switch {
+		case err == nil && (job.State == store.JobQueued || job.State == store.JobRunning):
+			return false, nil // the job plans again and finishes it
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+	}
+	title, summary := restartedTitle, restartedSummary
+	return s.finishOpen(ctx, key, oc, "failure", &github.CheckRunOutput{Title: &title, Summary: &summary})
+}
+
+// finishAbandonedApply finishes an apply check run whose apply job is over,
+// with that job's outcome.
+func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCheck) (bool, error) {
+	jobs, err := s.applies.ListForPR(ctx, oc.Ref)
+	if err != nil {
+		return false, err
+	}
+	project := strings.TrimPrefix(oc.Name, CheckApplyPrefix)
+	var last *ApplyJob
+	for _, j := range jobs {
+		if j.Project != project || j.MergeSHA != oc.SHA {
+			continue
+		}
+		if !j.State.Finished() {
+			return false, nil // the scheduler resumes it, and it finishes its check run
+		}
+		if last == nil || j.Seq > last.Seq {
+			last = j
+		}
+	}
+	state, reason := ApplyFailed, "shardgate restarted and holds no record of this apply; nothing was applied after the restart."
+	if last != nil {
+		state, reason = last.State, last.Reason
+		if oc.ID == 0 {
+			oc.ID = last.CheckRunID
+		}
+	}
+	conclusion, out := applyCheckOutput(state, reason)
+	return s.finishOpen(ctx, key, oc, conclusion, out)
+}
+
+// finishOpen completes an open check run; one whose creation never reached
+// GitHub (no id, none found in progress) is only forgotten.
+func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, conclusion string, out *github.CheckRunOutput) (bool, error) {
+	gh, err := s.clients.NewInstallationClient(oc.Ref.Installation)
+	if err != nil {
+		return false, err
+	}
+	if oc.ID == 0 {
+		if oc.ID, err = s.findCheck(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
+			return false, err
+		}
+		if oc.ID == 0 {
+			return false, s.store.Delete(ctx, bucketChecks, key)
+		}
+	}
+	if _, err := s.finishCheck(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+		return false, err
+	}
+	return true, nil
+}
