@@ -37,9 +37,12 @@ module "leak" {
 // A pull request whose plan reads the webhook secret, the coordinator
 // password and the App private key from the server's files (real terraform)
 // gets a comment and check run showing them redacted; none of them appears in
-// any body the fake GitHub received, in the log, or in the store.
+// any body the fake GitHub received, in the log, or in the store. The sandbox
+// (sandbox_terraform_test.go) keeps these files out of reach; this test runs
+// unsandboxed to prove the redaction behind it holds on its own.
 func TestPlanReadingServerSecretsLeaksNothing(t *testing.T) {
 	h := newHarnessBase(t)
+	h.cfg.Sandbox = SandboxNone
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
