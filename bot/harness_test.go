@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +46,8 @@ type harness struct {
 	sim     *coordsim.Sim
 	simURL  string
 	simSrv  *httptest.Server
+	// simCalls counts the requests the simulator received.
+	simCalls *atomic.Int64
 	state   string // the shared local Terraform state, as a remote backend would be
 	cfg     *Config
 	st      *store.Bolt
@@ -74,7 +78,11 @@ func newHarnessBase(t *testing.T) *harness {
 	simCtx, stopSim := context.WithCancel(context.Background())
 	t.Cleanup(stopSim)
 	go h.sim.Run(simCtx, 50*time.Millisecond) // migrations advance on their own
-	h.simSrv = httptest.NewServer(h.sim)
+	h.simCalls = &atomic.Int64{}
+	h.simSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.simCalls.Add(1)
+		h.sim.ServeHTTP(w, r)
+	}))
 	t.Cleanup(h.simSrv.Close)
 	h.simURL = h.simSrv.URL
 	h.state = filepath.Join(t.TempDir(), "terraform.tfstate")
