@@ -40,21 +40,21 @@ const (
 // simulator, a git repository with the example stream-group module, the real
 // terraform, and shardgate's service behind its HTTP handler.
 type harness struct {
-	t       *testing.T
-	gh      *githubtest.Server
-	repo    *githubtest.GitRepo
-	sim     *coordsim.Sim
-	simURL  string
-	simSrv  *httptest.Server
+	t      *testing.T
+	gh     *githubtest.Server
+	repo   *githubtest.GitRepo
+	sim    *coordsim.Sim
+	simURL string
+	simSrv *httptest.Server
 	// simCalls counts the requests the simulator received.
 	simCalls *atomic.Int64
-	state   string // the shared local Terraform state, as a remote backend would be
-	cfg     *Config
-	st      *store.Bolt
-	srv     *Server
-	web     *httptest.Server
-	logs    *lockedBuffer // every log line of the service, across restarts
-	started bool
+	state    string // the shared local Terraform state, as a remote backend would be
+	cfg      *Config
+	st       *store.Bolt
+	srv      *Server
+	web      *httptest.Server
+	logs     *lockedBuffer // every log line of the service, across restarts
+	started  bool
 	// opts are added to New's options; tune adjusts the server before Start.
 	opts []Option
 	tune func(*Server)
