@@ -189,6 +189,11 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	}
 	require.Equal(t, 1, scales, "the coordinator saw exactly one scale of the stream: %+v", auditOf(h))
 	require.Equal(t, "success", h.check(CheckApplyPrefix+"streams", sha).Conclusion)
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		if c.HeadSHA == sha {
+			require.Equal(t, "completed", c.Status, "the resumed apply finished the check run it started: %+v", c)
+		}
+	}
 	require.Contains(t, p.logs.String(), "apply job started", "the restarted process took the job over")
 
 	// The store shows one applied outcome, from the attempt that resumed.
@@ -204,4 +209,78 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, ApplyApplied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
+}
+
+// workDirOf reads the work dir a serve config names.
+func workDirOf(t *testing.T, cfgPath string) string {
+	t.Helper()
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "work_dir: "); ok {
+			return v
+		}
+	}
+	t.Fatal("no work_dir in the config")
+	return ""
+}
+
+// The service is killed with SIGKILL while a plan's check run is in progress
+// (the coordinator is slow to answer the live-state read) and the checkout
+// and terraform scratch are on disk. Restarted, it removes them, plans again
+// and finishes that same check run: none stays in progress, none is doubled.
+func TestKilledMidPlanFinishesItsCheckRun(t *testing.T) {
+	tftest.Binary(t)
+	h := newHarnessBase(t)
+	listen := freePort(t)
+	cfg := writeServeConfig(t, h, listen)
+	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: cfg, url: "http://" + listen}
+	p.start()
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.cmd.Wait()
+		}
+	}()
+
+	h.repo.Checkout("main")
+	h.repo.Branch("scale")
+	h.writeRoot(with(baseGroups, map[string]int{"payments/ledger": 3}))
+	h.repo.Commit("scale payments")
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "scale", User: author})
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	h.sim.SetDelay(time.Hour) // the live-state read never answers in time
+	calls := h.simCalls.Load()
+	p.deliver("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	// terraform has planned; shardgate reads the live state, its check run in progress.
+	require.Eventually(t, func() bool { return h.simCalls.Load() > calls }, time.Minute, 20*time.Millisecond)
+	inProgress := 0
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		if c.HeadSHA == head && c.Status == "in_progress" {
+			inProgress++
+		}
+	}
+	require.Equal(t, 1, inProgress, "the plan's check run is in progress")
+	runs, err := filepath.Glob(filepath.Join(workDirOf(t, cfg), "run-*"))
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	p.kill9()
+	dead := runs[0]
+	_, err = os.Stat(dead)
+	require.NoError(t, err, "the killed process's run dir is still there")
+
+	h.sim.SetDelay(0)
+	p.start()
+	body := h.eventuallyComment(pr, "done: planned 1 project")
+	require.Contains(t, body, "`payments`")
+	var plans []githubtest.CheckRun
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		if c.HeadSHA == head {
+			plans = append(plans, c)
+		}
+	}
+	require.Len(t, plans, 1, "the check run in progress at the kill was taken over: %+v", plans)
+	require.Equal(t, "completed", plans[0].Status)
+	_, err = os.Stat(dead)
+	require.ErrorIs(t, err, os.ErrNotExist, "the restart removed the dead process's checkout and scratch")
 }

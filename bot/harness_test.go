@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,21 +41,23 @@ const (
 // simulator, a git repository with the example stream-group module, the real
 // terraform, and shardgate's service behind its HTTP handler.
 type harness struct {
-	t       *testing.T
-	gh      *githubtest.Server
-	repo    *githubtest.GitRepo
-	sim     *coordsim.Sim
-	simURL  string
-	simSrv  *httptest.Server
-	state   string // the shared local Terraform state, as a remote backend would be
-	cfg     *Config
-	st      *store.Bolt
-	srv     *Server
-	web     *httptest.Server
-	logs    *lockedBuffer // every log line of the service, across restarts
-	started bool
-	opts    []Option // extra server options (a clock)
-	clock   *tickClock
+	t      *testing.T
+	gh     *githubtest.Server
+	repo   *githubtest.GitRepo
+	sim    *coordsim.Sim
+	simURL string
+	simSrv *httptest.Server
+	// simCalls counts the requests the simulator received.
+	simCalls *atomic.Int64
+	state    string // the shared local Terraform state, as a remote backend would be
+	cfg      *Config
+	st       *store.Bolt
+	srv      *Server
+	web      *httptest.Server
+	logs     *lockedBuffer // every log line of the service, across restarts
+	started  bool
+	opts     []Option // extra server options (a clock)
+	clock    *tickClock
 	// tune adjusts the server before Start.
 	tune func(*Server)
 }
@@ -103,7 +107,11 @@ func newHarnessBase(t *testing.T) *harness {
 	simCtx, stopSim := context.WithCancel(context.Background())
 	t.Cleanup(stopSim)
 	go h.sim.Run(simCtx, 50*time.Millisecond) // migrations advance on their own
-	h.simSrv = httptest.NewServer(h.sim)
+	h.simCalls = &atomic.Int64{}
+	h.simSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.simCalls.Add(1)
+		h.sim.ServeHTTP(w, r)
+	}))
 	t.Cleanup(h.simSrv.Close)
 	h.simURL = h.simSrv.URL
 	h.state = filepath.Join(t.TempDir(), "terraform.tfstate")

@@ -32,6 +32,12 @@ type githubServer struct {
 
 func newGitHubServer(t *testing.T, coordinatorPassword string) *githubServer {
 	t.Helper()
+	return newGitHubServerIn(t, coordinatorPassword, t.TempDir())
+}
+
+// newGitHubServerIn is newGitHubServer with the given work dir.
+func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githubServer {
+	t.Helper()
 	g := &githubServer{gh: githubtest.New(t), logs: &lockedBuffer{}}
 	repo := githubtest.NewGitRepo(t)
 	repo.WriteFile("streams/main.tf", "# streams\n")
@@ -46,7 +52,7 @@ func newGitHubServer(t *testing.T, coordinatorPassword string) *githubServer {
 	g.cfg = &Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: NewSecret(string(g.gh.AppPrivateKeyPEM())),
 		WebhookSecret: NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
 		Coordinators:  []CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: NewSecret(coordinatorPassword)}},
-		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), QueueSize: 10, Workers: 1, WorkDir: t.TempDir()}
+		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), QueueSize: 10, Workers: 1, WorkDir: workDir}
 	var err error
 	g.st, err = store.OpenBolt(g.cfg.StorePath)
 	require.NoError(t, err)

@@ -266,9 +266,10 @@ func (s *Server) Close(ctx context.Context) {
 	if s.stopBg != nil {
 		s.stopBg()
 	}
-	s.background.Wait()
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	// After the jobs: the clean-up may wait for a pull request's lock.
+	s.background.Wait()
 	if err := s.run.close(); err != nil {
 		s.log.WithError(err).Warn("remove the run dir")
 	}
