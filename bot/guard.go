@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/report"
 )
 
 // GroupEnd is one coordinator group as a plan leaves it (or finds it).
@@ -217,21 +218,7 @@ func compareOther(reviewed, current []planparse.OtherChange, resuming bool) []st
 }
 
 // actionWords says what Terraform actions do, for people.
-func actionWords(actions []string) string {
-	switch strings.Join(actions, ",") {
-	case "create":
-		return "create"
-	case "update":
-		return "update"
-	case "delete":
-		return "destroy"
-	case "delete,create", "create,delete", "forget,create", "create,forget":
-		return "replace"
-	case "forget":
-		return "forget"
-	}
-	return strings.Join(actions, "+")
-}
+func actionWords(actions []string) string { return report.ActionWords(actions) }
 
 // endStateFingerprint identifies what a plan leaves on the coordinator for the
 // groups it changes, and the other resource changes it makes; the audit record

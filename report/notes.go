@@ -207,6 +207,10 @@ func multiCoordinator(changes []planparse.Change) bool {
 // otherActionOrder lists other resources' actions, most destructive first.
 var otherActionOrder = []string{"destroy", "replace", "forget", "forget and create", "create", "update", "read"}
 
+// ActionWords names what Terraform's actions do to a resource, for people
+// ("destroy", "replace", ...): the apply guard words its differences with it.
+func ActionWords(actions []string) string { return otherAction(actions) }
+
 // otherAction names what a plan does to another resource, in Terraform's words.
 func otherAction(actions []string) string {
 	switch strings.Join(actions, ",") {
