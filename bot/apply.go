@@ -77,7 +77,8 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 			continue
 		}
 		job := &ApplyJob{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
-			MergeSHA: pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
+			Sensitive: p.ChangeSet.SensitiveValues(),
+			MergeSHA:  pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
 		if err := s.applies.Enqueue(ctx, job); errors.Is(err, ErrApplyExists) {
 			continue // a redelivered or re-run merge event: already queued
 		} else if err != nil {

@@ -61,7 +61,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
-	conclusion, out := applyCheckOutput(state, reason)
+	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
 	if _, err := r.s.finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
@@ -145,6 +145,10 @@ func applyStateText(st ApplyState) string {
 }
 
 func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
+	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
+}
+
+func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
 	switch {
 	case j.State == ApplyFailed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."

@@ -36,6 +36,10 @@ type ApplyJob struct {
 	ReviewedSHA string   `json:"reviewed_sha"`
 	MergeSHA    string   `json:"merge_sha"`
 	MergedBy    string   `json:"merged_by"`
+	// Sensitive are the values the reviewed plan marks sensitive
+	// (planparse.ChangeSet.SensitiveValues): what the job's lines on the PR
+	// and its check run show as "(sensitive)".
+	Sensitive []string `json:"sensitive,omitempty"`
 
 	State  ApplyState `json:"state"`
 	Reason string     `json:"reason,omitempty"`
