@@ -53,6 +53,9 @@ type ApplyScheduler struct {
 	log         *logrus.Entry
 	maxParallel int
 	poll        time.Duration
+	// paused says whether to start nothing (the store cannot be reached);
+	// may be nil.
+	paused func() bool
 
 	wake      chan struct{}
 	stop      chan struct{}
@@ -151,6 +154,9 @@ func (s *ApplyScheduler) loop(ctx context.Context) {
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
 // free of earlier jobs (see ApplyQueue.takeLease).
 func (s *ApplyScheduler) schedule(ctx context.Context) {
+	if s.paused != nil && s.paused() {
+		return
+	}
 	jobs, err := s.q.Runnable(ctx)
 	if err != nil {
 		s.log.WithError(err).Error("list runnable apply jobs")

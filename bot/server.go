@@ -64,6 +64,7 @@ type Server struct {
 	progressEvery   time.Duration
 
 	dispatcher *Dispatcher
+	health     *storeHealth
 	intake     *Intake
 	metrics    *metrics
 	registry   *prometheus.Registry
@@ -169,6 +170,8 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	if cfg.JobLease > 0 {
 		s.dispatcher.lease = cfg.JobLease
 	}
+	s.health = &storeHealth{st: st, log: s.log}
+	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
 	s.dispatcher.observe = s.metrics.observeJob
 	s.metrics.setEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
@@ -261,6 +264,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.dispatcher.Start(ctx); err != nil {
 		return err
 	}
+	s.health.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -283,6 +287,7 @@ func (s *Server) Close(ctx context.Context) {
 	}
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	s.health.close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
 	if err := s.run.close(); err != nil {
