@@ -145,7 +145,10 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 		return len(slices.DeleteFunc(all, func(j *ApplyJob) bool { return !j.State.Finished() }))
 	}
 	require.Eventually(t, func() bool { return finished() >= 300 }, 2*time.Minute, 5*time.Millisecond)
-	// Killed: its running applies are cut short, their leases left to expire.
+	hang.Store(true)
+	<-hung
+	// Killed in the middle of an apply: its running applies are cut short,
+	// their leases left to expire.
 	dead, cancel := context.WithCancel(ctx)
 	cancel()
 	require.Error(t, a.Close(dead))
