@@ -162,7 +162,10 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	for _, j := range all {
 		require.Equal(t, ApplyApplied, j.State, "job %s: %s", j.Seq, j.Reason)
 		require.Equal(t, 1, rec.finished[j.Seq], "job %s applied once", j.Seq)
-		require.Equal(t, 1+rec.interrupted[j.Seq], j.Attempt, "job %s: one attempt per run", j.Seq)
+		// The kill may also end an acquisition whose run had not begun (it
+		// committed as the context ended): an attempt without a run.
+		require.GreaterOrEqual(t, j.Attempt, 1+rec.interrupted[j.Seq], "job %s: an attempt per run", j.Seq)
+		require.LessOrEqual(t, j.Attempt, 2+rec.interrupted[j.Seq], "job %s: at most one attempt lost to the kill", j.Seq)
 	}
 	cut := 0
 	for _, n := range rec.interrupted {
