@@ -51,6 +51,10 @@ type ApplyJob struct {
 	// lease expired (its process is gone) is taken over, never unlocked by hand.
 	LeaseOwner string    `json:"lease_owner,omitempty"`
 	LeaseUntil time.Time `json:"lease_until,omitempty"`
+	// Fence is the fencing token of the current (or last) acquisition: it
+	// increases with every acquisition of any job, and only the holder of
+	// the token stored here may write to the job.
+	Fence uint64 `json:"fence,omitempty"`
 
 	// RetryOf is the Seq of the failed job that Requeue replaced with this
 	// one; the replaced record is deleted, and hidden until it is.
