@@ -64,6 +64,8 @@ test: tools
 race: tools
 	$(GO) test -count=1 -race -timeout 45m ./...
 
+## test-short: the fast subset: the tests that run the real terraform or build and run
+## shardgate processes skip under -short, each saying so (`make test` runs them all)
 test-short:
 	$(GO) test -count=1 -short ./...
 

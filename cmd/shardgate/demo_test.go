@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/tftest"
 )
 
 func TestDemoIsRegistered(t *testing.T) {
@@ -50,9 +52,7 @@ func TestDemoRunsTheDemoBinary(t *testing.T) {
 // With both binaries built side by side, as `make demo` builds them,
 // `shardgate demo` is the demo.
 func TestDemoBinaryBesideShardgate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds shardgate and shardgate-demo: skipped under -short (make test runs it)")
-	}
+	tftest.SkipIfShort(t, "builds shardgate and shardgate-demo")
 	dir := t.TempDir()
 	for _, pkg := range []string{".", "../shardgate-demo"} {
 		out, err := exec.Command("go", "build", "-o", dir+"/", pkg).CombinedOutput()
