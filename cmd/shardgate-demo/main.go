@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -46,11 +47,29 @@ func main() {
 	os.Exit(code)
 }
 
+// defaultTerraform is $SHARDGATE_TERRAFORM, else the terraform beside this
+// binary (`make tools` installs it into bin/, where `make demo` builds the
+// demo), else "" to look further from the working directory and PATH.
+func defaultTerraform() string {
+	if p := os.Getenv(envTerraform); p != "" {
+		return p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(self), "terraform")
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
 // runDemo parses the flags, plays the story and returns the exit code: 0
 // when it ended as it should, 1 when it did not, 2 for bad usage.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(stderr)
-	tf := fs.String("terraform", os.Getenv(envTerraform), "terraform binary (default $"+envTerraform+", else ./bin/terraform, else terraform on PATH)")
+	tf := fs.String("terraform", defaultTerraform(), "terraform binary (default $"+envTerraform+", else the terraform beside this binary, else ./bin/terraform, else terraform on PATH)")
 	module := fs.String("module", "", "a stream-group module to commit to the demo repository (default: examples/modules/stream-group, built in)")
 	until := fs.String("until", string(demo.UntilApplied), "stop once the PR is allowed, or go on to merge and apply: allowed or applied")
 	applyTimeout := fs.Duration("apply-timeout", demo.DefaultApplyTimeout, "how long the apply on merge may take, convergence included")
