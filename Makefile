@@ -10,6 +10,8 @@ BIN               := $(CURDIR)/bin
 TERRAFORM         := $(BIN)/terraform
 CONFTEST          := $(BIN)/conftest
 SHARDGATE         := $(BIN)/shardgate
+# the demo's own binary: it links the fake GitHub, which the service never does
+SHARDGATE_DEMO    := $(BIN)/shardgate-demo
 GO                ?= go
 GOFLAGS           ?= -buildvcs=false
 export GOFLAGS
@@ -19,7 +21,7 @@ export SHARDGATE_TERRAFORM := $(TERRAFORM)
 
 FUZZTIME ?= 30s
 
-.PHONY: all build tools bench-tools test test-short race vet fmt fuzz bench bench-process demo demo-check opa-test image clean
+.PHONY: all build build-demo tools bench-tools test test-short race vet fmt fuzz bench bench-process demo demo-check opa-test image clean
 
 all: build
 
@@ -27,6 +29,10 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 build:
 	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(SHARDGATE) ./cmd/shardgate
+
+## build-demo: ./bin/shardgate-demo, which `shardgate demo` runs from beside ./bin/shardgate
+build-demo:
+	$(GO) build -o $(SHARDGATE_DEMO) ./cmd/shardgate-demo
 
 ## image: the container image (Dockerfile) with docker or podman: IMAGE=name:tag, CONTAINER_TOOL=podman
 IMAGE          ?= shardgate:$(or $(shell git describe --tags --always --dirty 2>/dev/null),dev)
@@ -58,6 +64,8 @@ test: tools
 race: tools
 	$(GO) test -count=1 -race -timeout 45m ./...
 
+## test-short: the fast subset: the tests that run the real terraform or build and run
+## shardgate processes skip under -short, each saying so (`make test` runs them all)
 test-short:
 	$(GO) test -count=1 -short ./...
 
@@ -112,8 +120,11 @@ opa-test:
 
 ## demo: the whole story on loopback: a PR scales a stream too far (denied), an
 ## approver's exception and attestation (allowed), merge, apply with the real
-## terraform, convergence; prints each version of the PR comment
+## terraform, convergence; prints each version of the PR comment. The story
+## is ./bin/shardgate-demo (built here, quietly, so the output stays the
+## story), run by `shardgate demo` from beside ./bin/shardgate.
 demo: tools build
+	@$(GO) build -o $(SHARDGATE_DEMO) ./cmd/shardgate-demo
 	$(SHARDGATE) demo
 
 ## demo-check: judge the example plans and print the PR comments shardgate would post
@@ -134,4 +145,4 @@ demo-check: build
 		--label policy-exception/shard_delta --attest create-order --format markdown; echo "(exit $$?)"
 
 clean:
-	rm -rf $(SHARDGATE) dist
+	rm -rf $(SHARDGATE) $(SHARDGATE_DEMO) dist

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/store"
 )
@@ -135,7 +136,8 @@ func (p *serveProcess) deliver(event string, body []byte) {
 
 // The service is killed with SIGKILL in the middle of terraform apply (a
 // replace cut between its destroy and its create, coordinator calls in
-// flight). Restarted on the same store, it takes the job over when the lease
+// flight): once the simulator has recorded the apply's first write and
+// before it records the scale, which the test checks at the kill. Restarted on the same store, it takes the job over when the lease
 // expires, re-plans from the current state (never the stale plan), applies the
 // same end state once and converges: the coordinator sees one stream scale.
 func TestKilledMidApplyResumesOnce(t *testing.T) {
@@ -171,10 +173,19 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	h.gh.MergePR(owner, repoName, pr.Number, approver, sha)
 	merged := h.gh.PRPayload(owner, repoName, pr.Number)
 	merged.Sender = approver
+	mark := len(h.sim.Audit())
 	p.deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, time.Now()))
-	h.eventuallyComment(pr, "🔄 applying")
-	time.Sleep(2500 * time.Millisecond) // inside terraform apply: the first group is destroyed, its create is calling the coordinator
+	// Kill on an observed event: terraform apply has replaced a group and its
+	// create step has called the coordinator (the module's CREATE_GROUP, the
+	// first write after the merge). Its routing read and its scale take 1.5s
+	// each from here.
+	require.Eventually(t, func() bool {
+		return countActions(h.sim.Audit()[mark:], coordsim.ActionCreateGroup) > 0
+	}, 2*time.Minute, 10*time.Millisecond, "terraform apply never called the coordinator: %s", p.logs)
 	p.kill9()
+	atKill := h.sim.Audit()[mark:]
+	require.Zero(t, countActions(atKill, coordsim.ActionScaleStream),
+		"the kill landed mid-apply: after terraform apply's first coordinator write, before its scale: %+v", atKill)
 
 	h.sim.SetDelay(0)
 	p.start()
@@ -209,6 +220,17 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, ApplyApplied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
+}
+
+// countActions counts the audit events of one coordinator action.
+func countActions(events []coordsim.AuditEvent, action string) int {
+	n := 0
+	for _, e := range events {
+		if e.Action == action {
+			n++
+		}
+	}
+	return n
 }
 
 // workDirOf reads the work dir a serve config names.

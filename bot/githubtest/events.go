@@ -1,7 +1,7 @@
 package githubtest
 
 import (
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -189,7 +189,7 @@ type CommentPayload struct {
 // which that fixture lacks.
 func IssueCommentOnPR(t TB, c CommentPayload) []byte {
 	t.Helper()
-	rel := filepath.Join("github", "webhooks-extra", "atlantis", "githubIssueCommentEvent.json")
+	rel := path.Join("webhooks-extra", "atlantis", "githubIssueCommentEvent.json")
 	return webhookFrom(t, rel, func(m map[string]any) {
 		action := c.Action
 		if action == "" {

@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -17,30 +15,15 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/shardgate/shardgate"
 )
 
 // specFile is the GitHub REST subset every request is checked against; see
-// testdata/PROVENANCE.md section 4 (a 2021 description, OpenAPI 3.0.3).
-const specFile = "github/openapi/api.github.com.subset.json"
-
-// testdataDir finds the repository's testdata from this source file rather
-// than the working directory, because the fake is used by tests of several
-// packages at different depths. A binary built with -trimpath, or moved off
-// the machine it was built on, has no such source path: it then looks for
-// testdata from the working directory up (shardgate demo runs from the root).
-func testdataDir() string {
-	var candidates []string
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		candidates = append(candidates, filepath.Join(filepath.Dir(file), "..", "..", "testdata"))
-	}
-	candidates = append(candidates, "testdata", filepath.Join("..", "testdata"), filepath.Join("..", "..", "testdata"))
-	for _, dir := range candidates {
-		if _, err := os.Stat(filepath.Join(dir, specFile)); err == nil {
-			return dir
-		}
-	}
-	return candidates[0]
-}
+// testdata/PROVENANCE.md section 4 (a 2021 description, OpenAPI 3.0.3). It
+// is read from the fixtures embedded in the module's root package, so the
+// fake works from any working directory and inside a built binary (the demo).
+const specFile = "openapi/api.github.com.subset.json"
 
 type spec struct {
 	doc    *openapi3.T
@@ -57,8 +40,13 @@ var (
 // after loading and is shared by every Server.
 func loadSpec() (*spec, error) {
 	specOnce.Do(func() {
+		data, err := fs.ReadFile(shardgate.GitHubFixtures(), specFile)
+		if err != nil {
+			specErr = fmt.Errorf("read github openapi subset: %w", err)
+			return
+		}
 		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromFile(filepath.Join(testdataDir(), specFile))
+		doc, err := loader.LoadFromData(data)
 		if err != nil {
 			specErr = fmt.Errorf("load github openapi subset: %w", err)
 			return

@@ -8,10 +8,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
+
+	"github.com/shardgate/shardgate"
 )
 
 // HookshotUserAgent is the User-Agent GitHub sends webhooks with.
@@ -21,12 +23,12 @@ const HookshotUserAgent = "GitHub-Hookshot/5a0e3b1"
 // lets mutate change the fields that differ in the test, and returns the body.
 func Webhook(t TB, event, fixture string, mutate func(payload map[string]any)) []byte {
 	t.Helper()
-	return webhookFrom(t, filepath.Join("github", "webhooks", event, fixture+".json"), mutate)
+	return webhookFrom(t, path.Join("webhooks", event, fixture+".json"), mutate)
 }
 
 func webhookFrom(t TB, rel string, mutate func(map[string]any)) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testdataDir(), rel))
+	raw, err := fs.ReadFile(shardgate.GitHubFixtures(), rel)
 	if err != nil {
 		t.Fatalf("githubtest: read webhook fixture: %v", err)
 	}

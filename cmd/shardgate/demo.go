@@ -6,15 +6,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
-
-	"github.com/shardgate/shardgate/internal/demo"
 )
 
-const demoSynopsis = "shardgate demo [--terraform PATH] [--module DIR] [--until allowed|applied] [--apply-timeout DURATION] [--keep] [--quiet] [--log FILE]"
+// The demo is a binary of its own (cmd/shardgate-demo): it wires the fake
+// GitHub, which must not ship inside the service. `shardgate demo` runs it
+// from beside this binary, where `make demo` builds it.
 
-// envTerraform is set by the Makefile to the terraform `make tools` installed.
-const envTerraform = "SHARDGATE_TERRAFORM"
+// demoBinaryName is the demo's binary, looked for in this binary's directory.
+const demoBinaryName = "shardgate-demo"
+
+// demoGrace is how long the demo gets to remove its work directory after an
+// interrupt before it is killed.
+const demoGrace = 10 * time.Second
 
 func init() {
 	register("demo", command{
@@ -23,47 +30,41 @@ func init() {
 	})
 }
 
+// demoBinary is the shardgate-demo next to this executable; tests replace it.
+var demoBinary = func() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), demoBinaryName)
+	if _, err := os.Stat(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// runDemo runs shardgate-demo with the same arguments and returns its exit
+// code, or exits 2 with one line saying how to get it.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demo", demoSynopsis, stderr)
-	tf := fs.String("terraform", os.Getenv(envTerraform), "terraform binary (default $"+envTerraform+", else ./bin/terraform, else terraform on PATH)")
-	module := fs.String("module", demo.DefaultModuleDir, "the stream-group module committed to the demo repository")
-	until := fs.String("until", string(demo.UntilApplied), "stop once the PR is allowed, or go on to merge and apply: allowed or applied")
-	applyTimeout := fs.Duration("apply-timeout", demo.DefaultApplyTimeout, "how long the apply on merge may take, convergence included")
-	keep := fs.Bool("keep", false, "keep the work directory (git repository, terraform state, shardgate's store)")
-	quiet := fs.Bool("quiet", false, "print the steps and verdicts, not the full comments")
-	logFile := fs.String("log", "", "write the service's JSON log to this file")
-	if code := parseFlags(fs, args, stderr); code >= 0 {
-		return code
+	bin, err := demoBinary()
+	if err != nil {
+		return usageError(stderr, "demo", "the demo is the separate binary %s, not found beside this one (%v): run 'make demo', or 'go run ./cmd/shardgate-demo' from the repository", demoBinaryName, err)
 	}
-	u := demo.Until(*until)
-	if u != demo.UntilAllowed && u != demo.UntilApplied {
-		return usageError(stderr, "demo", "--until must be %s or %s, got %q", demo.UntilAllowed, demo.UntilApplied, *until)
-	}
-	if *applyTimeout <= 0 {
-		return usageError(stderr, "demo", "--apply-timeout must be positive, got %s", *applyTimeout)
-	}
-	opts := demo.Options{Terraform: *tf, ModuleDir: *module, Until: u, ApplyTimeout: *applyTimeout,
-		Keep: *keep, Quiet: *quiet, Out: stdout}
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "shardgate demo: open log: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		opts.Log = f
-	}
-	start := time.Now()
-	_, err := demo.Run(ctx, opts)
-	var timeout *demo.ApplyTimeoutError
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	// On SIGINT/SIGTERM the demo gets the interrupt, as from a terminal, and
+	// time to clean up.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = demoGrace
+	err = cmd.Run()
+	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		fmt.Fprintf(stdout, "\nshardgate demo: done in %s\n", time.Since(start).Round(time.Second))
 		return exitOK
-	case errors.As(err, &timeout) && !timeout.Started:
-		fmt.Fprintf(stderr, "shardgate demo: %v (this shardgate does not apply on merge yet)\n", err)
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode()
 	default:
-		fmt.Fprintf(stderr, "shardgate demo: %v\n", err)
+		fmt.Fprintf(stderr, "shardgate demo: run %s: %v\n", bin, err)
+		return 1
 	}
-	return 1
 }

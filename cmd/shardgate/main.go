@@ -15,7 +15,8 @@ import (
 // Exit codes shared by every subcommand.
 const (
 	exitOK        = 0
-	exitDenied    = 1
+	exitDenied    = 1 // the policy denied the plan
+	exitFailed    = 1 // a command that judges nothing failed (serve, once serving)
 	exitUsage     = 2
 	exitTerraform = 3
 )

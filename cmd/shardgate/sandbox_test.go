@@ -27,6 +27,7 @@ var (
 // re-executing it, so only the binary proves the wiring in main.
 func shardgateBinary(t *testing.T) string {
 	t.Helper()
+	tftest.SkipIfShort(t, "builds the shardgate binary")
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "shardgate-bin-")
 		if err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -23,8 +25,10 @@ const serveSynopsis = "shardgate serve --config FILE"
 // are handed back to the queue for the next start.
 const shutdownGrace = 30 * time.Second
 
-// runServe serves webhooks until SIGINT/SIGTERM. Exit 2 for a bad configuration
-// (every problem listed), 1 when the service fails while running.
+// runServe serves webhooks until SIGINT/SIGTERM, then exits 0. Exit 2 when it
+// cannot start: a bad configuration (every problem listed), a store it cannot
+// open, a listener it cannot bind or serve TLS on. Exit 1 when the service
+// fails after it started serving.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", serveSynopsis, stderr)
 	configPath := fs.String("config", "", "server configuration file (YAML, version: 1)")
@@ -51,8 +55,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	go pruneLoop(ctx, st, log)
 	fmt.Fprintf(stdout, "shardgate serving on %s\n", cfg.Listen)
 	if err := srv.Run(ctx, shutdownGrace); err != nil {
+		if !failedWhileServing(err) {
+			return usageError(stderr, "serve", "%v", err)
+		}
 		fmt.Fprintf(stderr, "shardgate serve: %v\n", err)
-		return exitDenied
+		return exitFailed
 	}
 	return exitOK
 }
@@ -76,9 +83,17 @@ func openServeStore(ctx context.Context, cfg *bot.Config, stderr io.Writer) (sto
 	st, err := store.OpenPostgres(octx, cfg.PostgresURL.Reveal(), store.WithLease(cfg.JobLease))
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate serve: %s\n", bot.NewRedactor(cfg).Redact(err.Error()))
-		return nil, exitDenied
+		return nil, exitFailed
 	}
 	return st, exitOK
+}
+
+// failedWhileServing tells a failure of the running service (its listener
+// stopped accepting) from one before it served: everything else Run returns
+// comes from starting (workers, admin listener, listen, TLS certificates).
+func failedWhileServing(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "accept"
 }
 
 // pruneLoop drops finished jobs and delivery ids older than GitHub's

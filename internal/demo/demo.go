@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/shardgate/shardgate"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/runner"
@@ -31,16 +32,15 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultModuleDir    = "examples/modules/stream-group"
 	DefaultApplyTimeout = 3 * time.Minute
 	DefaultTick         = 200 * time.Millisecond
 )
 
-// Options tune a run. The zero value runs the whole story from the
-// repository root.
+// Options tune a run. The zero value runs the whole story, from any working
+// directory: the example module is built into the program.
 type Options struct {
 	Terraform    string        // terraform binary; "" finds one like `shardgate plan`
-	ModuleDir    string        // the stream-group module to commit; DefaultModuleDir when ""
+	ModuleDir    string        // a stream-group module to commit; "" commits the embedded examples/modules/stream-group
 	Until        Until         // UntilApplied when ""
 	ApplyTimeout time.Duration // how long the apply on merge may take; DefaultApplyTimeout when 0
 	Tick         time.Duration // the simulator's event-loop tick; DefaultTick when 0
@@ -69,7 +69,8 @@ type Result struct {
 
 // ApplyTimeoutError says the apply on merge did not finish in time.
 // Started says whether the apply's check run appeared at all: false means
-// no apply ran (a service without apply on merge), true a slow or stuck one.
+// shardgate never started the apply (no check run within 30 seconds of the
+// merge), true a slow or stuck one.
 type ApplyTimeoutError struct {
 	After   time.Duration
 	Started bool
@@ -86,9 +87,6 @@ var ErrUnexpected = errors.New("unexpected outcome")
 
 // Run plays the story. It returns the result so far with any error.
 func Run(ctx context.Context, opts Options) (*Result, error) {
-	if opts.ModuleDir == "" {
-		opts.ModuleDir = DefaultModuleDir
-	}
 	if opts.Until == "" {
 		opts.Until = UntilApplied
 	}
@@ -104,8 +102,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Out == nil {
 		opts.Out = os.Stdout
 	}
-	if _, err := os.Stat(filepath.Join(opts.ModuleDir, "main.tf")); err != nil {
-		return nil, fmt.Errorf("run demo: the example module %s is missing (run the demo from the repository root, or pass --module): %w", opts.ModuleDir, err)
+	module := shardgate.StreamGroupModule()
+	if opts.ModuleDir != "" {
+		if _, err := os.Stat(filepath.Join(opts.ModuleDir, "main.tf")); err != nil {
+			return nil, fmt.Errorf("run demo: the example module %s is missing (pass the directory of a stream-group module, or leave --module out for the built-in one): %w", opts.ModuleDir, err)
+		}
+		module = os.DirFS(opts.ModuleDir)
 	}
 	tf, version, err := runner.FindTerraform(opts.Terraform, "")
 	if err != nil {
@@ -118,7 +120,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("run demo: work directory: %w", err)
 	}
-	w := &world{opts: opts, tb: newProgramTB(root, opts.Out), root: root, tf: tf, tfVer: version}
+	w := &world{opts: opts, module: module, tb: newProgramTB(root, opts.Out), root: root, tf: tf, tfVer: version}
 	if w.secret, err = newSecret(); err == nil {
 		w.simPW, err = newSecret()
 	}

@@ -17,8 +17,6 @@ import (
 	"github.com/shardgate/shardgate/internal/tftest"
 )
 
-var moduleDir = filepath.Join("..", "..", "examples", "modules", "stream-group")
-
 // knownSecrets makes the demo's made-up credentials recognisable, so the
 // test can prove they never reach the output.
 func knownSecrets(t *testing.T) []string {
@@ -32,15 +30,18 @@ func knownSecrets(t *testing.T) []string {
 }
 
 // The whole story with the real terraform: denied, waived, allowed, merged,
-// applied and converged, with the coordinator at 16 shards.
+// applied and converged, with the coordinator at 16 shards. It commits the
+// module built into the demo (this test runs in internal/demo, where no
+// examples/ is). An apply that never starts fails it: shardgate applies on
+// merge.
 func TestWholeStory(t *testing.T) {
 	secrets := knownSecrets(t)
 	var out bytes.Buffer
-	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), ModuleDir: moduleDir, Out: &out,
+	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), Out: &out,
 		ApplyTimeout: time.Minute, Tick: 50 * time.Millisecond})
 	var timeout *ApplyTimeoutError
 	if errors.As(err, &timeout) && !timeout.Started {
-		t.Skipf("this shardgate does not apply on merge (no apply check run appeared): %v", err)
+		t.Fatalf("shardgate never started the apply on merge: %v\n%s", err, out.String())
 	}
 	require.NoError(t, err, out.String())
 
@@ -90,10 +91,12 @@ func TestWholeStory(t *testing.T) {
 	require.NotContains(t, text, "PRIVATE KEY")
 }
 
-// --until allowed stops after the attestation, before any merge.
+// --until allowed stops after the attestation, before any merge. It commits
+// the module from a directory (--module).
 func TestUntilAllowed(t *testing.T) {
 	var out bytes.Buffer
-	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), ModuleDir: moduleDir, Out: &out, Until: UntilAllowed, Quiet: true})
+	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), ModuleDir: filepath.Join("..", "..", "examples", "modules", "stream-group"),
+		Out: &out, Until: UntilAllowed, Quiet: true})
 	require.NoError(t, err, out.String())
 	require.Len(t, res.Steps, 3)
 	require.Empty(t, res.MergeSHA)

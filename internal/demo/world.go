@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -46,6 +47,7 @@ type world struct {
 	// take a second before they act (storyClock).
 	clock  storyClock
 	opts   Options
+	module fs.FS // the stream-group module committed to the repository
 	tb     *programTB
 	root   string
 	tf     string
@@ -107,16 +109,16 @@ func (w *world) buildRepo() error {
 	if err := os.MkdirAll(filepath.Dir(w.tfState), 0o700); err != nil {
 		return fmt.Errorf("make the state dir: %w", err)
 	}
-	entries, err := os.ReadDir(w.opts.ModuleDir)
+	entries, err := fs.ReadDir(w.module, ".")
 	if err != nil {
-		return fmt.Errorf("read the example module (run the demo from the repository root, or pass --module): %w", err)
+		return fmt.Errorf("read the example module: %w", err)
 	}
 	copied := 0
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(w.opts.ModuleDir, e.Name()))
+		b, err := fs.ReadFile(w.module, e.Name())
 		if err != nil {
 			return fmt.Errorf("read the example module: %w", err)
 		}
@@ -124,7 +126,7 @@ func (w *world) buildRepo() error {
 		copied++
 	}
 	if copied == 0 {
-		return fmt.Errorf("read the example module: no files in %s", w.opts.ModuleDir)
+		return fmt.Errorf("read the example module: it has no files")
 	}
 	w.writeRoot(mainGroups)
 	w.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: "+project+"\n    dir: streams\n")

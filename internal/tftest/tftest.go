@@ -2,6 +2,8 @@
 //
 // Tests never fake Terraform's output: a test that needs terraform fails (it does
 // not skip) when no usable binary is found, so a missing `make tools` is loud.
+// Under -short (`make test-short`) such a test skips, saying so: the tests
+// that run terraform are the slow ones, and `make test` runs them all.
 package tftest
 
 import (
@@ -33,8 +35,10 @@ func RepoRoot() string {
 
 // Binary returns the path of a terraform >= 1.5: $SHARDGATE_TERRAFORM, else
 // <repo>/bin/terraform (installed by `make tools`), else terraform on PATH.
+// Under -short it skips the test instead.
 func Binary(t testing.TB) string {
 	t.Helper()
+	SkipIfShort(t, "uses the real terraform")
 	once.Do(func() { found, findErr = locate() })
 	if findErr != "" {
 		t.Fatalf("terraform for tests: %s (run 'make tools')", findErr)
@@ -70,4 +74,14 @@ func locate() (string, string) {
 		reason = c + ": version " + string(m[0]) + " is below 1.5"
 	}
 	return "", reason
+}
+
+// SkipIfShort skips a slow test under -short (`make test-short`) and says
+// why; `make test` runs it. why says what makes it slow ("uses the real
+// terraform", "builds and kills shardgate processes").
+func SkipIfShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: skipped under -short (make test runs it)", why)
+	}
 }
