@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,11 +26,12 @@ import (
 
 // Server is shardgate's GitHub App service.
 type Server struct {
-	cfg     *Config
-	store   store.Store
-	rec     records
-	clients ClientCreator
-	runner  *runner.Runner
+	onListening func(net.Addr)
+	cfg         *Config
+	store       store.Store
+	rec         records
+	clients     ClientCreator
+	runner      *runner.Runner
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
 	sandboxErr error
@@ -82,6 +84,10 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 
 // WithLogEntry sets the logger.
 func WithLogEntry(l *logrus.Entry) Option { return func(s *Server) { s.log = l } }
+
+// WithOnListening calls f with the webhook listener's address once Run has
+// bound it, before it serves: the place to announce the service.
+func WithOnListening(f func(addr net.Addr)) Option { return func(s *Server) { s.onListening = f } }
 
 // WithGitHubTransport sets the transport under GitHub App authentication
 // (default: NewRetryTransport over http.DefaultTransport). Redaction is put

@@ -91,6 +91,9 @@ func (s *Server) listen(ctx context.Context, srv *http.Server) (func() error, er
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	log := s.log.WithField("listen", ln.Addr().String())
+	if s.onListening != nil {
+		s.onListening(ln.Addr())
+	}
 	if s.cfg.ListenTLS == nil {
 		log.Info("shardgate serving (plain HTTP: put TLS in front of it, or set listen_tls)")
 		return func() error { return srv.Serve(ln) }, nil

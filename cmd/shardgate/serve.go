@@ -48,12 +48,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 	log := bot.NewLogger(stderr, logrus.InfoLevel)
-	srv, err := bot.New(cfg, st, bot.WithLogEntry(log))
+	srv, err := bot.New(cfg, st, bot.WithLogEntry(log), bot.WithOnListening(func(addr net.Addr) {
+		fmt.Fprintf(stdout, "shardgate serving on %s\n", addr)
+	}))
 	if err != nil {
 		return usageError(stderr, "serve", "%v", err)
 	}
 	go pruneLoop(ctx, st, log)
-	fmt.Fprintf(stdout, "shardgate serving on %s\n", cfg.Listen)
 	if err := srv.Run(ctx, shutdownGrace); err != nil {
 		if !failedWhileServing(err) {
 			return usageError(stderr, "serve", "%v", err)

@@ -62,4 +62,5 @@ func TestServeThatCannotListenExits2(t *testing.T) {
 	last := lines[len(lines)-1]
 	require.Contains(t, last, "shardgate serve: ")
 	require.Contains(t, last, "address already in use")
+	require.NotContains(t, stdout.String(), "serving", "nothing is announced before the bind succeeded")
 }
