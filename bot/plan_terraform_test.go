@@ -303,3 +303,23 @@ func TestLabelFromIssueEventsBeforeThePushDoesNotCount(t *testing.T) {
 	require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), "policy-exception/shard_delta")
 	require.Contains(t, body, "(`shard_delta`)")
 }
+
+// A pull request whose Terraform does not plan shows terraform's diagnostics
+// whole: the file and line, the source, the detail; in the check run, and
+// folded away in the comment.
+func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
+	body := h.theComment(pr)
+	require.Contains(t, body, "No value for required variable")
+	require.Contains(t, body, "<details><summary>Terraform's diagnostics (1)</summary>")
+	require.Contains(t, body, "❌ **Error** at `broken.tf:1`: No value for required variable")
+	require.Contains(t, body, `The root module input variable "region_name" is not set`)
+
+	check := h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
+	require.Equal(t, "failure", check.Conclusion)
+	require.Contains(t, check.Summary, `broken.tf:1: No value for required variable: The root module input variable "region_name" is not set`)
+	require.Contains(t, check.Text, "❌ **Error** at `broken.tf:1`: No value for required variable")
+	require.Contains(t, check.Text, `1: variable "region_name" {`)
+	require.NotContains(t, check.Text, "<details>", "the check run shows them open")
+}

@@ -195,7 +195,7 @@ func (j *Job) classify(ctx context.Context, command string, err error, tail stri
 			}
 		}
 	}
-	f := Failure{Command: command, ExitCode: -1, Tail: tail, Err: j.safeCause(err)}
+	f := Failure{Command: command, ExitCode: -1, Tail: tail, Err: j.safeCause(err), Diagnostics: parseDiagnostics(tail, true)}
 	if exitErr, ok := errAs[*exec.ExitError](err); ok {
 		f.ExitCode = exitErr.ExitCode()
 	}

@@ -143,3 +143,24 @@ resource "terraform_data" "slow" {
 	require.NoError(t, writer.Wait(), writerOut.String())
 	require.NoFileExists(t, lockFile, "the writer released its own lock; shardgate never breaks it")
 }
+
+// terraform's diagnostics reach the caller's terminal whole: the one-line
+// reason names the file, line and variable, the lines after it the rest.
+func TestPlanPrintsTerraformsDiagnostics(t *testing.T) {
+	tf := tftest.Binary(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte("variable \"region_name\" {\n  type = string\n}\n"), 0o644))
+	code, _, stderr := run(t, "plan", "--terraform", tf, "--dir", dir)
+	require.Equal(t, exitTerraform, code, stderr)
+	first, rest, _ := strings.Cut(stderr, "\n")
+	require.Equal(t, `shardgate plan: terraform plan failed (exit 1): main.tf:1: No value for required variable: The root module input variable "region_name" is not set, and has no default value.`, first)
+	require.Contains(t, rest, "  Error: No value for required variable\n")
+	require.Contains(t, rest, "  on main.tf:1\n")
+	require.Contains(t, rest, `1: variable "region_name" {`)
+	require.Contains(t, rest, "Use a -var or -var-file command line argument")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte("resource \"terraform_data\" \"x\" {\n\nresource {\n"), 0o644))
+	code, _, stderr = run(t, "plan", "--terraform", tf, "--dir", dir)
+	require.Equal(t, exitTerraform, code, stderr)
+	require.Contains(t, stderr, "shardgate plan: terraform init failed (exit 1): main.tf:3: Unclosed configuration block")
+}
