@@ -111,6 +111,9 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 		}
 		// Redacted before the retries, which then replay the redacted body.
 		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), &redactTransport{next: base, r: s.redact})
+		if err != nil && cfg.PrivateKeyFile != "" {
+			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
+		}
 		if err != nil {
 			return nil, err
 		}
