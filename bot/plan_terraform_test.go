@@ -322,4 +322,8 @@ func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
 	require.Contains(t, check.Text, "❌ **Error** at `broken.tf:1`: No value for required variable")
 	require.Contains(t, check.Text, `1: variable "region_name" {`)
 	require.NotContains(t, check.Text, "<details>", "the check run shows them open")
+
+	// The runner told the metrics about each command, the failed plan too.
+	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "init", "ok"))
+	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "plan", "error"))
 }

@@ -135,7 +135,8 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	wait.Timeout = cfg.LockTimeout
 	// Scratch (saved plans, sensitive variable files) lives in the run dir,
 	// which the next start removes if this process dies.
-	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir)}
+	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir),
+		runner.WithCommandObserver(s.metrics.observeTerraform)}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}

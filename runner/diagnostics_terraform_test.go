@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -126,4 +127,44 @@ func TestDiagnosticsParse(t *testing.T) {
 			require.Equal(t, tt.want, parseDiagnostics(tt.out, tt.failed))
 		})
 	}
+}
+
+// The command observer hears of every terraform command with its duration
+// and error (metrics).
+func TestCommandObserver(t *testing.T) {
+	type call struct {
+		cmd string
+		ok  bool
+		err error
+	}
+	var calls []call
+	var total time.Duration
+	r := realRunner(t, WithCommandObserver(func(cmd string, d time.Duration, err error) {
+		calls = append(calls, call{cmd, err == nil, err})
+		total += d
+	}))
+	ctx := context.Background()
+	j := newJob(t, r, JobConfig{Dir: writeModule(t, `resource "terraform_data" "x" {}`), Workspace: "w1"})
+	require.NoError(t, j.Init(ctx))
+	_, err := j.Plan(ctx)
+	require.NoError(t, err)
+	_, err = j.Show(ctx)
+	require.NoError(t, err)
+	var got []string
+	for _, c := range calls {
+		got = append(got, fmt.Sprintf("%s ok=%t", c.cmd, c.ok))
+	}
+	require.Equal(t, []string{"init ok=true", "workspace ok=false", "workspace ok=true", "plan ok=true", "show ok=true"}, got,
+		"select of a missing workspace fails, then it is created")
+	require.Positive(t, total)
+
+	calls = nil
+	j = newJob(t, r, JobConfig{Dir: writeModule(t, "variable \"v\" {\n  type = string\n}\n")})
+	require.NoError(t, j.Init(ctx))
+	_, err = j.Plan(ctx)
+	require.Error(t, err)
+	require.Len(t, calls, 2)
+	require.Equal(t, "plan", calls[1].cmd)
+	var planErr *PlanError
+	require.ErrorAs(t, calls[1].err, &planErr, "the observer gets the typed error")
 }
