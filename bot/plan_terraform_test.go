@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/tftest"
 )
 
 func with(groups map[string]int, changes map[string]int) map[string]int {
@@ -326,4 +327,21 @@ func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
 	// The runner told the metrics about each command, the failed plan too.
 	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "init", "ok"))
 	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "plan", "error"))
+}
+
+// The gate's plan → policy path on terraform and on OpenTofu: a scale too
+// far is denied with its rule, a configuration that does not plan shows
+// the binary's diagnostics.
+func TestPlanAndPolicyOnEachBinary(t *testing.T) {
+	tftest.EachBinary(t, func(t *testing.T, tf string) {
+		h := newHarnessOn(t, tf)
+		pr := h.openPR("scale-far", with(baseGroups, map[string]int{"create-order/billing": 16, "create-order/audit": 16}))
+		body := h.theComment(pr)
+		require.Contains(t, body, "| `create-order` | `billing` | scale | 4 → 16 |")
+		require.Contains(t, body, "(`shard_delta`)")
+		require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+
+		broken := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
+		require.Contains(t, h.theComment(broken), "❌ **Error** at `broken.tf:1`: No value for required variable")
+	})
 }
