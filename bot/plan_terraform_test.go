@@ -141,10 +141,10 @@ func TestBadRepoConfigIsReported(t *testing.T) {
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	body := h.theComment(pr)
 	require.Contains(t, body, "`.shardgate.yaml` on the base branch is not valid")
-	require.Contains(t, body, "field polcy not found")
+	require.Contains(t, body, "4:1: polcy: unknown key (did you mean policy?)")
 	check := h.check(CheckConfigName, head)
 	require.Equal(t, "failure", check.Conclusion)
-	require.Contains(t, check.Summary, "field polcy not found")
+	require.Contains(t, check.Summary, "4:1: polcy: unknown key (did you mean policy?)")
 }
 
 // Fork pull requests are not run unless the server allows it; drafts wait.
