@@ -48,8 +48,11 @@ type AuditRecord struct {
 	// RequestIDPrefix starts the X-Request-Id of every coordinator call the
 	// apply made (when the root module passes shardgate_request_id_prefix on):
 	// search the coordinator's audit log for it.
-	RequestIDPrefix string    `json:"request_id_prefix,omitempty"`
-	FinishedAt      time.Time `json:"finished_at"`
+	RequestIDPrefix string `json:"request_id_prefix,omitempty"`
+	// RequestIDs are the X-Request-Id of every coordinator mutation the apply
+	// made, as the stream-group module listed them (RequestIDLogEnv).
+	RequestIDs []string  `json:"request_ids,omitempty"`
+	FinishedAt time.Time `json:"finished_at"`
 }
 
 // enqueueApplies turns a merge into one apply job per project whose reviewed
@@ -77,7 +80,8 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 			continue
 		}
 		job := &ApplyJob{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
-			MergeSHA: pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
+			Sensitive: p.ChangeSet.SensitiveValues(),
+			MergeSHA:  pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
 		if err := s.applies.Enqueue(ctx, job); errors.Is(err, ErrApplyExists) {
 			continue // a redelivered or re-run merge event: already queued
 		} else if err != nil {
@@ -119,6 +123,9 @@ type applyRun struct {
 	started time.Time
 	audit   AuditRecord
 	cleanup func()
+	// requestLog is the file the stream-group module lists its coordinator
+	// request ids in (RequestIDLogEnv), "" before the re-plan made it.
+	requestLog string
 }
 
 // runApply runs one apply job to the end: pre-flight, re-plan of the merge
@@ -278,6 +285,10 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, ApplyFailed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
 	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
+	if r.requestLog, err = newRequestLog(checkout); err != nil {
+		return nil, nil, ApplyFailed, err.Error(), false
+	}
+	env[RequestIDLogEnv] = r.requestLog
 	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
@@ -419,7 +430,9 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 		return "", "", true
 	}
 	r.progress(ctx, ApplyApplying, "terraform apply of the merge commit's plan")
-	if err := tj.Apply(ctx); err != nil {
+	err := tj.Apply(ctx)
+	r.audit.RequestIDs = readRequestLog(r.requestLog)
+	if err != nil {
 		r.audit.TerraformOutcome = "failed"
 		var stale *runner.StalePlanError
 		if errors.As(err, &stale) {

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +21,10 @@ func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string
 		j.State, j.Progress = state, detail
 		return nil
 	})
+	if errors.Is(err, ErrNotHolder) {
+		Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
+		return
+	}
 	if err != nil {
 		Logger(ctx).WithError(err).Warn("record apply progress")
 	}
@@ -30,6 +36,10 @@ func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string
 // startCheck opens the apply check run on the merge commit.
 func (r *applyRun) startCheck(ctx context.Context) {
 	if r.job.CheckRunID != 0 {
+		return
+	}
+	if err := r.s.applies.Fenced(ctx, r.job.Seq); err != nil {
+		Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
 	id, err := r.s.startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
@@ -47,7 +57,18 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
 	r.s.metrics.observeApply(state, r.s.now().Sub(r.started))
-	if err := putJSON(ctx, r.s.store, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), r.audit); err != nil {
+	// The audit record is written only while this process holds the job
+	// (its fencing token checked in the same transaction): a process that
+	// lost it reports nothing, here or on GitHub.
+	raw, err := json.Marshal(r.audit)
+	if err == nil {
+		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
+	}
+	if errors.Is(err, ErrNotHolder) {
+		Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
+		return
+	}
+	if err != nil {
 		Logger(ctx).WithError(err).Error("write the apply audit record")
 	}
 	if r.gh == nil {
@@ -61,7 +82,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
-	conclusion, out := applyCheckOutput(state, reason)
+	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
 	if _, err := r.s.finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
@@ -145,6 +166,10 @@ func applyStateText(st ApplyState) string {
 }
 
 func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
+	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
+}
+
+func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
 	switch {
 	case j.State == ApplyFailed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."

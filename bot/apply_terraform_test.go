@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,15 @@ func TestApplyOnMerge(t *testing.T) {
 	require.NotEmpty(t, rec.RequestIDPrefix)
 	require.Equal(t, fmt.Sprintf("shardgate:%s/%s#%d merged by %s", owner, repoName, pr.Number, approver), scales[0].RequestedBy)
 	require.True(t, strings.HasPrefix(scales[0].RequestID, rec.RequestIDPrefix+"-"), "request id %q", scales[0].RequestID)
+	// The record lists the ids of exactly the mutations the apply made.
+	var made []string
+	for _, a := range auditOf(h) {
+		if strings.HasPrefix(a.RequestID, rec.RequestIDPrefix+"-") && !slices.Contains(made, a.RequestID) {
+			made = append(made, a.RequestID)
+		}
+	}
+	require.NotEmpty(t, made)
+	require.ElementsMatch(t, made, rec.RequestIDs)
 }
 
 type coordsimAudit struct {

@@ -36,6 +36,10 @@ type ApplyJob struct {
 	ReviewedSHA string   `json:"reviewed_sha"`
 	MergeSHA    string   `json:"merge_sha"`
 	MergedBy    string   `json:"merged_by"`
+	// Sensitive are the values the reviewed plan marks sensitive
+	// (planparse.ChangeSet.SensitiveValues): what the job's lines on the PR
+	// and its check run show as "(sensitive)".
+	Sensitive []string `json:"sensitive,omitempty"`
 
 	State  ApplyState `json:"state"`
 	Reason string     `json:"reason,omitempty"`
@@ -47,6 +51,10 @@ type ApplyJob struct {
 	// lease expired (its process is gone) is taken over, never unlocked by hand.
 	LeaseOwner string    `json:"lease_owner,omitempty"`
 	LeaseUntil time.Time `json:"lease_until,omitempty"`
+	// Fence is the fencing token of the current (or last) acquisition: it
+	// increases with every acquisition of any job, and only the holder of
+	// the token stored here may write to the job.
+	Fence uint64 `json:"fence,omitempty"`
 
 	// RetryOf is the Seq of the failed job that Requeue replaced with this
 	// one; the replaced record is deleted, and hidden until it is.

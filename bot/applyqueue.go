@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardgate/shardgate/store"
@@ -36,8 +36,14 @@ var (
 
 const (
 	applyBucket    = "applies"     // Seq → ApplyJob JSON
-	applySeqBucket = "applies_seq" // applySeqKey → last Seq handed out
+	applySeqBucket = "applies_seq" // applySeqKey → last Seq handed out, applyFenceKey → last fencing token
 	applySeqKey    = "last"
+	applyFenceKey  = "fence"
+	// applyMergeBucket holds one record per enqueued merge (Ref, Project,
+	// MergeSHA → Seq), so that replicas handling one merge event at once
+	// enqueue it once; applyRetryBucket one per requeued failed job.
+	applyMergeBucket = "applies_merge"
+	applyRetryBucket = "applies_retry"
 )
 
 // applyLocks holds one lock per store, shared by every ApplyQueue on it (a
@@ -54,19 +60,30 @@ var applyLocks sync.Map // store.Store → *sync.RWMutex
 // disagree with the jobs after a crash. Only the lease (which process runs a
 // job) is held, and it expires on its own.
 //
-// The read-check-write sequences rely on an in-process lock: Enqueue and
-// Requeue take it exclusively (a Seq must never become visible after a later
-// one was checked), Acquire shares it. That is enough for the single-process
-// Bolt store. Several replicas on one PostgreSQL store would need the counter
-// bump and the insert in one transaction, and Acquire's check and lease write
-// in one transaction that locks the earlier jobs on its streams (SELECT …
-// FOR UPDATE, or an advisory lock per queue).
+// Several processes may share the queue (replicas on one PostgreSQL store).
+// A Seq is handed out and its job stored in one transaction (store.Tx), so
+// Seqs become visible in order: a scan never sees a job without every
+// earlier one, and a job seen runnable stays free of earlier jobs. Acquire
+// then needs only its own record's check and lease write in one
+// transaction. Each acquisition carries a fencing token (Fence), increasing
+// across the queue, and every write the holder makes is checked against the
+// token stored in the job, so a process that lost the job (paused past its
+// lease, partitioned) cannot update, report or finish it once another took
+// it over. An in-process lock keeps this process's own scans and inserts
+// apart as before.
 type ApplyQueue struct {
 	st    store.Store
 	owner string
 	lease time.Duration
 	now   func() time.Time
 	mu    *sync.RWMutex
+
+	// held are the jobs this process acquired and not yet finished or lost:
+	// their fencing token and how long the lease surely lasts.
+	heldMu sync.Mutex
+	held   map[string]heldLease
+	// countersReady is set once the counters exist (ensureCounters).
+	countersReady atomic.Bool
 
 	// cache keeps decoded records by Seq with the bytes they came from, so a
 	// scan decodes only what changed.
@@ -92,7 +109,7 @@ func NewApplyQueue(st store.Store, owner string, lease time.Duration, now func()
 	}
 	mu, _ := applyLocks.LoadOrStore(st, &sync.RWMutex{})
 	return &ApplyQueue{st: st, owner: owner, lease: lease, now: now, mu: mu.(*sync.RWMutex),
-		cache: map[string]cachedApply{}}
+		cache: map[string]cachedApply{}, held: map[string]heldLease{}}
 }
 
 // Owner is the name this queue leases jobs under.
@@ -127,41 +144,11 @@ func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
 	rec := cloneApply(job)
 	rec.Streams = normalizeStreams(job.Streams)
 	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
-	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf = "", time.Time{}, ""
+	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, "", 0
 	if err := q.insert(ctx, rec); err != nil {
 		return fmt.Errorf("enqueue apply job: %w", err)
 	}
 	*job = *cloneApply(rec)
-	return nil
-}
-
-// insert gives rec the next Seq and stores it; the caller holds q.mu. A crash
-// between the counter and the record leaves a gap in the Seqs, never a reuse.
-func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
-	var n uint64
-	err := q.st.Update(ctx, applySeqBucket, applySeqKey, func(old []byte) ([]byte, error) {
-		if old != nil {
-			var err error
-			if n, err = strconv.ParseUint(string(old), 10, 64); err != nil {
-				return nil, fmt.Errorf("parse apply counter: %w", err)
-			}
-		}
-		n++
-		return []byte(strconv.FormatUint(n, 10)), nil
-	})
-	if err != nil {
-		return fmt.Errorf("next seq: %w", err)
-	}
-	now := q.clock()
-	rec.Seq = fmt.Sprintf("%012d", n)
-	rec.CreatedAt, rec.UpdatedAt = now, now
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encode apply job: %w", err)
-	}
-	if err := q.st.Put(ctx, applyBucket, rec.Seq, raw); err != nil {
-		return fmt.Errorf("store apply job: %w", err)
-	}
 	return nil
 }
 

@@ -32,30 +32,10 @@ func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error)
 	return q.takeLease(ctx, seq)
 }
 
-// takeLease writes the lease of a job already seen runnable. The stream check
-// need not be repeated: once no earlier unfinished job shares a stream with
-// a job, none ever will (Seqs only grow, finished jobs stay finished, and
-// Update cannot change Streams). Only the job's own record can have changed,
-// so that is re-checked in the same write.
-func (q *ApplyQueue) takeLease(ctx context.Context, seq string) (*ApplyJob, error) {
-	var out *ApplyJob
-	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
-		if j.State.Finished() || leaseLive(j, q.clock()) {
-			return ErrNotRunnable
-		}
-		j.LeaseOwner, j.LeaseUntil = q.owner, q.clock().Add(q.lease)
-		j.Attempt++
-		out = j
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
-	}
-	return cloneApply(out), nil
-}
-
-// Renew extends the lease of a job this process holds.
+// Renew extends the lease of a job this process holds; ErrNotHolder once
+// another process took it over (this process must then stop working on it).
 func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
+	start := q.clock()
 	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
 		if err := q.holds(j); err != nil {
 			return err
@@ -64,8 +44,12 @@ func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
 		return nil
 	})
 	if err != nil {
+		if errors.Is(err, ErrNotHolder) {
+			q.drop(seq)
+		}
 		return fmt.Errorf("renew apply job %s: %w", seq, err)
 	}
+	q.renewed(seq, start)
 	return nil
 }
 
@@ -88,7 +72,8 @@ func (q *ApplyQueue) Update(ctx context.Context, seq string, fn func(*ApplyJob) 
 			return errors.New("the job's place in the order cannot change")
 		case !slices.Equal(j.Streams, before.Streams):
 			return errors.New("the streams of a running job cannot change")
-		case j.LeaseOwner != before.LeaseOwner || !j.LeaseUntil.Equal(before.LeaseUntil) || j.Attempt != before.Attempt:
+		case j.LeaseOwner != before.LeaseOwner || !j.LeaseUntil.Equal(before.LeaseUntil) || j.Attempt != before.Attempt ||
+			j.Fence != before.Fence:
 			return errors.New("the lease is the queue's to change")
 		case j.State.Finished():
 			return fmt.Errorf("state %q finishes the job: use Finish", j.State)
@@ -116,17 +101,12 @@ func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, r
 		return nil
 	})
 	if err != nil {
+		if errors.Is(err, ErrNotHolder) {
+			q.drop(seq)
+		}
 		return fmt.Errorf("finish apply job %s: %w", seq, err)
 	}
-	return nil
-}
-
-// holds checks that this process still holds j. An expired lease that no
-// other process has taken is still this one's.
-func (q *ApplyQueue) holds(j *ApplyJob) error {
-	if j.State.Finished() || j.LeaseOwner != q.owner {
-		return ErrNotHolder
-	}
+	q.drop(seq)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -38,14 +39,29 @@ func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error)
 	}
 	rec := cloneApply(old)
 	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
-	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf = "", time.Time{}, seq
-	if err := q.insert(ctx, rec); err != nil {
+	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, seq, 0
+	if err := q.insert(ctx, rec); errors.Is(err, ErrApplyExists) {
+		// Another process requeued it at the same moment: its copy stands.
+		return q.requeuedCopy(ctx, seq)
+	} else if err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
 	}
 	if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
 	}
 	return rec, nil
+}
+
+// requeuedCopy returns the copy another process's Requeue of seq made.
+func (q *ApplyQueue) requeuedCopy(ctx context.Context, seq string) (*ApplyJob, error) {
+	jobs, err := q.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+	}
+	if i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.RetryOf == seq }); i >= 0 {
+		return cloneApply(jobs[i]), nil
+	}
+	return nil, fmt.Errorf("requeue apply job %s: requeued by another process, and its copy is gone", seq)
 }
 
 // Prune deletes the finished jobs last updated before cutoff, so that the

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/store"
 )
 
 // DefaultApplyPollInterval is how often the apply scheduler looks for work it
@@ -51,6 +53,9 @@ type ApplyScheduler struct {
 	log         *logrus.Entry
 	maxParallel int
 	poll        time.Duration
+	// paused says whether to start nothing (the store cannot be reached);
+	// may be nil.
+	paused func() bool
 
 	wake      chan struct{}
 	stop      chan struct{}
@@ -149,6 +154,9 @@ func (s *ApplyScheduler) loop(ctx context.Context) {
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
 // free of earlier jobs (see ApplyQueue.takeLease).
 func (s *ApplyScheduler) schedule(ctx context.Context) {
+	if s.paused != nil && s.paused() {
+		return
+	}
 	jobs, err := s.q.Runnable(ctx)
 	if err != nil {
 		s.log.WithError(err).Error("list runnable apply jobs")
@@ -214,30 +222,43 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 	log.WithField("state", state).Info("apply job finished")
 }
 
-// renew keeps the lease while the job runs. When another process has taken
-// the job over, the run is cancelled: two processes must never apply it.
+// renew keeps the lease while the job runs, renewing at a third of it. When
+// another process has taken the job over, or no renewal succeeded for a
+// whole lease (the store unreachable: another process may have it by now),
+// the run is cancelled: two processes must never apply it.
 func (s *ApplyScheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
 	log *logrus.Entry, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(max(s.q.Lease()/3, time.Millisecond))
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		attempt := time.Now()
 		err := s.q.Renew(ctx, seq)
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrNotHolder):
-			lost.Store(true)
-			cancel()
+			renewed = attempt
+			continue
+		case ctx.Err() != nil:
 			return
-		case ctx.Err() == nil:
+		case errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound):
+		case time.Since(renewed) < s.q.Lease():
 			// A transient store error: the lease has time left, try again next tick.
 			log.WithError(err).Warn("renew apply job lease")
+			continue
+		default:
+			err = fmt.Errorf("no renewal for a whole lease (%s): %w", time.Since(renewed).Round(time.Millisecond), err)
 		}
+		log.WithError(err).Error("apply job lease lost: stopping the job")
+		s.q.drop(seq)
+		lost.Store(true)
+		cancel()
+		return
 	}
 }
 

@@ -97,6 +97,9 @@ type Config struct {
 	// that stopped renewing them (crashed); then another start takes it over.
 	ApplyLease time.Duration
 	Admin      AdminConfig
+
+	// PostgresStore is set instead of StorePath for a shared store (config_store.go).
+	PostgresStore
 }
 
 // CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
@@ -160,10 +163,6 @@ type rawGitHub struct {
 	WebhookSecretFile string `yaml:"webhook_secret_file"`
 }
 
-type rawStore struct {
-	Path string `yaml:"path"`
-}
-
 type rawTerraform struct {
 	Binary          string                  `yaml:"binary"`
 	LockTimeout     string                  `yaml:"lock_timeout"`
@@ -207,7 +206,7 @@ type rawApply struct {
 
 func (v *validator) config(r *rawConfig) *Config {
 	c := &Config{
-		Listen: r.Listen, GitHubAPIURL: r.GitHub.APIURL, AppID: r.GitHub.AppID, StorePath: r.Store.Path,
+		Listen: r.Listen, GitHubAPIURL: r.GitHub.APIURL, AppID: r.GitHub.AppID,
 		TerraformBinary: r.Terraform.Binary, PluginCacheDir: r.Terraform.PluginCacheDir, WorkDir: r.Terraform.WorkDir,
 		AllowForkPRs: r.AllowForkPRs, QueueSize: r.Queue.Size, Workers: r.Queue.Workers, AllowRepoOverride: true,
 	}
@@ -249,9 +248,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	} else {
 		v.addf("no webhook secret: set github.webhook_secret_file or %s (shardgate refuses unsigned webhooks)", EnvWebhookSecret)
 	}
-	if c.StorePath == "" {
-		v.addf("store.path is missing")
-	}
+	v.store(r.Store, c)
 	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
 	c.Sandbox = v.sandbox(r.Terraform.Sandbox)
 	c.SandboxWritable = v.absPaths("terraform.sandbox_writable", r.Terraform.SandboxWritable)

@@ -366,7 +366,7 @@ allow_fork_prs: maybe
 			"config.yaml:10:12: queue.workers: want a whole number, got a list",
 			"config.yaml:14:15: coordinators[0].password: secrets are never written inline: use a *_file or *_env setting",
 			`config.yaml:16:17: allow_fork_prs: want true or false, got "maybe"`,
-			"config.yaml:6:1: store.path is missing",
+			"config.yaml:6:1: store.path is missing (or store.postgres_url_file / store.postgres_url_env for a PostgreSQL store)",
 		}, got)
 		require.NotContains(t, strings.Join(got, "\n"), "hunter2")
 	})

@@ -34,6 +34,13 @@ type Dispatcher struct {
 	retryBase, retryMax time.Duration
 	// failed reports a job that failed for good (on its PR); may be nil.
 	failed func(ctx context.Context, job *store.Job, err error)
+	// paused says whether claiming is paused (the store cannot be reached);
+	// may be nil.
+	paused func() bool
+
+	// lease is how long a claim lasts without a heartbeat; workers renew
+	// every job they hold at a third of it.
+	lease time.Duration
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -42,10 +49,12 @@ type Dispatcher struct {
 	once   sync.Once
 }
 
-// NewDispatcher builds a dispatcher; owner names this process in job records.
+// NewDispatcher builds a dispatcher; owner names this process in job records
+// and must be unique per process and start (see store.Store.Claim): each
+// worker claims as owner/w<n>.
 func NewDispatcher(st store.Store, handlers []EventHandler, workers int, owner string, log *logrus.Entry) (*Dispatcher, error) {
 	d := &Dispatcher{store: st, handlers: map[string]EventHandler{}, workers: workers, owner: owner, log: log,
-		poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}), lease: store.DefaultLease,
 		attempts: DefaultJobAttempts, retryBase: DefaultJobRetryBase, retryMax: DefaultJobRetryMaxWait}
 	if workers < 1 {
 		return nil, fmt.Errorf("new dispatcher: workers must be at least 1, got %d", workers)
@@ -91,13 +100,16 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	workCtx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for i := 0; i < d.workers; i++ {
 		d.wg.Add(1)
-		go d.work(workCtx)
+		go d.work(workCtx, fmt.Sprintf("%s/w%d", d.owner, i))
 	}
 	d.Notify()
 	return nil
 }
 
-func (d *Dispatcher) work(ctx context.Context) {
+// work claims and runs jobs as owner, this worker's own name: a job another
+// worker of this process took over after its lease expired is then not this
+// worker's to renew or finish.
+func (d *Dispatcher) work(ctx context.Context, owner string) {
 	defer d.wg.Done()
 	for {
 		select {
@@ -105,16 +117,17 @@ func (d *Dispatcher) work(ctx context.Context) {
 			return
 		default:
 		}
-		job, err := d.store.Claim(ctx, d.owner)
+		if d.paused != nil && d.paused() {
+			d.idle()
+			continue
+		}
+		job, err := d.store.Claim(ctx, owner)
 		if err != nil {
 			d.log.WithError(err).Error("claim a job")
 		}
 		if job == nil {
-			select {
-			case <-d.stop:
+			if !d.idle() {
 				return
-			case <-d.wake:
-			case <-time.After(d.poll):
 			}
 			continue
 		}
@@ -124,15 +137,42 @@ func (d *Dispatcher) work(ctx context.Context) {
 	}
 }
 
-// run handles one job and records the outcome. A job whose context was
-// cancelled by Close is handed back to the queue, not failed.
+// idle waits for a notification or the poll interval; false once Close was called.
+func (d *Dispatcher) idle() bool {
+	select {
+	case <-d.stop:
+		return false
+	case <-d.wake:
+	case <-time.After(d.poll):
+	}
+	return true
+}
+
+// run handles one job, renewing its lease meanwhile, and records the
+// outcome. A job whose context was cancelled by Close is handed back to the
+// queue, not failed; a job whose lease was lost is left to its new owner:
+// nothing is recorded or reported.
 func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	log := d.log.WithFields(logrus.Fields{FieldJob: job.ID, FieldDelivery: job.DeliveryID, FieldEvent: job.Event})
-	jobCtx := WithLogger(withJobID(ctx, job.ID), log)
+	jobCtx, cancel := context.WithCancel(WithLogger(withJobID(ctx, job.ID), log))
+	lost := make(chan struct{})
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		d.heartbeat(jobCtx, job, cancel, lost, log)
+	}()
 	start := time.Now()
 	err := d.handle(jobCtx, job)
+	cancel()
+	<-renewing
+	select {
+	case <-lost:
+		log.WithError(err).Error("job lost its lease (another replica took it over); outcome not recorded")
+		return
+	default:
+	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		if rerr := d.store.Release(context.WithoutCancel(ctx), job.ID); rerr != nil {
+		if rerr := d.store.Release(context.WithoutCancel(ctx), job.ID, job.Owner); rerr != nil {
 			log.WithError(rerr).Error("hand back an interrupted job")
 		}
 		log.Warn("job interrupted by shutdown; handed back to the queue")
@@ -141,28 +181,77 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	if d.observe != nil {
 		d.observe(job.Event, err, time.Since(start))
 	}
-	log = log.WithField("duration_ms", time.Since(start).Milliseconds())
+	d.record(ctx, job, err, log.WithField("duration_ms", time.Since(start).Milliseconds()))
+}
+
+// record stores a job's outcome: a retry after a transient failure, else
+// done or failed (reported on its PR).
+func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log *logrus.Entry) {
+	ctx = context.WithoutCancel(ctx)
 	if err != nil && transient(err) && job.Attempts < d.attempts {
 		wait := jobBackoff(job.Attempts, d.retryBase, d.retryMax)
-		rerr := d.store.Retry(context.WithoutCancel(ctx), job.ID, err, time.Now().Add(wait))
+		rerr := d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait))
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
 				Warn("job failed on a transient error; it will be retried")
 			return
 		}
+		if errors.Is(rerr, store.ErrLeaseLost) || errors.Is(rerr, store.ErrNotRunning) {
+			log.WithError(rerr).Error("job lost its lease before its retry was recorded; left to its new owner")
+			return
+		}
 		log.WithError(rerr).Error("hand a job back for a retry")
 	}
-	if cerr := d.store.Complete(context.WithoutCancel(ctx), job.ID, err); cerr != nil {
+	if cerr := d.store.Complete(ctx, job.ID, job.Owner, err); cerr != nil {
 		log.WithError(cerr).Error("record a job's outcome")
+		if errors.Is(cerr, store.ErrLeaseLost) || errors.Is(cerr, store.ErrNotRunning) {
+			return // another owner runs it now: it reports, not this one
+		}
 	}
 	if err != nil {
 		log.WithError(err).WithField("attempt", job.Attempts).Error("job failed")
 		if d.failed != nil {
-			d.failed(WithLogger(context.WithoutCancel(ctx), log), job, err)
+			d.failed(WithLogger(ctx, log), job, err)
 		}
 		return
 	}
 	log.Info("job done")
+}
+
+// heartbeat renews the job's lease every third of it until ctx ends. When
+// the store says the lease is lost, or no renewal succeeded for a whole
+// lease (the database unreachable: another replica may have taken the job
+// over by now), it closes lost and cancels the job.
+func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel context.CancelFunc, lost chan<- struct{}, log *logrus.Entry) {
+	t := time.NewTicker(max(d.lease/3, time.Millisecond))
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		attempt := time.Now()
+		err := d.store.Heartbeat(ctx, job.ID, job.Owner)
+		switch {
+		case err == nil:
+			renewed = attempt
+			continue
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound):
+		case time.Since(renewed) < d.lease:
+			log.WithError(err).Warn("renew a job's lease; trying again")
+			continue
+		default:
+			err = fmt.Errorf("no renewal for %s, a whole lease: %w", time.Since(renewed).Round(time.Millisecond), err)
+		}
+		log.WithError(err).Error("job lease lost: stopping the job")
+		close(lost)
+		cancel()
+		return
+	}
 }
 
 func (d *Dispatcher) handle(ctx context.Context, job *store.Job) (err error) {

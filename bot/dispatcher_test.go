@@ -26,6 +26,8 @@ type fakeHandler struct {
 	panicOn string
 	block   chan struct{}
 	started chan string
+	// cancelled counts the runs that ended on their context while blocked.
+	cancelled atomic.Int32
 }
 
 func (h *fakeHandler) Handles() []string { return []string{"pull_request"} }
@@ -41,6 +43,7 @@ func (h *fakeHandler) Handle(ctx context.Context, _, deliveryID string, _ []byte
 		select {
 		case <-h.block:
 		case <-ctx.Done():
+			h.cancelled.Add(1)
 			return ctx.Err()
 		}
 	}

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,6 +64,7 @@ type Server struct {
 	progressEvery   time.Duration
 
 	dispatcher *Dispatcher
+	health     *storeHealth
 	intake     *Intake
 	metrics    *metrics
 	registry   *prometheus.Registry
@@ -158,15 +161,21 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	}
 	s.rules = s.engine.Rules()
 	s.metrics.setRules(ruleIDs(s.rules))
-	s.applies = NewApplyQueue(st, hostname()+"-"+strconv.Itoa(os.Getpid()), s.applyLease(), s.now)
+	owner := processOwner()
+	s.applies = NewApplyQueue(st, owner, s.applyLease(), s.now)
 	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
 	handlers := s.metrics.countRunning(s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
-	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, hostname(), s.log); err != nil {
+	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return nil, err
 	}
+	if cfg.JobLease > 0 {
+		s.dispatcher.lease = cfg.JobLease
+	}
+	s.health = &storeHealth{st: st, log: s.log}
+	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
 	s.dispatcher.observe = s.metrics.observeJob
 	s.metrics.setEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
@@ -218,6 +227,15 @@ func hostname() string {
 	return h
 }
 
+// processOwner names this process in job leases: host, pid and a random
+// part, so that two replicas on one host, or a restart that got the pid of
+// a dead process whose leases are still live, never share a name.
+func processOwner() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hostname() + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}
+
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -250,6 +268,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.dispatcher.Start(ctx); err != nil {
 		return err
 	}
+	s.health.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -272,6 +291,7 @@ func (s *Server) Close(ctx context.Context) {
 	}
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	s.health.close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
 	if err := s.run.close(); err != nil {

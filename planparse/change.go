@@ -89,6 +89,12 @@ type Change struct {
 	// whole number >= 1 ("4.5", "0"); ShardsAfter is nil then. "(sensitive)" when
 	// the value is sensitive.
 	InvalidShardCount string `json:"invalid_shard_count,omitempty"`
+	// Sensitive lists the identity fields (FieldStreamPrefix, FieldConsumerGroup,
+	// FieldCoordinatorURL) the plan marks sensitive on either side. The values
+	// are kept as they are, since the gate needs them to read the live state and
+	// lock the stream, but nothing shardgate renders may show them: reports show
+	// "(sensitive)" (ChangeSet.SensitiveValues).
+	Sensitive []string `json:"sensitive,omitempty"`
 	// ActionReason is Terraform's action_reason, e.g. "replace_because_tainted".
 	ActionReason string `json:"action_reason,omitempty"`
 	// TerraformActions are the plan's raw actions, e.g. ["delete","create"].

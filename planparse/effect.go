@@ -69,6 +69,7 @@ func (p *parser) newChange(r *resource, k Kind, a Action, id ident) *Change {
 func (c *Change) fromBefore(before ident) *Change {
 	c.ShardsBefore, c.PriorShards = before.shards, before.shards
 	c.Missing = mergeFields(c.Missing, before.missing)
+	c.Sensitive = mergeFields(c.Sensitive, before.sensitive)
 	return c
 }
 
@@ -78,6 +79,7 @@ func (c *Change) fromAfter(after ident) *Change {
 	c.Unknown = after.unknown
 	c.InvalidShardCount = after.invalid
 	c.Missing = mergeFields(c.Missing, after.missing)
+	c.Sensitive = mergeFields(c.Sensitive, after.sensitive)
 	return c
 }
 

@@ -104,6 +104,7 @@ type ident struct {
 	shards             *int
 	invalid            string // the count as written when it is not a whole number >= 1
 	unknown, missing   []string
+	sensitive          []string // identity fields the side marks sensitive
 }
 
 func (id ident) isUnknown(field string) bool { return slices.Contains(id.unknown, field) }
@@ -160,6 +161,9 @@ func (p *parser) readIdent(r *resource, v values, unknown, sensitive mark, modul
 		case !ok:
 			id.missing = append(id.missing, f)
 			continue
+		}
+		if f != FieldShardCount && sensitive.field(f).any {
+			id.sensitive = append(id.sensitive, f)
 		}
 		var err error
 		switch f {

@@ -76,6 +76,7 @@ func (c *Change) moveFrom(old *Change) {
 	c.ShardsBefore, c.PriorShards = old.ShardsBefore, old.PriorShards
 	c.Tainted = c.Tainted || old.Tainted
 	c.Missing = mergeFields(old.Missing, c.Missing)
+	c.Sensitive = mergeFields(old.Sensitive, c.Sensitive)
 	c.Action = ActionScale
 	readable := c.InvalidShardCount == "" && !slices.Contains(c.Unknown, FieldShardCount) && !slices.Contains(c.Missing, FieldShardCount)
 	if readable && c.ShardsBefore != nil && c.ShardsAfter != nil && *c.ShardsBefore == *c.ShardsAfter {

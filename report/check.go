@@ -14,6 +14,7 @@ func (r *Report) CheckTitle() string { return capBytes(r.Summary(), 250) }
 // CheckSummary is the check run's output summary: the verdict, then the
 // violations, at most maxChars bytes (MaxCheckChars when maxChars <= 0).
 func (r *Report) CheckSummary(maxChars int) string {
+	r = r.shown()
 	if maxChars <= 0 {
 		maxChars = MaxCheckChars
 	}

@@ -27,6 +27,7 @@ var full = mdWriter{name: nameCap, msg: messageCap}
 // lists' headings do not fit, a compact verdict. It never panics, whatever the
 // budget: below a few dozen bytes it is a bare verdict word.
 func (r *Report) Markdown(maxChars int) string {
+	r = r.shown()
 	if maxChars <= 0 {
 		maxChars = MaxCommentChars
 	}

@@ -46,7 +46,13 @@ func actionCounts(changes []planparse.Change) string {
 }
 
 // Resolution says, in plain text, how a reviewer can clear a violation.
-func (r *Report) Resolution(v policy.Violation) string { return r.resolution(v, plainStyle) }
+func (r *Report) Resolution(v policy.Violation) string {
+	r = r.shown()
+	if r.hide != nil {
+		v = hideIn(r.hide, v)
+	}
+	return r.resolution(v, plainStyle)
+}
 
 // resolution builds the resolution of v in the style st.
 func (r *Report) resolution(v policy.Violation, st style) string {

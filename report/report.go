@@ -59,6 +59,9 @@ type Report struct {
 	// LockWaits is nil where state locks do not apply (`shardgate check`) and
 	// non-nil (possibly empty) after running Terraform.
 	LockWaits []LockWait
+
+	// hide is set on the copy shown() renders from.
+	hide *hider
 }
 
 // judged is every coordinator change, noops included, as the policy judged it
@@ -139,6 +142,7 @@ type jsonReport struct {
 
 // JSON renders the report as one JSON object; lists are never null.
 func (r *Report) JSON() ([]byte, error) {
+	r = r.shown()
 	d := r.Decision
 	out := jsonReport{
 		Allowed:           d.Allowed,

@@ -9,6 +9,7 @@ import (
 // finding with how to resolve it. Plan-derived text is sanitized (Plain): a name
 // can neither send terminal escapes nor start a line of its own.
 func (r *Report) Text() string {
+	r = r.shown()
 	var b strings.Builder
 	d := r.Decision
 	if r.Project != "" {

@@ -48,7 +48,7 @@ func TestBoltBackupRestoresTheStateOfItsMoment(t *testing.T) {
 	require.Equal(t, running.ID, claim(t, s, "w").ID)
 	done := enqueue(t, s, "d-done", "event", nil)
 	require.Equal(t, done.ID, claim(t, s, "w").ID)
-	require.NoError(t, s.Complete(ctx, done.ID, nil))
+	require.NoError(t, s.Complete(ctx, done.ID, "w", nil))
 	queued := enqueue(t, s, "d-queued", "event", []byte("queued payload"))
 	require.NoError(t, s.Put(ctx, "plans", "acme/streams#1", []byte("plan record")))
 	require.NoError(t, s.Put(ctx, "attestations", "acme/streams#1/create-order", []byte("alice")))

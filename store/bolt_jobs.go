@@ -70,11 +70,11 @@ func (b *Bolt) Claim(ctx context.Context, owner string) (*Job, error) {
 	return claimed, nil
 }
 
-// Complete finishes a running job; ErrNotRunning for any other state.
-func (b *Bolt) Complete(ctx context.Context, id string, jobErr error) error {
+// Complete finishes a job running for owner (see Store).
+func (b *Bolt) Complete(ctx context.Context, id, owner string, jobErr error) error {
 	return b.update(ctx, "complete job", func(tx *bolt.Tx) error {
 		q := queueOf(tx)
-		j, err := q.runningJob(id)
+		j, err := q.ownedJob(id, owner)
 		if err != nil {
 			return err
 		}
@@ -82,12 +82,12 @@ func (b *Bolt) Complete(ctx context.Context, id string, jobErr error) error {
 	})
 }
 
-// Release hands a running job back to the head of the queue; ErrNotRunning
-// for any other state.
-func (b *Bolt) Release(ctx context.Context, id string) error {
+// Release hands a job running for owner back to the head of the queue (see
+// Store).
+func (b *Bolt) Release(ctx context.Context, id, owner string) error {
 	return b.update(ctx, "release job", func(tx *bolt.Tx) error {
 		q := queueOf(tx)
-		j, err := q.runningJob(id)
+		j, err := q.ownedJob(id, owner)
 		if err != nil {
 			return err
 		}
@@ -96,10 +96,10 @@ func (b *Bolt) Release(ctx context.Context, id string) error {
 }
 
 // Retry hands a running job back until notBefore (see Store).
-func (b *Bolt) Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error {
+func (b *Bolt) Retry(ctx context.Context, id, owner string, jobErr error, notBefore time.Time) error {
 	return b.update(ctx, "retry job", func(tx *bolt.Tx) error {
 		q := queueOf(tx)
-		j, err := q.runningJob(id)
+		j, err := q.ownedJob(id, owner)
 		if err != nil {
 			return err
 		}

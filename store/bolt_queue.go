@@ -249,6 +249,19 @@ func (q queue) runningJob(id string) (*Job, error) {
 	return j, nil
 }
 
+// ownedJob loads a job that must be running for owner, for Complete,
+// Release and Retry.
+func (q queue) ownedJob(id, owner string) (*Job, error) {
+	j, err := q.runningJob(id)
+	if err != nil {
+		return nil, err
+	}
+	if j.Owner != owner {
+		return nil, fmt.Errorf("job %s is running for %q: %w", id, j.Owner, ErrLeaseLost)
+	}
+	return j, nil
+}
+
 // requeue hands a running job back; it keeps its id and so its place at the
 // head of the queue, and it is not refused by maxQueued: it was admitted once.
 func (q queue) requeue(j *Job, now time.Time) error {

@@ -33,7 +33,7 @@ func TestBoltPersistsAcrossReopen(t *testing.T) {
 	a := enqueue(t, s, "d-a", "event", []byte("payload a"))
 	b := enqueue(t, s, "d-b", "event", []byte("payload b"))
 	require.Equal(t, a.ID, claim(t, s, "w").ID)
-	require.NoError(t, s.Complete(ctx, a.ID, nil))
+	require.NoError(t, s.Complete(ctx, a.ID, "w", nil))
 	require.NoError(t, s.Put(ctx, "plans", "acme/infra#1", []byte("result")))
 	require.NoError(t, s.Close())
 
@@ -182,7 +182,7 @@ func TestBoltStoresLargePayloads(t *testing.T) {
 	require.Equal(t, j.ID, got.ID)
 	require.Equal(t, len(big), len(got.Payload))
 	require.Equal(t, big, got.Payload)
-	require.NoError(t, s.Complete(context.Background(), j.ID, nil))
+	require.NoError(t, s.Complete(context.Background(), j.ID, "w", nil))
 	require.Equal(t, big, getJob(t, s, j.ID).Payload)
 }
 
@@ -198,7 +198,7 @@ func TestBoltRepairsInconsistentIndexes(t *testing.T) {
 	kept := enqueue(t, s, "d3", "x", nil)
 	claim(t, s, "w") // lostQueued
 	claim(t, s, "w") // lostRunning
-	require.NoError(t, s.Release(ctx, lostQueued.ID))
+	require.NoError(t, s.Release(ctx, lostQueued.ID, "w"))
 	require.NoError(t, s.db.Update(func(tx *bolt.Tx) error {
 		q := queueOf(tx)
 		for _, id := range []string{lostQueued.ID, lostRunning.ID} {

@@ -152,55 +152,59 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 	return j, nil
 }
 
-// Complete finishes a running job (see Store).
-func (p *Postgres) Complete(ctx context.Context, id string, jobErr error) error {
+// Complete finishes a job running for owner (see Store).
+func (p *Postgres) Complete(ctx context.Context, id, owner string, jobErr error) error {
 	state, msg := JobDone, ""
 	if jobErr != nil {
 		state, msg = JobFailed, pgText(jobErr.Error())
 	}
 	now := p.nowUTC()
-	return p.transition(ctx, "complete job", id, `UPDATE jobs SET state = $2, last_error = $3, updated_at = $4,
-		finished_at = $4, lease_until = NULL WHERE id = $1 AND state = 'running'`, string(state), msg, now)
+	return p.transition(ctx, "complete job", id, owner, `UPDATE jobs SET state = $3, last_error = $4, updated_at = $5,
+		finished_at = $5, lease_until = NULL WHERE id = $1 AND state = 'running' AND owner = $2`, string(state), msg, now)
 }
 
-// Release hands a running job back with its place (see Store).
-func (p *Postgres) Release(ctx context.Context, id string) error {
-	return p.transition(ctx, "release job", id, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
-		updated_at = $2 WHERE id = $1 AND state = 'running'`, p.nowUTC())
+// Release hands a job running for owner back with its place (see Store).
+func (p *Postgres) Release(ctx context.Context, id, owner string) error {
+	return p.transition(ctx, "release job", id, owner, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
+		updated_at = $3 WHERE id = $1 AND state = 'running' AND owner = $2`, p.nowUTC())
 }
 
-// Retry hands a running job back until notBefore (see Store).
-func (p *Postgres) Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error {
+// Retry hands a job running for owner back until notBefore (see Store).
+func (p *Postgres) Retry(ctx context.Context, id, owner string, jobErr error, notBefore time.Time) error {
 	var msg *string
 	if jobErr != nil {
 		msg = nullable(pgText(jobErr.Error()))
 	}
-	return p.transition(ctx, "retry job", id, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
-		updated_at = $2, not_before = $3, last_error = coalesce($4, last_error) WHERE id = $1 AND state = 'running'`,
+	return p.transition(ctx, "retry job", id, owner, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
+		updated_at = $3, not_before = $4, last_error = coalesce($5, last_error)
+		WHERE id = $1 AND state = 'running' AND owner = $2`,
 		p.nowUTC(), notBefore.UTC().Round(time.Microsecond), msg)
 }
 
-// transition runs an update of one running job ($1 is its id) and tells an
-// unknown job from one in another state when nothing matched.
-func (p *Postgres) transition(ctx context.Context, what, id, sql string, args ...any) error {
+// transition runs an update of one job running for owner ($1 is its id, $2
+// the owner) and, when nothing matched, tells an unknown job from one in
+// another state or held by another owner.
+func (p *Postgres) transition(ctx context.Context, what, id, owner, sql string, args ...any) error {
 	n, ok := parseJobID(id)
 	if !ok {
 		return fmt.Errorf("%s: job %q: %w", what, id, ErrNotFound)
 	}
-	tag, err := p.pool.Exec(ctx, sql, append([]any{n}, args...)...)
+	tag, err := p.pool.Exec(ctx, sql, append([]any{n, pgText(owner)}, args...)...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
-	var state string
-	err = p.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, n).Scan(&state)
+	var state, holder string
+	err = p.pool.QueryRow(ctx, `SELECT state, owner FROM jobs WHERE id = $1`, n).Scan(&state, &holder)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%s: job %s: %w", what, id, ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
+	case state == string(JobRunning):
+		return fmt.Errorf("%s: job %s is running for %q: %w", what, id, holder, ErrLeaseLost)
 	default:
 		return fmt.Errorf("%s: job %s is %s: %w", what, id, state, ErrNotRunning)
 	}

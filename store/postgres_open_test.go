@@ -167,7 +167,7 @@ func TestPostgresStoresWhatTextColumnsRefuse(t *testing.T) {
 	j := enqueue(t, p, "d\x00\xff", "event", nil)
 	claim(t, p, "w")
 	// terraform's output quoted in an error may hold anything
-	require.NoError(t, p.Complete(ctx, j.ID, errors.New("exit 1: \xff\xfe\x00 binary")))
+	require.NoError(t, p.Complete(ctx, j.ID, "w", errors.New("exit 1: \xff\xfe\x00 binary")))
 	got := getJob(t, p, j.ID)
 	require.Equal(t, JobFailed, got.State)
 	require.Equal(t, "exit 1: \uFFFD\uFFFD binary", got.LastError)
@@ -190,7 +190,7 @@ func TestPostgresStoresLargePayloads(t *testing.T) {
 	got := claim(t, p, "w")
 	require.Equal(t, j.ID, got.ID)
 	require.Equal(t, big, got.Payload)
-	require.NoError(t, p.Complete(context.Background(), j.ID, nil))
+	require.NoError(t, p.Complete(context.Background(), j.ID, "w", nil))
 	require.Equal(t, big, getJob(t, p, j.ID).Payload)
 }
 

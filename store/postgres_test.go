@@ -78,7 +78,7 @@ func TestPostgresReplicasNeverClaimOneJobTwice(t *testing.T) {
 					if twice {
 						t.Errorf("job %s claimed by %s and %s", j.ID, prev, owner)
 					}
-					if err := st.Complete(ctx, j.ID, nil); err != nil {
+					if err := st.Complete(ctx, j.ID, j.Owner, nil); err != nil {
 						t.Errorf("complete: %v", err)
 						return
 					}
@@ -264,11 +264,11 @@ func TestPostgresQueueDepthStaysExact(t *testing.T) {
 				}
 				switch i % 4 {
 				case 0:
-					err = st.Complete(ctx, j.ID, nil)
+					err = st.Complete(ctx, j.ID, j.Owner, nil)
 				case 1:
-					err = st.Release(ctx, j.ID)
+					err = st.Release(ctx, j.ID, j.Owner)
 				case 2:
-					err = st.Retry(ctx, j.ID, errors.New("x"), time.Now().Add(time.Hour))
+					err = st.Retry(ctx, j.ID, j.Owner, errors.New("x"), time.Now().Add(time.Hour))
 				} // 3: left running, for the takeover below
 				if err != nil {
 					t.Errorf("transition: %v", err)

@@ -25,9 +25,12 @@ var (
 	// ErrNotRunning: Complete or Release of a job that is not running, such as
 	// one finished twice or handed back after RecoverRunning requeued it.
 	ErrNotRunning = errors.New("store: job is not running")
+	// ErrExists: RecordTx.Insert of a key that is already stored.
+	ErrExists = errors.New("store: record already exists")
 	// ErrLeaseLost: Heartbeat of a job that is no longer running for that
 	// owner — it finished, was handed back, or its lease expired and it was
-	// taken over. The owner must stop working on it and report nothing.
+	// taken over — or Complete, Release or Retry of a job another owner
+	// runs now. The owner must stop working on it and report nothing.
 	ErrLeaseLost = errors.New("store: job lease lost")
 )
 
@@ -67,6 +70,24 @@ type Job struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
+// RecordTx reads and writes records inside Store.Tx. Get locks what it
+// reads until the transaction ends (on PostgreSQL a row lock; Bolt has one
+// writer at a time), so a check made on a record holds for the writes that
+// follow it. Transactions that write in the same order commit in that order:
+// a record appended after a counter was bumped in one transaction is seen by
+// readers no earlier than the bump.
+type RecordTx interface {
+	// Get returns a record's value, or ErrNotFound.
+	Get(bucket, key string) ([]byte, error)
+	// Put stores a record, creating its bucket on first use.
+	Put(bucket, key string, value []byte) error
+	// Insert stores a record that must not exist yet: ErrExists when it
+	// does, or when another transaction creates it first.
+	Insert(bucket, key string, value []byte) error
+	// Delete removes a record; an absent one is not an error.
+	Delete(bucket, key string) error
+}
+
 // KV is one keyed record.
 type KV struct {
 	Key   string
@@ -87,19 +108,21 @@ type Store interface {
 	// and a random part), since Heartbeat trusts it. On a shared store the
 	// claim is a lease until LeaseUntil.
 	Claim(ctx context.Context, owner string) (*Job, error)
-	// Complete finishes a running job: done when jobErr is nil, else failed
-	// with the error's text. ErrNotRunning when it is not running, ErrNotFound
-	// for an unknown id.
-	Complete(ctx context.Context, id string, jobErr error) error
-	// Release hands a running job back to the queue (graceful shutdown). It
-	// keeps its id, so it is claimed again before younger jobs, and a full
-	// queue does not refuse it. Errors as for Complete.
-	Release(ctx context.Context, id string) error
-	// Retry hands a running job back to be claimed again once notBefore has
-	// passed (a transient failure, backed off), recording the error. It keeps
-	// its id, so once due it is claimed before younger jobs. Errors as for
-	// Complete.
-	Retry(ctx context.Context, id string, jobErr error, notBefore time.Time) error
+	// Complete finishes a job running for owner (the name it was claimed
+	// under): done when jobErr is nil, else failed with the error's text.
+	// ErrNotRunning when it is not running, ErrLeaseLost when it runs for
+	// another owner (taken over after its lease expired), ErrNotFound for an
+	// unknown id; in each case nothing changes.
+	Complete(ctx context.Context, id, owner string, jobErr error) error
+	// Release hands a job running for owner back to the queue (graceful
+	// shutdown). It keeps its id, so it is claimed again before younger
+	// jobs, and a full queue does not refuse it. Errors as for Complete.
+	Release(ctx context.Context, id, owner string) error
+	// Retry hands a job running for owner back to be claimed again once
+	// notBefore has passed (a transient failure, backed off), recording the
+	// error. It keeps its id, so once due it is claimed before younger jobs.
+	// Errors as for Complete.
+	Retry(ctx context.Context, id, owner string, jobErr error, notBefore time.Time) error
 	// RecoverRunning requeues the running jobs no live process holds, and
 	// says how many; every process calls it at start. On a single-process
 	// store (Bolt) that is every running job, since any job still running
@@ -142,6 +165,14 @@ type Store interface {
 	// store may retry it in a new transaction), so it must be a pure function
 	// of old.
 	Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error
+
+	// Tx runs fn in one transaction over the records: all its writes
+	// commit together or not at all, and each record it reads stays locked
+	// against other writers until the end (see RecordTx). An error from fn
+	// rolls everything back and is returned (wrapped). fn may be called more
+	// than once (a store may retry it after a conflict), so it must do
+	// nothing but read and write through tx.
+	Tx(ctx context.Context, fn func(tx RecordTx) error) error
 
 	// Ping checks that the store can be read (for /readyz).
 	Ping(ctx context.Context) error

@@ -109,7 +109,7 @@ func drain(b *testing.B, s Store, workers int) (stop func()) {
 					case <-time.After(time.Millisecond): // idle poll, as the dispatcher's
 					}
 				default:
-					if err := s.Complete(context.WithoutCancel(ctx), j.ID, nil); err != nil {
+					if err := s.Complete(context.WithoutCancel(ctx), j.ID, j.Owner, nil); err != nil {
 						b.Errorf("complete: %v", err)
 						return
 					}
@@ -144,7 +144,7 @@ func BenchmarkClaim(b *testing.B) {
 							return
 						}
 						claimed.Add(1)
-						if err := s.Complete(ctx, j.ID, nil); err != nil {
+						if err := s.Complete(ctx, j.ID, j.Owner, nil); err != nil {
 							b.Errorf("complete: %v", err)
 							return
 						}

@@ -127,7 +127,7 @@ func testConcurrency(t *testing.T, open opener) {
 					if twice {
 						t.Errorf("job %s claimed by %s and %s", j.ID, prevOwner, owner)
 					}
-					if err := s.Complete(ctx, j.ID, nil); err != nil {
+					if err := s.Complete(ctx, j.ID, j.Owner, nil); err != nil {
 						t.Errorf("complete: %v", err)
 						return
 					}

@@ -47,16 +47,16 @@ func testLeases(t *testing.T, open opener) {
 		leave func(t *testing.T, s Store, clk *clock, id string)
 	}{
 		{name: "completed", leave: func(t *testing.T, s Store, _ *clock, id string) {
-			require.NoError(t, s.Complete(ctx, id, nil))
+			require.NoError(t, s.Complete(ctx, id, "w1", nil))
 		}},
 		{name: "failed", leave: func(t *testing.T, s Store, _ *clock, id string) {
-			require.NoError(t, s.Complete(ctx, id, errors.New("boom")))
+			require.NoError(t, s.Complete(ctx, id, "w1", errors.New("boom")))
 		}},
 		{name: "released", leave: func(t *testing.T, s Store, _ *clock, id string) {
-			require.NoError(t, s.Release(ctx, id))
+			require.NoError(t, s.Release(ctx, id, "w1"))
 		}},
 		{name: "retried", leave: func(t *testing.T, s Store, _ *clock, id string) {
-			require.NoError(t, s.Retry(ctx, id, errors.New("502"), time.Now().Add(time.Hour)))
+			require.NoError(t, s.Retry(ctx, id, "w1", errors.New("502"), time.Now().Add(time.Hour)))
 		}},
 		{name: "recovered after its lease and claimed by another", leave: func(t *testing.T, s Store, clk *clock, id string) {
 			clk.advance(pastAnyLease)
@@ -101,4 +101,49 @@ func testLeases(t *testing.T, open opener) {
 		}
 		require.Nil(t, claim(t, s, "w2"))
 	})
+}
+
+// Complete, Release and Retry are the owner's: a worker whose job was taken
+// over (its lease expired while it stalled) cannot finish or hand back the
+// new owner's run.
+func testOwnerChecks(t *testing.T, open opener) {
+	ctx := context.Background()
+	ops := []struct {
+		name string
+		do   func(s Store, id, owner string) error
+	}{
+		{name: "complete", do: func(s Store, id, owner string) error { return s.Complete(ctx, id, owner, nil) }},
+		{name: "fail", do: func(s Store, id, owner string) error { return s.Complete(ctx, id, owner, errors.New("x")) }},
+		{name: "release", do: func(s Store, id, owner string) error { return s.Release(ctx, id, owner) }},
+		{name: "retry", do: func(s Store, id, owner string) error {
+			return s.Retry(ctx, id, owner, errors.New("502"), time.Now().Add(time.Hour))
+		}},
+	}
+	for _, op := range ops {
+		t.Run(op.name+" by another owner is lease lost", func(t *testing.T) {
+			s := open.fresh(t)
+			j := enqueue(t, s, "d", "event", nil)
+			require.Equal(t, j.ID, claim(t, s, "w1").ID)
+			before := getJob(t, s, j.ID)
+			require.ErrorIs(t, op.do(s, j.ID, "w2"), ErrLeaseLost)
+			require.ErrorIs(t, op.do(s, j.ID, ""), ErrLeaseLost)
+			require.Equal(t, before, getJob(t, s, j.ID), "a refused transition changes nothing")
+			require.NoError(t, op.do(s, j.ID, "w1"), "the owner still can")
+		})
+		t.Run(op.name+" by the owner a takeover replaced is lease lost", func(t *testing.T) {
+			clk := &clock{}
+			s := open(t, clk)
+			j := enqueue(t, s, "d", "event", nil)
+			require.Equal(t, j.ID, claim(t, s, "w1").ID)
+			clk.advance(pastAnyLease)
+			_, err := s.RecoverRunning(ctx)
+			require.NoError(t, err)
+			require.Equal(t, j.ID, claim(t, s, "w2").ID)
+			require.ErrorIs(t, op.do(s, j.ID, "w1"), ErrLeaseLost, "the stalled first owner wakes up")
+			got := getJob(t, s, j.ID)
+			require.Equal(t, JobRunning, got.State)
+			require.Equal(t, "w2", got.Owner)
+			require.NoError(t, s.Heartbeat(ctx, j.ID, "w2"))
+		})
+	}
 }

@@ -22,10 +22,10 @@ func testPrune(t *testing.T, open opener) {
 		running := enqueue(t, s, "d-running", "event", nil)
 		queued := enqueue(t, s, "d-queued", "event", nil)
 		require.Equal(t, done.ID, claim(t, s, "w").ID)
-		require.NoError(t, s.Complete(ctx, done.ID, nil)) // finished at t0
+		require.NoError(t, s.Complete(ctx, done.ID, "w", nil)) // finished at t0
 		clk.set(t0.Add(time.Hour))
 		require.Equal(t, failed.ID, claim(t, s, "w").ID)
-		require.NoError(t, s.Complete(ctx, failed.ID, errors.New("boom"))) // finished at t0+1h
+		require.NoError(t, s.Complete(ctx, failed.ID, "w", errors.New("boom"))) // finished at t0+1h
 		require.Equal(t, running.ID, claim(t, s, "w").ID)
 
 		steps := []struct {
@@ -74,7 +74,7 @@ func testPrune(t *testing.T, open opener) {
 		for i := range jobs {
 			enqueue(t, s, fmt.Sprintf("d%d", i), "event", nil)
 			j := claim(t, s, "w")
-			require.NoError(t, s.Complete(ctx, j.ID, nil))
+			require.NoError(t, s.Complete(ctx, j.ID, j.Owner, nil))
 		}
 		n, err := s.PruneDone(ctx, t0.Add(time.Second))
 		require.NoError(t, err)

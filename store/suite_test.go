@@ -24,6 +24,8 @@ func testStore(t *testing.T, open opener) {
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, open) })
 	t.Run("leases", func(t *testing.T) { testLeases(t, open) })
 	t.Run("prune", func(t *testing.T) { testPrune(t, open) })
+	t.Run("owner checks", func(t *testing.T) { testOwnerChecks(t, open) })
+	t.Run("transactions", func(t *testing.T) { testTx(t, open) })
 }
 
 // clock is a settable time source. Set, it stands still where it was put;
@@ -149,7 +151,7 @@ func testJobs(t *testing.T, open opener) {
 		}{
 			{name: "while queued", setup: func(t *testing.T) {}},
 			{name: "while running", setup: func(t *testing.T) { require.Equal(t, orig.ID, claim(t, s, "w").ID) }},
-			{name: "after completion", setup: func(t *testing.T) { require.NoError(t, s.Complete(ctx, orig.ID, nil)) }},
+			{name: "after completion", setup: func(t *testing.T) { require.NoError(t, s.Complete(ctx, orig.ID, "w", nil)) }},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +203,7 @@ func testJobs(t *testing.T, open opener) {
 		require.Equal(t, a.ID, claim(t, s, "w").ID)
 		require.Equal(t, b.ID, claim(t, s, "w").ID)
 		require.Equal(t, c.ID, claim(t, s, "w").ID)
-		require.NoError(t, s.Complete(ctx, c.ID, nil))
+		require.NoError(t, s.Complete(ctx, c.ID, "w", nil))
 
 		clk.advance(pastAnyLease)
 		n, err := s.RecoverRunning(ctx)

@@ -28,7 +28,7 @@ func testTransitions(t *testing.T, open opener) {
 				s := open.fresh(t)
 				j := enqueue(t, s, "d", "event", []byte("p"))
 				claim(t, s, "w")
-				require.NoError(t, s.Complete(ctx, j.ID, tt.jobErr))
+				require.NoError(t, s.Complete(ctx, j.ID, "w", tt.jobErr))
 				got := getJob(t, s, j.ID)
 				require.Equal(t, tt.wantState, got.State)
 				require.Equal(t, tt.wantError, got.LastError)
@@ -47,7 +47,7 @@ func testTransitions(t *testing.T, open opener) {
 		s := open.fresh(t)
 		a := enqueue(t, s, "a", "a", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Retry(ctx, a.ID, errors.New("GitHub: 502 Bad Gateway"), time.Now().Add(time.Hour)))
+		require.NoError(t, s.Retry(ctx, a.ID, "w1", errors.New("GitHub: 502 Bad Gateway"), time.Now().Add(time.Hour)))
 		got := getJob(t, s, a.ID)
 		require.Equal(t, JobQueued, got.State)
 		require.Equal(t, "GitHub: 502 Bad Gateway", got.LastError)
@@ -64,19 +64,19 @@ func testTransitions(t *testing.T, open opener) {
 		b := enqueue(t, s, "b", "b", nil)
 		c := enqueue(t, s, "c", "c", nil)
 		require.Equal(t, b.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Retry(ctx, b.ID, errors.New("reset"), time.Now().Add(-time.Second)))
+		require.NoError(t, s.Retry(ctx, b.ID, "w1", errors.New("reset"), time.Now().Add(-time.Second)))
 		again := claim(t, s, "w2")
 		require.Equal(t, b.ID, again.ID, "a due retry goes before younger jobs")
 		require.Equal(t, 2, again.Attempts)
 		require.Equal(t, c.ID, claim(t, s, "w2").ID)
-		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", nil, time.Now()), ErrNotFound)
+		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", c.Owner, nil, time.Now()), ErrNotFound)
 	})
 
 	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {
 		s := open.fresh(t)
 		a, b := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Release(ctx, a.ID))
+		require.NoError(t, s.Release(ctx, a.ID, "w1"))
 		got := getJob(t, s, a.ID)
 		require.Equal(t, JobQueued, got.State)
 		require.Empty(t, got.Owner)
@@ -94,7 +94,7 @@ func testTransitions(t *testing.T, open opener) {
 		a := enqueue(t, s, "a", "a", nil)
 		claim(t, s, "w")
 		require.NoError(t, s.Enqueue(ctx, &Job{Kind: "b"}, 1))
-		require.NoError(t, s.Release(ctx, a.ID))
+		require.NoError(t, s.Release(ctx, a.ID, "w"))
 		require.Equal(t, 2, countQueued(t, s))
 	})
 
@@ -111,13 +111,13 @@ func testTransitions(t *testing.T, open opener) {
 		{name: "done", wantErr: ErrNotRunning, prepare: func(t *testing.T, s Store) string {
 			id := enqueue(t, s, "", "x", nil).ID
 			claim(t, s, "w")
-			require.NoError(t, s.Complete(ctx, id, nil))
+			require.NoError(t, s.Complete(ctx, id, "w", nil))
 			return id
 		}},
 		{name: "failed", wantErr: ErrNotRunning, prepare: func(t *testing.T, s Store) string {
 			id := enqueue(t, s, "", "x", nil).ID
 			claim(t, s, "w")
-			require.NoError(t, s.Complete(ctx, id, errors.New("boom")))
+			require.NoError(t, s.Complete(ctx, id, "w", errors.New("boom")))
 			return id
 		}},
 	}
@@ -125,9 +125,9 @@ func testTransitions(t *testing.T, open opener) {
 		name string
 		do   func(s Store, id string) error
 	}{
-		{name: "complete", do: func(s Store, id string) error { return s.Complete(ctx, id, nil) }},
-		{name: "complete with error", do: func(s Store, id string) error { return s.Complete(ctx, id, errors.New("x")) }},
-		{name: "release", do: func(s Store, id string) error { return s.Release(ctx, id) }},
+		{name: "complete", do: func(s Store, id string) error { return s.Complete(ctx, id, "w", nil) }},
+		{name: "complete with error", do: func(s Store, id string) error { return s.Complete(ctx, id, "w", errors.New("x")) }},
+		{name: "release", do: func(s Store, id string) error { return s.Release(ctx, id, "w") }},
 	}
 	for _, st := range states {
 		for _, op := range ops {

@@ -78,6 +78,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate plan: %v\n", err)
 		return exitTerraform
 	}
+	// A run killed with -9 leaves its scratch dir (saved plan, variable
+	// files) behind: remove every one no live run holds.
+	if removed, err := r.SweepScratch(); err != nil {
+		fmt.Fprintf(stderr, "shardgate plan: %v\n", err)
+	} else if len(removed) > 0 {
+		fmt.Fprintf(stderr, "shardgate plan: removed %d scratch dir(s) left by killed runs\n", len(removed))
+	}
 	job, err := r.NewJob(runner.JobConfig{Dir: *dir, Workspace: *workspace, VarFiles: absVarFiles})
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate plan: %v\n", err)

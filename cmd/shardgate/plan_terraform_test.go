@@ -167,3 +167,65 @@ func TestPlanPrintsTerraformsDiagnostics(t *testing.T) {
 		require.Contains(t, stderr, "shardgate plan: terraform init failed (exit 1): main.tf:3: Unclosed configuration block")
 	})
 }
+
+// A `shardgate plan` killed with -9 leaves its scratch dir (saved plan,
+// variable files); the next run removes it, and keeps what is not its own.
+func TestPlanSweepsScratchLeftByKilledRuns(t *testing.T) {
+	tf := tftest.Binary(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	left := filepath.Join(tmp, "shardgate-job-123")
+	require.NoError(t, os.MkdirAll(left, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(left, ".lock"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(left, "sensitive.tfvars.json"), []byte(`{"coordinator_password":"hunter2hunter2"}`), 0o600))
+	other := filepath.Join(tmp, "someone-elses")
+	require.NoError(t, os.MkdirAll(other, 0o700))
+
+	dir := copyExamples(t)
+	code, _, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoDirExists(t, left)
+	require.DirExists(t, other)
+	require.Contains(t, stderr, "removed 1 scratch dir(s) left by killed runs")
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, strings.HasPrefix(e.Name(), "shardgate-job-"), "the run's own scratch is removed too: %s", e.Name())
+	}
+}
+
+// A stream prefix and a consumer group from sensitive variables are judged
+// like any other and never printed: the JSON and the text say "(sensitive)".
+func TestPlanNeverPrintsSensitiveNames(t *testing.T) {
+	tf := tftest.Binary(t)
+	dir := copyExamples(t)
+	const prefix, group = "ledger-7f3a9c", "payout-b41e"
+	root := `variable "secret_prefix" {
+  type      = string
+  default   = "` + prefix + `"
+  sensitive = true
+}
+variable "secret_group" {
+  type      = string
+  default   = "` + group + `"
+  sensitive = true
+}
+module "hidden" {
+  source               = "../modules/stream-group"
+  coordinator_base_url = "http://127.0.0.1:1"
+  stream_prefix        = var.secret_prefix
+  consumer_group       = var.secret_group
+  shard_count          = 4
+}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hidden.tf"), []byte(root), 0o644))
+	for _, format := range []string{"json", "text"} {
+		code, out, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--format", format)
+		require.Equal(t, exitOK, code, stderr)
+		require.Contains(t, out, "(sensitive)", format)
+		for _, secret := range []string{prefix, group} {
+			require.NotContains(t, out, secret, format)
+			require.NotContains(t, stderr, secret, format)
+		}
+	}
+}

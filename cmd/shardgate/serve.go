@@ -38,9 +38,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return usageError(stderr, "serve", "%v", err)
 	}
-	st, err := store.OpenBolt(cfg.StorePath)
-	if err != nil {
-		return usageError(stderr, "serve", "%v", err)
+	st, code := openServeStore(ctx, cfg, stderr)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	log := bot.NewLogger(stderr, logrus.InfoLevel)
@@ -57,9 +57,34 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// openServeStore opens the configured store: the bbolt file, or the
+// PostgreSQL database, migrated (under the migration lock, so replicas
+// starting together migrate once). On failure it reports and returns nil
+// and the exit code: 2 for a store that cannot be opened as configured, 1
+// for a database that cannot be reached. The URL never shows: the store's
+// errors leave it out, and the configuration's redactor takes any of it.
+func openServeStore(ctx context.Context, cfg *bot.Config, stderr io.Writer) (store.Store, int) {
+	if !cfg.OnPostgres() {
+		st, err := store.OpenBolt(cfg.StorePath)
+		if err != nil {
+			return nil, usageError(stderr, "serve", "%v", err)
+		}
+		return st, exitOK
+	}
+	octx, cancel := context.WithTimeout(ctx, migrateTimeout)
+	defer cancel()
+	st, err := store.OpenPostgres(octx, cfg.PostgresURL.Reveal(), store.WithLease(cfg.JobLease))
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate serve: %s\n", bot.NewRedactor(cfg).Redact(err.Error()))
+		return nil, exitDenied
+	}
+	return st, exitOK
+}
+
 // pruneLoop drops finished jobs and delivery ids older than GitHub's
-// redelivery window, hourly.
-func pruneLoop(ctx context.Context, st *store.Bolt, log *logrus.Entry) {
+// redelivery window, hourly. Every replica runs it; on PostgreSQL they skip
+// each other's rows.
+func pruneLoop(ctx context.Context, st store.Store, log *logrus.Entry) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {

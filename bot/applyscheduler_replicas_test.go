@@ -1,0 +1,178 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/store/storetest"
+)
+
+// replicaRecorder is applyRecorder across processes that can be killed: a
+// run cut short by its process's end (its context cancelled) is counted as
+// interrupted, not as a run, and frees its streams at once, as a killed
+// process's apply would.
+type replicaRecorder struct {
+	*applyRecorder
+	mu          sync.Mutex
+	interrupted map[string]int // Seq → runs cut short
+	finished    map[string]int // Seq → runs to the end
+}
+
+// runHanging is run for a process whose applies, once hang is armed, stop
+// making progress (as one stuck mid terraform apply) until it ends; hung is
+// closed when the first such run started.
+func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}) ApplyRunFunc {
+	var once sync.Once
+	return func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+		if hang.Load() {
+			r.applyRecorder.mu.Lock()
+			d := r.durations[job.Project]
+			r.durations[job.Project] = time.Hour
+			r.applyRecorder.mu.Unlock()
+			defer func() {
+				r.applyRecorder.mu.Lock()
+				r.durations[job.Project] = d
+				r.applyRecorder.mu.Unlock()
+			}()
+			once.Do(func() { close(hung) })
+		}
+		return r.run(ctx, job)
+	}
+}
+
+func (r *replicaRecorder) run(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	r.applyRecorder.mu.Lock()
+	for _, s := range job.Streams {
+		if h := r.holders[s]; h != "" {
+			r.overlap = append(r.overlap, fmt.Sprintf("%s and %s on %s", h, job.Project, s))
+		}
+		r.holders[s] = job.Project
+	}
+	r.applyRecorder.mu.Unlock()
+	start := time.Now()
+	r.applyRecorder.mu.Lock()
+	d := r.durations[job.Project]
+	r.applyRecorder.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	cut := false
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		cut = true
+	}
+	end := time.Now()
+	r.applyRecorder.mu.Lock()
+	for _, s := range job.Streams {
+		if r.holders[s] == job.Project {
+			delete(r.holders, s)
+		}
+	}
+	if !cut {
+		r.spans = append(r.spans, applySpan{seq: job.Seq, streams: job.Streams, start: start, end: end})
+	}
+	r.applyRecorder.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cut {
+		r.interrupted[job.Seq]++
+		return ApplyFailed, "interrupted"
+	}
+	r.finished[job.Seq]++
+	return ApplyApplied, ""
+}
+
+// replicaLoad is 1,000 merges over 50 streams, a tenth of them linking two.
+func replicaLoad(n, streams int, d time.Duration) []applySim {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var jobs []applySim
+	for i := range n {
+		ss := []string{fmt.Sprintf("coord|stream-%02d", rng.IntN(streams))}
+		if i%10 == 9 {
+			ss = append(ss, fmt.Sprintf("coord|stream-%02d", rng.IntN(streams)))
+		}
+		jobs = append(jobs, applySim{project: fmt.Sprintf("p%04d", i), streams: normalizeStreams(ss), d: d})
+	}
+	return jobs
+}
+
+// Two schedulers, as two replicas, share one PostgreSQL store and 1,000
+// merges over 50 streams; one is killed part way (its runs cut short, its
+// leases left to expire). No stream ever runs two applies at once, each
+// stream runs its applies in merge order, and every merge is applied once:
+// the killed replica's cut-short runs are resumed by the other, and nothing
+// else runs twice.
+func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	url := storetest.PostgresURL(t)
+	qa := NewApplyQueue(openPostgresAt(t, url, lease), "replica-a", lease, nil)
+	qb := NewApplyQueue(openPostgresAt(t, url, lease), "replica-b", lease, nil)
+	jobs := replicaLoad(1000, 50, 15*time.Millisecond)
+	ctx := context.Background()
+	// Merges arrive through either replica.
+	for i, j := range jobs {
+		q := qa
+		if i%2 == 1 {
+			q = qb
+		}
+		require.NoError(t, q.Enqueue(ctx, &ApplyJob{Ref: applyTestRef, Project: j.project, Streams: j.streams,
+			MergeSHA: fmt.Sprintf("sha-%d", i)}))
+	}
+	rec := &replicaRecorder{applyRecorder: newApplyRecorder(jobs), interrupted: map[string]int{}, finished: map[string]int{}}
+	log := NewLogger(io.Discard, logrus.WarnLevel)
+	var hang atomic.Bool
+	hung := make(chan struct{})
+	a := NewApplyScheduler(qa, rec.runHanging(&hang, hung), log, WithApplyPollInterval(50*time.Millisecond))
+	b := NewApplyScheduler(qb, rec.run, log, WithApplyPollInterval(50*time.Millisecond))
+	start := time.Now()
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, b.Start(ctx))
+	defer func() { require.NoError(t, b.Close(ctx)) }()
+
+	finished := func() int {
+		all, err := qb.List(ctx)
+		require.NoError(t, err)
+		return len(slices.DeleteFunc(all, func(j *ApplyJob) bool { return !j.State.Finished() }))
+	}
+	require.Eventually(t, func() bool { return finished() >= 300 }, 2*time.Minute, 5*time.Millisecond)
+	hang.Store(true)
+	<-hung
+	// Killed in the middle of an apply: its running applies are cut short,
+	// their leases left to expire.
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	require.Error(t, a.Close(dead))
+	require.Eventually(t, func() bool { return finished() == len(jobs) }, 5*time.Minute, 10*time.Millisecond)
+	makespan := time.Since(start)
+
+	rec.check(t, len(jobs))
+	all, err := qb.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, len(jobs), "nothing lost")
+	for _, j := range all {
+		require.Equal(t, ApplyApplied, j.State, "job %s: %s", j.Seq, j.Reason)
+		require.Equal(t, 1, rec.finished[j.Seq], "job %s applied once", j.Seq)
+		// The kill may also end an acquisition whose run had not begun (it
+		// committed as the context ended): an attempt without a run.
+		require.GreaterOrEqual(t, j.Attempt, 1+rec.interrupted[j.Seq], "job %s: an attempt per run", j.Seq)
+		require.LessOrEqual(t, j.Attempt, 2+rec.interrupted[j.Seq], "job %s: at most one attempt lost to the kill", j.Seq)
+	}
+	cut := 0
+	for _, n := range rec.interrupted {
+		require.Equal(t, 1, n, "only the kill cut runs short")
+		cut++
+	}
+	require.Positive(t, cut, "the kill came while applies ran")
+	t.Logf("1,000 merges over 50 streams, one of two replicas killed after 300 (%d runs cut short): makespan %s, critical path %s",
+		cut, makespan.Round(time.Millisecond), applyCriticalPath(jobs))
+}
