@@ -4,10 +4,14 @@
 #   make bench  speed and memory, whole-process side by side with conftest (installs it into ./bin)
 
 TERRAFORM_VERSION ?= 1.5.7
+# OpenTofu, the second binary the runner's real-binary tests and the gate's
+# scenarios run on (terraform.binary may point at tofu)
+TOFU_VERSION      ?= 1.12.6
 # conftest, only for the whole-process comparison in `make bench`
 CONFTEST_VERSION  ?= 0.71.1
 BIN               := $(CURDIR)/bin
 TERRAFORM         := $(BIN)/terraform
+TOFU              := $(BIN)/tofu
 CONFTEST          := $(BIN)/conftest
 SHARDGATE         := $(BIN)/shardgate
 # the demo's own binary: it links the fake GitHub, which the service never does
@@ -16,8 +20,10 @@ GO                ?= go
 GOFLAGS           ?= -buildvcs=false
 export GOFLAGS
 
-# Tests and the demo use the terraform this Makefile installed.
+# Tests and the demo use the terraform this Makefile installed; the tests
+# that run on both binaries also use its tofu.
 export SHARDGATE_TERRAFORM := $(TERRAFORM)
+export SHARDGATE_TOFU      := $(TOFU)
 
 FUZZTIME ?= 30s
 
@@ -46,14 +52,27 @@ image:
 	$(CONTAINER_TOOL) build --build-arg COMMIT=$(COMMIT) --build-arg TERRAFORM_VERSION=$(TERRAFORM_VERSION) -t $(IMAGE) .
 	@echo "built $(IMAGE): docker run $(IMAGE) version"
 
-## tools: install terraform $(TERRAFORM_VERSION) into ./bin when it is missing or another version
-tools: $(TERRAFORM)
+## tools: install terraform $(TERRAFORM_VERSION) and tofu $(TOFU_VERSION) into ./bin when they are missing
+tools: $(TERRAFORM) $(TOFU)
 
 $(TERRAFORM):
 	@mkdir -p $(BIN)
 	@echo "installing terraform $(TERRAFORM_VERSION) into $(BIN) (a few minutes the first time)"
 	GOBIN=$(BIN) $(GO) install github.com/hashicorp/terraform@v$(TERRAFORM_VERSION)
 	@$(TERRAFORM) version | head -1 | grep -q "v$(TERRAFORM_VERSION)" || { echo "installed terraform is not v$(TERRAFORM_VERSION)"; exit 1; }
+
+# opentofu's go.mod has a replace directive, so `go install …@version`
+# refuses it: build it from a writable copy of its module instead.
+$(TOFU):
+	@mkdir -p $(BIN)
+	@echo "installing tofu $(TOFU_VERSION) into $(BIN) (about ten minutes the first time)"
+	@set -e; src=$$($(GO) mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$src" || { echo "go mod download of opentofu v$(TOFU_VERSION) gave no directory"; exit 1; }; \
+		tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
+		cp -R "$$src/." "$$tmp/"; chmod -R u+w "$$tmp"; \
+		cd "$$tmp" && $(GO) build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o $(TOFU).tmp ./cmd/tofu
+	@TF_CLI_CONFIG_FILE=/dev/null $(TOFU).tmp version | head -1 | grep -qx "OpenTofu v$(TOFU_VERSION)" || { echo "built tofu is not v$(TOFU_VERSION)"; rm -f $(TOFU).tmp; exit 1; }
+	@mv $(TOFU).tmp $(TOFU)
 
 ## test: every test, with the real terraform (and PostgreSQL when SHARDGATE_TEST_POSTGRES_URL is set)
 test: tools

@@ -63,7 +63,7 @@ func (s *Server) renderProject(p *PlanRecord, budget int) string {
 		s.redact.Scrub(p)
 	}
 	if p.Error != "" {
-		return report.NotPlanned(p.Project, p.Error, budget)
+		return report.NotPlannedWithDiagnostics(p.Project, p.Error, p.Diagnostics, true, budget)
 	}
 	rep := s.report(p)
 	return rep.Markdown(budget)
@@ -174,7 +174,13 @@ func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.Chec
 	if p.Error != "" {
 		title := "Not planned"
 		summary := report.NotPlanned("", p.Error, report.MaxCheckChars)
-		return "failure", &github.CheckRunOutput{Title: &title, Summary: &summary}
+		out := &github.CheckRunOutput{Title: &title, Summary: &summary}
+		if len(p.Diagnostics) > 0 {
+			// Terraform's diagnostics in full: summary, file:line, source, detail.
+			text := report.Diagnostics(p.Diagnostics, false, report.MaxCheckChars)
+			out.Text = &text
+		}
+		return "failure", out
 	}
 	rep := s.report(p)
 	title := rep.CheckTitle()

@@ -1,12 +1,10 @@
 package bot
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -64,10 +62,12 @@ type CoordinatorCredentials struct {
 type Config struct {
 	Listen string
 	// ListenTLS, when set, serves the listener over HTTPS.
-	ListenTLS       *TLSConfig
-	GitHubAPIURL    string
-	AppID           int64
-	PrivateKey      Secret
+	ListenTLS    *TLSConfig
+	GitHubAPIURL string
+	AppID        int64
+	PrivateKey   Secret
+	// PrivateKeyFile is where PrivateKey was read from, for errors about it.
+	PrivateKeyFile  string
 	WebhookSecret   Secret
 	StorePath       string
 	TerraformBinary string
@@ -204,85 +204,6 @@ type rawApply struct {
 	Lease              string `yaml:"lease"`
 }
 
-// LoadConfig reads and validates a server configuration file. Secrets come from
-// the files and environment variables it names; lookupEnv is os.LookupEnv in
-// production. Every problem is reported at once.
-func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return ParseConfig(path, data, lookupEnv)
-}
-
-// ConfigError lists every problem of a server configuration.
-type ConfigError struct {
-	Source   string
-	Problems []string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("%s: %d problem(s): %s", e.Source, len(e.Problems), strings.Join(e.Problems, "; "))
-}
-
-// ParseConfig validates a server configuration held in memory.
-func ParseConfig(source string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
-	var raw rawConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &ConfigError{Source: source, Problems: []string{"file is empty"}}
-		}
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return nil, &ConfigError{Source: source, Problems: te.Errors}
-		}
-		return nil, &ConfigError{Source: source, Problems: []string{strings.TrimPrefix(err.Error(), "yaml: ")}}
-	}
-	v := &validator{lookupEnv: lookupEnv}
-	cfg := v.config(&raw)
-	if len(v.problems) > 0 {
-		return nil, &ConfigError{Source: source, Problems: v.problems}
-	}
-	return cfg, nil
-}
-
-type validator struct {
-	problems  []string
-	lookupEnv func(string) (string, bool)
-}
-
-func (v *validator) addf(format string, a ...any) {
-	v.problems = append(v.problems, fmt.Sprintf(format, a...))
-}
-
-func (v *validator) duration(field, s string, def time.Duration) time.Duration {
-	if s == "" {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		v.addf("%s %q is not a positive duration such as 30s or 5m", field, s)
-		return def
-	}
-	return d
-}
-
-// secretFile reads a secret from a file that must exist and be non-empty.
-func (v *validator) secretFile(field, path string) Secret {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		v.addf("%s: cannot read %s: %v", field, path, errors.Unwrap(err))
-		return Secret{}
-	}
-	s := strings.TrimSpace(string(data))
-	if s == "" {
-		v.addf("%s: %s is empty", field, path)
-	}
-	return NewSecret(s)
-}
-
 func (v *validator) config(r *rawConfig) *Config {
 	c := &Config{
 		Listen: r.Listen, GitHubAPIURL: r.GitHub.APIURL, AppID: r.GitHub.AppID,
@@ -316,11 +237,14 @@ func (v *validator) config(r *rawConfig) *Config {
 		v.addf("github.private_key_file is missing")
 	} else {
 		c.PrivateKey = v.secretFile("github.private_key_file", r.GitHub.PrivateKeyFile)
+		c.PrivateKeyFile = r.GitHub.PrivateKeyFile
 	}
 	if r.GitHub.WebhookSecretFile != "" {
 		c.WebhookSecret = v.secretFile("github.webhook_secret_file", r.GitHub.WebhookSecretFile)
+		v.minLength("github.webhook_secret_file", c.WebhookSecret)
 	} else if s, ok := v.lookupEnv(EnvWebhookSecret); ok && strings.TrimSpace(s) != "" {
 		c.WebhookSecret = NewSecret(strings.TrimSpace(s))
+		v.minLength(EnvWebhookSecret, c.WebhookSecret)
 	} else {
 		v.addf("no webhook secret: set github.webhook_secret_file or %s (shardgate refuses unsigned webhooks)", EnvWebhookSecret)
 	}
@@ -368,12 +292,14 @@ func (v *validator) coordinators(raw []rawCoordinator) []CoordinatorCredentials 
 			v.addf("%s: set password_file or password_env, not both", where)
 		case rc.PasswordFile != "":
 			cc.Password = v.secretFile(where+".password_file", rc.PasswordFile)
+			v.minLength(where+".password_file", cc.Password)
 		case rc.PasswordEnv != "":
 			s, ok := v.lookupEnv(rc.PasswordEnv)
 			if !ok || s == "" {
 				v.addf("%s.password_env: %s is not set", where, rc.PasswordEnv)
 			}
 			cc.Password = NewSecret(s)
+			v.minLength(where+".password_env", cc.Password)
 		}
 		if rc.Username == "" && !cc.Password.Empty() {
 			v.addf("%s: a password needs a username", where)

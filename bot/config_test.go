@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/store"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -177,7 +179,7 @@ func TestParseConfigRefusesInlineSecretsAndUnknownKeys(t *testing.T) {
 	require.ErrorContains(t, err, "never written inline")
 	require.NotContains(t, err.Error(), "hunter2")
 	_, err = ParseConfig("c", []byte("version: 1\nlisten_addr: x\n"), noEnv)
-	require.ErrorContains(t, err, "field listen_addr not found")
+	require.ErrorContains(t, err, "c:2:1: listen_addr: unknown key")
 	_, err = ParseConfig("c", []byte(""), noEnv)
 	require.ErrorContains(t, err, "file is empty")
 }
@@ -319,4 +321,101 @@ func TestOperatingDocPhaseExamplesParse(t *testing.T) {
 		parsed++
 	}
 	require.Equal(t, 2, parsed, "the S3 and the pg example")
+}
+
+// Config problems say where they are in the file's words: line:column and
+// the dotted key, never a Go type; an inline secret is one problem among
+// the others.
+func TestConfigProblemsNameTheKeyAndItsPlace(t *testing.T) {
+	dir := t.TempDir()
+	key := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
+	hook := writeFile(t, dir, "hook", "hook-secret\n")
+	shortHook := writeFile(t, dir, "short-hook", "hook\n")
+	shortPW := writeFile(t, dir, "short-pw", "pw12\n")
+	problems := func(yaml string, env func(string) (string, bool)) []string {
+		t.Helper()
+		_, err := ParseConfig("config.yaml", []byte(yaml), env)
+		var cerr *ConfigError
+		require.ErrorAs(t, err, &cerr)
+		for _, p := range cerr.Problems {
+			require.NotRegexp(t, `bot\.|raw[A-Z]|!!|int64|unmarshal`, p, "no Go or YAML-internal words")
+		}
+		return cerr.Problems
+	}
+	t.Run("every kind of problem at once", func(t *testing.T) {
+		got := problems(fmt.Sprintf(`version: 1
+github:
+  app_id: 7
+  private_key_file: %s
+  webhook_secret_file: %s
+store:
+  pth: /var/lib/shardgate/db
+queue:
+  size: abc
+  workers: [1]
+coordinators:
+  - url_prefix: http://coord
+    username: terraform
+    password: hunter2
+approvers: {users: [alice]}
+allow_fork_prs: maybe
+`, key, hook), noEnv)
+		require.Equal(t, []string{
+			"config.yaml:7:3: store.pth: unknown key (did you mean store.path?)",
+			`config.yaml:9:9: queue.size: want a whole number, got "abc"`,
+			"config.yaml:10:12: queue.workers: want a whole number, got a list",
+			"config.yaml:14:15: coordinators[0].password: secrets are never written inline: use a *_file or *_env setting",
+			`config.yaml:16:17: allow_fork_prs: want true or false, got "maybe"`,
+			"config.yaml:6:1: store.path is missing (or store.postgres_url_file / store.postgres_url_env for a PostgreSQL store)",
+		}, got)
+		require.NotContains(t, strings.Join(got, "\n"), "hunter2")
+	})
+	t.Run("a YAML syntax error has its line", func(t *testing.T) {
+		got := problems("version: 1\nstore:\n  path: x\n  bad\nqueue: {size: 1}\n", noEnv)
+		require.Len(t, got, 1)
+		require.Regexp(t, `^config\.yaml:[45]: YAML syntax: `, got[0])
+	})
+	t.Run("a key given twice", func(t *testing.T) {
+		got := problems("version: 1\nlisten: :8080\nlisten: :9090\n", noEnv)
+		require.Contains(t, got, "config.yaml:3:1: listen: given twice (first on line 2)")
+	})
+	t.Run("short secrets are refused", func(t *testing.T) {
+		got := problems(fmt.Sprintf(`version: 1
+github: {app_id: 7, private_key_file: %s, webhook_secret_file: %s}
+store: {path: x.db}
+coordinators:
+  - {url_prefix: http://a, username: u, password_file: %s}
+  - {url_prefix: http://b, username: u, password_env: SHORT_PW}
+approvers: {users: [alice]}
+`, key, shortHook, shortPW), func(k string) (string, bool) { return "abc1234", k == "SHORT_PW" })
+		// Columns follow the temporary paths' lengths.
+		require.Len(t, got, 3)
+		require.Regexp(t, `^config\.yaml:2:\d+: github\.webhook_secret_file: the secret is 4 characters; use at least 8 \(for example: openssl rand -hex 32\)$`, got[0])
+		require.Regexp(t, `^config\.yaml:5:\d+: coordinators\[0\]\.password_file: the secret is 4 characters; use at least 8`, got[1])
+		require.Regexp(t, `^config\.yaml:6:\d+: coordinators\[1\]\.password_env: the secret is 7 characters; use at least 8`, got[2])
+		got = problems(fmt.Sprintf("version: 1\ngithub: {app_id: 7, private_key_file: %s}\nstore: {path: x.db}\napprovers: {users: [alice]}\n", key),
+			func(k string) (string, bool) { return "short", k == EnvWebhookSecret })
+		require.Equal(t, []string{"config.yaml: SHARDGATE_WEBHOOK_SECRET: the secret is 5 characters; use at least 8 (for example: openssl rand -hex 32)"}, got)
+	})
+}
+
+// A private key GitHub's client cannot use is named by its file at start.
+func TestBadPrivateKeyNamesItsFile(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
+	hook := writeFile(t, dir, "hook", "hook-secret\n")
+	cfg, err := ParseConfig("config.yaml", []byte(fmt.Sprintf(`version: 1
+github: {app_id: 7, private_key_file: %s, webhook_secret_file: %s}
+store: {path: %s}
+approvers: {users: [alice]}
+terraform: {work_dir: %s}
+`, keyFile, hook, filepath.Join(dir, "db"), dir)), noEnv)
+	require.NoError(t, err)
+	st, err := store.OpenBolt(cfg.StorePath)
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = New(cfg, st, WithLogEntry(quietLog()))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "github.private_key_file "+keyFile+": ")
+	require.NotContains(t, err.Error(), "abc")
 }

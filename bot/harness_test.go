@@ -96,10 +96,23 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// newHarnessOn is newHarness with the binary tf, terraform or tofu
+// (tftest.EachBinary) for the operator's apply and for the service.
+func newHarnessOn(t *testing.T, tf string) *harness {
+	t.Helper()
+	h := newHarnessBaseOn(t, tf)
+	h.start()
+	return h
+}
+
 // newHarnessBase sets up everything but the service.
 func newHarnessBase(t *testing.T) *harness {
 	t.Helper()
-	tf := tftest.Binary(t)
+	return newHarnessBaseOn(t, tftest.Binary(t))
+}
+
+func newHarnessBaseOn(t *testing.T, tf string) *harness {
+	t.Helper()
 	clock := &tickClock{}
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{},
 		clock: clock, opts: []Option{WithClock(clock.Now)}}

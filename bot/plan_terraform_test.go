@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/tftest"
 )
 
 func with(groups map[string]int, changes map[string]int) map[string]int {
@@ -140,10 +141,10 @@ func TestBadRepoConfigIsReported(t *testing.T) {
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	body := h.theComment(pr)
 	require.Contains(t, body, "`.shardgate.yaml` on the base branch is not valid")
-	require.Contains(t, body, "field polcy not found")
+	require.Contains(t, body, "4:1: polcy: unknown key (did you mean policy?)")
 	check := h.check(CheckConfigName, head)
 	require.Equal(t, "failure", check.Conclusion)
-	require.Contains(t, check.Summary, "field polcy not found")
+	require.Contains(t, check.Summary, "4:1: polcy: unknown key (did you mean policy?)")
 }
 
 // Fork pull requests are not run unless the server allows it; drafts wait.
@@ -302,4 +303,45 @@ func TestLabelFromIssueEventsBeforeThePushDoesNotCount(t *testing.T) {
 	require.Contains(t, body, "Removed `policy-exception/shard_delta` (added by "+approver+" for ")
 	require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), "policy-exception/shard_delta")
 	require.Contains(t, body, "(`shard_delta`)")
+}
+
+// A pull request whose Terraform does not plan shows terraform's diagnostics
+// whole: the file and line, the source, the detail; in the check run, and
+// folded away in the comment.
+func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
+	body := h.theComment(pr)
+	require.Contains(t, body, "No value for required variable")
+	require.Contains(t, body, "<details><summary>Terraform's diagnostics (1)</summary>")
+	require.Contains(t, body, "❌ **Error** at `broken.tf:1`: No value for required variable")
+	require.Contains(t, body, `The root module input variable "region_name" is not set`)
+
+	check := h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
+	require.Equal(t, "failure", check.Conclusion)
+	require.Contains(t, check.Summary, `broken.tf:1: No value for required variable: The root module input variable "region_name" is not set`)
+	require.Contains(t, check.Text, "❌ **Error** at `broken.tf:1`: No value for required variable")
+	require.Contains(t, check.Text, `1: variable "region_name" {`)
+	require.NotContains(t, check.Text, "<details>", "the check run shows them open")
+
+	// The runner told the metrics about each command, the failed plan too.
+	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "init", "ok"))
+	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "plan", "error"))
+}
+
+// The gate's plan → policy path on terraform and on OpenTofu: a scale too
+// far is denied with its rule, a configuration that does not plan shows
+// the binary's diagnostics.
+func TestPlanAndPolicyOnEachBinary(t *testing.T) {
+	tftest.EachBinary(t, func(t *testing.T, tf string) {
+		h := newHarnessOn(t, tf)
+		pr := h.openPR("scale-far", with(baseGroups, map[string]int{"create-order/billing": 16, "create-order/audit": 16}))
+		body := h.theComment(pr)
+		require.Contains(t, body, "| `create-order` | `billing` | scale | 4 → 16 |")
+		require.Contains(t, body, "(`shard_delta`)")
+		require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+
+		broken := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
+		require.Contains(t, h.theComment(broken), "❌ **Error** at `broken.tf:1`: No value for required variable")
+	})
 }

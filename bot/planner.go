@@ -184,16 +184,16 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		s.metrics.observeLockWaits("plan", job.LockWaits())
 	}()
 	if err := job.Init(ctx); err != nil {
-		rec.Error = job.Redact(err.Error())
+		rec.fail(job, err)
 		return
 	}
 	if _, err := job.Plan(ctx); err != nil {
-		rec.Error = job.Redact(err.Error())
+		rec.fail(job, err)
 		return
 	}
 	shown, err := job.Show(ctx)
 	if err != nil {
-		rec.Error = job.Redact(err.Error())
+		rec.fail(job, err)
 		return
 	}
 	cs, err := planparse.ParseBytes(shown.JSON)
@@ -207,6 +207,27 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		rec.TraceVarsMissing = missingTraceVars(dir)
 	}
 	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
+}
+
+// fail records a failed terraform command: its one-line error and terraform's
+// diagnostics, redacted with the job's secrets (the server's are removed
+// when the record is shown).
+func (rec *PlanRecord) fail(job *runner.Job, err error) {
+	rec.Error = job.Redact(err.Error())
+	rec.Diagnostics = reportDiagnostics(job, runner.DiagnosticsOf(err))
+}
+
+// reportDiagnostics converts the runner's diagnostics for the report.
+func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diagnostic {
+	out := make([]report.Diagnostic, 0, len(diags))
+	for _, d := range diags {
+		rd := report.Diagnostic(d)
+		for _, p := range []*string{&rd.Summary, &rd.Detail, &rd.File, &rd.Context, &rd.Snippet} {
+			*p = job.Redact(*p)
+		}
+		out = append(out, rd)
+	}
+	return out
 }
 
 // finishPlan stores a project's result and completes its check run.

@@ -68,14 +68,17 @@ type PRState struct {
 
 // PlanRecord is one project's plan of one head commit, with its last judgement.
 type PlanRecord struct {
-	Project     string                       `json:"project"`
-	Dir         string                       `json:"dir"`
-	Workspace   string                       `json:"workspace"`
-	VarFiles    []string                     `json:"var_files,omitempty"`
-	HeadSHA     string                       `json:"head_sha"`
-	ChangeSet   *planparse.ChangeSet         `json:"change_set,omitempty"`
-	Fingerprint string                       `json:"fingerprint,omitempty"`
-	Error       string                       `json:"error,omitempty"`
+	Project     string               `json:"project"`
+	Dir         string               `json:"dir"`
+	Workspace   string               `json:"workspace"`
+	VarFiles    []string             `json:"var_files,omitempty"`
+	HeadSHA     string               `json:"head_sha"`
+	ChangeSet   *planparse.ChangeSet `json:"change_set,omitempty"`
+	Fingerprint string               `json:"fingerprint,omitempty"`
+	Error       string               `json:"error,omitempty"`
+	// Diagnostics are terraform's errors and warnings when Error is a failed
+	// terraform command: summary, detail, file and line, redacted.
+	Diagnostics []report.Diagnostic          `json:"diagnostics,omitempty"`
 	Coordinator policy.Coordinator           `json:"coordinator"`
 	Live        map[string]policy.LiveStream `json:"live,omitempty"`
 	LockWaits   []report.LockWait            `json:"lock_waits"`

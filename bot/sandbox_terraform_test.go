@@ -108,7 +108,7 @@ func TestPRCannotReadServerFiles(t *testing.T) {
 `, key)})
 	body := strings.Join(strings.Fields(h.theComment(pr)), " ")
 	// file() failed (permission denied, in the plan's output): nothing was read.
-	require.Contains(t, body, "terraform plan failed (exit 1): Invalid function argument")
+	require.Contains(t, body, "terraform plan failed (exit 1): leak.tf:2: Invalid function argument")
 	require.NotContains(t, body, material)
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	check := h.check(CheckPlanPrefix+"streams", head)

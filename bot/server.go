@@ -120,6 +120,9 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 		}
 		// Redacted before the retries, which then replay the redacted body.
 		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), &redactTransport{next: base, r: s.redact})
+		if err != nil && cfg.PrivateKeyFile != "" {
+			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +144,8 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	wait.Timeout = cfg.LockTimeout
 	// Scratch (saved plans, sensitive variable files) lives in the run dir,
 	// which the next start removes if this process dies.
-	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir)}
+	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir),
+		runner.WithCommandObserver(s.metrics.observeTerraform)}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}

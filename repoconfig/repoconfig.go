@@ -17,6 +17,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/shardgate/shardgate/internal/yamlstrict"
+
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -131,30 +133,30 @@ func Parse(source string, data []byte) (*Config, error) {
 		return nil, &Error{Source: source, Problems: []string{fmt.Sprintf("file is larger than %d bytes", MaxSize)}}
 	}
 	var raw rawConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{Source: source, Problems: []string{"file is empty: it needs at least 'version: 1'"}}
-		}
-		return nil, &Error{Source: source, Problems: yamlProblems(err)}
+	res, err := yamlstrict.Decode(data, &raw)
+	var syntax *yamlstrict.SyntaxError
+	switch {
+	case errors.Is(err, yamlstrict.ErrEmpty):
+		return nil, &Error{Source: source, Problems: []string{"file is empty: it needs at least 'version: 1'"}}
+	case errors.As(err, &syntax):
+		return nil, &Error{Source: source, Problems: []string{syntax.Problem.String()}}
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, extra yaml.Node
+	if dec.Decode(&first) == nil && !errors.Is(dec.Decode(&extra), io.EOF) {
 		return nil, &Error{Source: source, Problems: []string{"more than one YAML document: keep one"}}
+	}
+	if len(res.Problems) > 0 {
+		var problems []string
+		for _, p := range res.Problems {
+			problems = append(problems, p.String())
+		}
+		return nil, &Error{Source: source, Problems: problems}
 	}
 	if problems := raw.validate(); len(problems) > 0 {
 		return nil, &Error{Source: source, Problems: problems}
 	}
 	return raw.toConfig(), nil
-}
-
-func yamlProblems(err error) []string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return te.Errors
-	}
-	return []string{strings.TrimPrefix(err.Error(), "yaml: ")}
 }
 
 func (r *rawConfig) validate() []string {

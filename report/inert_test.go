@@ -86,13 +86,20 @@ func hostileReport(h string) *Report {
 // not be planned, and the exported helpers.
 func renderings(r *Report, h string, budget int) map[string]string {
 	detail := "Error: Invalid value for " + h + "\n\n  on main.tf line 1:\n" + h + "\n"
+	diags := []Diagnostic{
+		{Severity: "error", Summary: h, Detail: h + "\n" + h, File: h, Line: 3, Context: h, Snippet: h},
+		{Severity: "warning", Summary: "Deprecated " + h, Detail: "use " + h},
+		{Severity: h, Summary: h},
+	}
 	return map[string]string{
-		"markdown":            r.Markdown(budget),
-		"check summary":       r.CheckSummary(budget),
-		"check text":          r.CheckText(budget),
-		"not planned":         NotPlanned(h, detail, budget),
-		"not planned summary": NotPlanned("", detail, budget),
-		"helpers":             "Stream " + Code(h) + " said " + Escape(h) + ":\n\n" + CodeBlock(detail),
+		"not planned diagnostics":         NotPlannedWithDiagnostics(h, detail, diags, true, budget),
+		"not planned diagnostics summary": NotPlannedWithDiagnostics("", detail, diags, false, budget),
+		"markdown":                        r.Markdown(budget),
+		"check summary":                   r.CheckSummary(budget),
+		"check text":                      r.CheckText(budget),
+		"not planned":                     NotPlanned(h, detail, budget),
+		"not planned summary":             NotPlanned("", detail, budget),
+		"helpers":                         "Stream " + Code(h) + " said " + Escape(h) + ":\n\n" + CodeBlock(detail),
 	}
 }
 
@@ -181,7 +188,7 @@ func requireInert(t *testing.T, md, name string) {
 }
 
 var (
-	ownHTML    = regexp.MustCompile(`^(<details><summary>(Raw resource changes|Other resource changes) \(\d+\)</summary>|</details>)$`)
+	ownHTML    = regexp.MustCompile(`^(<details><summary>(Raw resource changes|Other resource changes|Terraform's diagnostics) \(\d+\)</summary>|</details>)$`)
 	ownHeading = regexp.MustCompile(`^((✅|❌) Project |Violations|Warnings|Exceptions applied|Producer-quiesce attestations used|Labels not counted|Terraform state locks waited on|Sentinel)$`)
 	linkable   = []*regexp.Regexp{
 		regexp.MustCompile(`(?i)@[a-z0-9]`),   // mentions and e-mail addresses

@@ -15,6 +15,9 @@ type Failure struct {
 	ExitCode int    // -1 when terraform did not run to an exit
 	Tail     string
 	Err      error
+	// Diagnostics are terraform's errors and warnings read from Tail, in
+	// full (summary, detail, file and line), bounded and redacted.
+	Diagnostics []Diagnostic
 }
 
 func (f *Failure) message() string {
@@ -22,13 +25,37 @@ func (f *Failure) message() string {
 	if f.ExitCode >= 0 {
 		msg += fmt.Sprintf(" (exit %d)", f.ExitCode)
 	}
-	if s := summary(f.Tail); s != "" {
+	if d, errs, ok := headline(f.Diagnostics); ok {
+		msg += ": " + d.Headline()
+		if errs > 1 {
+			msg += fmt.Sprintf(" (and %d more %s)", errs-1, plural(errs-1, "error"))
+		}
+	} else if s := summary(f.Tail); s != "" {
 		msg += ": " + s
 	} else if f.Err != nil {
 		msg += ": " + f.Err.Error()
 	}
 	return msg
 }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// DiagnosticsOf returns the terraform diagnostics err carries (a failed init,
+// workspace, plan, show or apply), nil when it carries none.
+func DiagnosticsOf(err error) []Diagnostic {
+	var f interface{ failure() *Failure }
+	if errors.As(err, &f) {
+		return f.failure().Diagnostics
+	}
+	return nil
+}
+
+func (f *Failure) failure() *Failure { return f }
 
 // InitError is a failed `terraform init` (or workspace selection, which is part
 // of preparing the working directory).

@@ -156,23 +156,34 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	out := newTailBuffer(j.r.tailBytes)
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	begin := j.r.now()
 	// Truncated because terraform's lock times have no monotonic reading.
-	started := j.r.now().Truncate(time.Millisecond)
+	started := begin.Truncate(time.Millisecond)
 	j.tf.SetStdout(out)
 	j.tf.SetStderr(out)
 	err := fn(ctx, out)
+	took := j.r.now().Sub(begin)
 	j.tf.SetStdout(nil)
 	j.tf.SetStderr(nil)
 	tail := j.redactor.Redact(out.String())
 	j.lastOutput = tail
 	if err == nil {
+		j.observe(command, took, nil)
 		return nil
 	}
 	err = j.classify(ctx, command, err, tail)
 	if lockErr, ok := err.(*StateLockError); ok && lockErr.describesRequester(command, started, terraformWho()) {
 		*lockErr = StateLockError{Message: lockErr.Message, Command: command}
 	}
+	j.observe(command, took, err)
 	return err
+}
+
+// observe tells the runner's command observer, if any, about a command.
+func (j *Job) observe(command string, d time.Duration, err error) {
+	if j.r.onCommand != nil {
+		j.r.onCommand(command, d, err)
+	}
 }
 
 // classify maps a failed command to the error type callers branch on. The
@@ -195,7 +206,7 @@ func (j *Job) classify(ctx context.Context, command string, err error, tail stri
 			}
 		}
 	}
-	f := Failure{Command: command, ExitCode: -1, Tail: tail, Err: j.safeCause(err)}
+	f := Failure{Command: command, ExitCode: -1, Tail: tail, Err: j.safeCause(err), Diagnostics: parseDiagnostics(tail, true)}
 	if exitErr, ok := errAs[*exec.ExitError](err); ok {
 		f.ExitCode = exitErr.ExitCode()
 	}

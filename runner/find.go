@@ -131,8 +131,8 @@ func checkTerraform(path string) (string, error) {
 	var info struct {
 		Version string `json:"terraform_version"`
 	}
-	if err := json.Unmarshal(out, &info); err != nil || info.Version == "" {
-		return "", &BinaryError{Path: path, Reason: "cannot read its version (is it terraform?)"}
+	if err := json.Unmarshal(jsonDocument(out), &info); err != nil || info.Version == "" {
+		return "", &BinaryError{Path: path, Reason: "cannot read its version (is it terraform or tofu?)"}
 	}
 	ok, err := versionAtLeast(info.Version, MinVersion)
 	if err != nil {

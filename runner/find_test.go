@@ -18,7 +18,7 @@ func TestFindTerraformErrors(t *testing.T) {
 		want     string
 	}{
 		{name: "explicit path missing", explicit: "/nonexistent/terraform", want: "find terraform: /nonexistent/terraform: not found"},
-		{name: "explicit path is not terraform", explicit: notTerraform, want: "cannot read its version (is it terraform?)"},
+		{name: "explicit path is not terraform", explicit: notTerraform, want: "cannot read its version (is it terraform or tofu?)"},
 		{name: "nothing anywhere", path: t.TempDir(), want: "no terraform in"},
 		{name: "only unusable candidates", path: filepath.Dir(notTerraform), want: "no usable terraform: find terraform: " + notTerraform + ": cannot read its version"},
 	}

@@ -262,7 +262,19 @@ func (j *Job) Show(ctx context.Context) (*Shown, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shown{JSON: stdout.Bytes()}, nil
+	return &Shown{JSON: jsonDocument(stdout.Bytes())}, nil
+}
+
+// jsonDocument drops what precedes the JSON document on stdout: OpenTofu
+// prints its CLI configuration warnings there (terraform, to stderr).
+func jsonDocument(out []byte) []byte {
+	if len(out) == 0 || out[0] == '{' {
+		return out
+	}
+	if i := bytes.Index(out, []byte("\n{")); i >= 0 {
+		return out[i+1:]
+	}
+	return out
 }
 
 // ShowText renders the saved plan for a person (`terraform show`), redacted.

@@ -36,6 +36,7 @@ type Runner struct {
 	pluginCache string
 	policy      WaitPolicy
 	onLockWait  func(LockWait)
+	onCommand   func(command string, d time.Duration, err error)
 	grace       time.Duration
 	passEnv     []string
 	env         map[string]string
@@ -67,6 +68,15 @@ func WithWaitPolicy(p WaitPolicy) Option { return func(r *Runner) { r.policy = p
 // WithOnLockWait sets the default callback told about each lock wait. It is
 // called on the job's goroutine before it waits, so it must return quickly.
 func WithOnLockWait(fn func(LockWait)) Option { return func(r *Runner) { r.onLockWait = fn } }
+
+// WithCommandObserver sets a callback told about every terraform command a
+// job ran ("init", "workspace", "plan", "show", "apply"): how long it took
+// and its error (nil on success, the typed error callers get otherwise). It
+// is called on the job's goroutine once the command ended, so it must return
+// quickly; metrics are its use.
+func WithCommandObserver(fn func(command string, d time.Duration, err error)) Option {
+	return func(r *Runner) { r.onCommand = fn }
+}
 
 // WithGracePeriod sets how long terraform may take to stop after SIGINT.
 func WithGracePeriod(d time.Duration) Option { return func(r *Runner) { r.grace = d } }

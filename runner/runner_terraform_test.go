@@ -20,7 +20,13 @@ var update = flag.Bool("update", false, "rewrite testdata/ samples of terraform 
 // realRunner is a Runner on the real terraform binary.
 func realRunner(t *testing.T, opts ...Option) *Runner {
 	t.Helper()
-	r, err := New(tftest.Binary(t), append([]Option{WithTempDir(t.TempDir())}, opts...)...)
+	return realRunnerOn(t, tftest.Binary(t), opts...)
+}
+
+// realRunnerOn is a Runner on bin, terraform or tofu (tftest.EachBinary).
+func realRunnerOn(t *testing.T, bin string, opts ...Option) *Runner {
+	t.Helper()
+	r, err := New(bin, append([]Option{WithTempDir(t.TempDir())}, opts...)...)
 	require.NoError(t, err)
 	return r
 }
@@ -56,8 +62,16 @@ func terraformCmd(t *testing.T, dir, dataDir string, args ...string) *exec.Cmd {
 
 func runTerraform(t *testing.T, dir, dataDir string, args ...string) {
 	t.Helper()
-	out, err := terraformCmd(t, dir, dataDir, args...).CombinedOutput()
-	require.NoError(t, err, "terraform %v: %s", args, out)
+	runBinary(t, tftest.Binary(t), dir, dataDir, args...)
+}
+
+// runBinary is runTerraform with bin, terraform or tofu.
+func runBinary(t *testing.T, bin, dir, dataDir string, args ...string) {
+	t.Helper()
+	cmd := terraformCmd(t, dir, dataDir, args...)
+	cmd.Path, cmd.Args[0] = bin, bin
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %v: %s", bin, args, out)
 }
 
 // requireNoGoroutineLeak waits a little for goroutines to wind down to base.
@@ -87,48 +101,53 @@ resource "terraform_data" "x" {
 `
 
 func TestJobLifecycle(t *testing.T) {
-	const secret = "tok-4f9a8b7c6d5e"
-	t.Setenv("SHARDGATE_LEAK_CHECK", "must-not-reach-terraform")
-	dir := writeModule(t, plainModule)
-	r := realRunner(t)
-	j := newJob(t, r, JobConfig{Dir: dir, Vars: map[string]string{"label": "blue"}, SensitiveVars: map[string]string{"token": secret}})
-	ctx := context.Background()
+	tftest.EachBinary(t, func(t *testing.T, bin string) {
+		const secret = "tok-4f9a8b7c6d5e"
+		t.Setenv("SHARDGATE_LEAK_CHECK", "must-not-reach-terraform")
+		// A CLI configuration that is missing makes both warn; OpenTofu does
+		// so on stdout, before show's JSON.
+		t.Setenv("TF_CLI_CONFIG_FILE", filepath.Join(t.TempDir(), "missing.tfrc"))
+		dir := writeModule(t, plainModule)
+		r := realRunnerOn(t, bin)
+		j := newJob(t, r, JobConfig{Dir: dir, Vars: map[string]string{"label": "blue"}, SensitiveVars: map[string]string{"token": secret}})
+		ctx := context.Background()
 
-	require.NoError(t, j.Init(ctx))
-	changed, err := j.Plan(ctx)
-	require.NoError(t, err)
-	require.True(t, changed)
-	require.NotContains(t, j.Output(), secret)
-
-	shown, err := j.Show(ctx)
-	require.NoError(t, err)
-	require.True(t, json.Valid(shown.JSON))
-	require.Contains(t, string(shown.JSON), secret, "JSON is the raw plan for the decision engine")
-	plan, err := shown.Plan()
-	require.NoError(t, err)
-	require.Len(t, plan.ResourceChanges, 1)
-	require.Equal(t, "terraform_data.x", plan.ResourceChanges[0].Address)
-	text, err := j.ShowText(ctx)
-	require.NoError(t, err)
-	require.Contains(t, text, "terraform_data.x will be created")
-	require.Contains(t, text, "blue-[REDACTED]")
-	require.NotContains(t, text, secret)
-
-	require.NoError(t, j.Apply(ctx))
-	require.NotContains(t, j.Output(), secret)
-	require.Contains(t, j.Output(), "Apply complete!")
-	require.Empty(t, j.LockWaits())
-
-	env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
-	require.NoError(t, err)
-	require.Contains(t, string(env), "TF_IN_AUTOMATION=1")
-	require.Contains(t, string(env), "CHECKPOINT_DISABLE=1")
-	require.NotContains(t, string(env), "SHARDGATE_LEAK_CHECK", "only allow-listed variables reach terraform")
-
-	t.Run("nothing to change", func(t *testing.T) {
+		require.NoError(t, j.Init(ctx))
 		changed, err := j.Plan(ctx)
 		require.NoError(t, err)
-		require.False(t, changed)
+		require.True(t, changed)
+		require.NotContains(t, j.Output(), secret)
+
+		shown, err := j.Show(ctx)
+		require.NoError(t, err)
+		require.True(t, json.Valid(shown.JSON))
+		require.Contains(t, string(shown.JSON), secret, "JSON is the raw plan for the decision engine")
+		plan, err := shown.Plan()
+		require.NoError(t, err)
+		require.Len(t, plan.ResourceChanges, 1)
+		require.Equal(t, "terraform_data.x", plan.ResourceChanges[0].Address)
+		text, err := j.ShowText(ctx)
+		require.NoError(t, err)
+		require.Contains(t, text, "terraform_data.x will be created")
+		require.Contains(t, text, "blue-[REDACTED]")
+		require.NotContains(t, text, secret)
+
+		require.NoError(t, j.Apply(ctx))
+		require.NotContains(t, j.Output(), secret)
+		require.Contains(t, j.Output(), "Apply complete!")
+		require.Empty(t, j.LockWaits())
+
+		env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
+		require.NoError(t, err)
+		require.Contains(t, string(env), "TF_IN_AUTOMATION=1")
+		require.Contains(t, string(env), "CHECKPOINT_DISABLE=1")
+		require.NotContains(t, string(env), "SHARDGATE_LEAK_CHECK", "only allow-listed variables reach terraform")
+
+		t.Run("nothing to change", func(t *testing.T) {
+			changed, err := j.Plan(ctx)
+			require.NoError(t, err)
+			require.False(t, changed)
+		})
 	})
 }
 
@@ -143,54 +162,58 @@ func TestJobWorkspace(t *testing.T) {
 }
 
 func TestJobFailures(t *testing.T) {
-	ctx := context.Background()
-	t.Run("invalid configuration is an InitError with the tail", func(t *testing.T) {
-		dir := writeModule(t, `resource "terraform_data" "x" { nonsense = 1 `)
-		err := newJob(t, realRunner(t), JobConfig{Dir: dir}).Init(ctx)
-		var initErr *InitError
-		require.ErrorAs(t, err, &initErr)
-		require.Equal(t, 1, initErr.ExitCode)
-		require.Contains(t, initErr.Tail, "Error:")
-	})
-	t.Run("a plan error says what failed, secrets hidden", func(t *testing.T) {
-		dir := writeModule(t, `variable "pw" { type = string }
-resource "terraform_data" "x" { input = tonumber(var.pw) }`)
-		j := newJob(t, realRunner(t), JobConfig{Dir: dir, SensitiveVars: map[string]string{"pw": "not-a-number-pw"}})
-		require.NoError(t, j.Init(ctx))
-		_, err := j.Plan(ctx)
-		var planErr *PlanError
-		require.ErrorAs(t, err, &planErr)
-		require.Contains(t, err.Error(), "terraform plan failed (exit 1)")
-		require.NotContains(t, err.Error()+planErr.Tail, "not-a-number-pw")
-	})
-	t.Run("apply without a plan", func(t *testing.T) {
-		j := newJob(t, realRunner(t), JobConfig{Dir: writeModule(t, `resource "terraform_data" "x" {}`)})
-		require.ErrorContains(t, j.Apply(ctx), "no plan file")
+	tftest.EachBinary(t, func(t *testing.T, bin string) {
+		ctx := context.Background()
+		t.Run("invalid configuration is an InitError with the tail", func(t *testing.T) {
+			dir := writeModule(t, `resource "terraform_data" "x" { nonsense = 1 `)
+			err := newJob(t, realRunnerOn(t, bin), JobConfig{Dir: dir}).Init(ctx)
+			var initErr *InitError
+			require.ErrorAs(t, err, &initErr)
+			require.Equal(t, 1, initErr.ExitCode)
+			require.Contains(t, initErr.Tail, "Error:")
+		})
+		t.Run("a plan error says what failed, secrets hidden", func(t *testing.T) {
+			dir := writeModule(t, `variable "pw" { type = string }
+	resource "terraform_data" "x" { input = tonumber(var.pw) }`)
+			j := newJob(t, realRunnerOn(t, bin), JobConfig{Dir: dir, SensitiveVars: map[string]string{"pw": "not-a-number-pw"}})
+			require.NoError(t, j.Init(ctx))
+			_, err := j.Plan(ctx)
+			var planErr *PlanError
+			require.ErrorAs(t, err, &planErr)
+			require.Contains(t, err.Error(), "terraform plan failed (exit 1)")
+			require.NotContains(t, err.Error()+planErr.Tail, "not-a-number-pw")
+		})
+		t.Run("apply without a plan", func(t *testing.T) {
+			j := newJob(t, realRunnerOn(t, bin), JobConfig{Dir: writeModule(t, `resource "terraform_data" "x" {}`)})
+			require.ErrorContains(t, j.Apply(ctx), "no plan file")
+		})
 	})
 }
 
 func TestStalePlan(t *testing.T) {
-	ctx := context.Background()
-	dir := writeModule(t, `resource "terraform_data" "x" {}`)
-	r := realRunner(t)
-	mine := newJob(t, r, JobConfig{Dir: dir})
-	require.NoError(t, mine.Init(ctx))
-	_, err := mine.Plan(ctx)
-	require.NoError(t, err)
+	tftest.EachBinary(t, func(t *testing.T, bin string) {
+		ctx := context.Background()
+		dir := writeModule(t, `resource "terraform_data" "x" {}`)
+		r := realRunnerOn(t, bin)
+		mine := newJob(t, r, JobConfig{Dir: dir})
+		require.NoError(t, mine.Init(ctx))
+		_, err := mine.Plan(ctx)
+		require.NoError(t, err)
 
-	// Someone else applies first and the state moves on.
-	other := t.TempDir()
-	runTerraform(t, dir, other, "init", "-input=false", "-no-color")
-	runTerraform(t, dir, other, "apply", "-auto-approve", "-input=false", "-no-color")
+		// Someone else applies first and the state moves on.
+		other := t.TempDir()
+		runBinary(t, bin, dir, other, "init", "-input=false", "-no-color")
+		runBinary(t, bin, dir, other, "apply", "-auto-approve", "-input=false", "-no-color")
 
-	err = mine.Apply(ctx)
-	var stale *StalePlanError
-	require.ErrorAs(t, err, &stale)
-	require.Equal(t, "Saved plan is stale", stale.Reason)
-	require.Contains(t, err.Error(), "plan again")
-	if *update {
-		require.NoError(t, os.WriteFile("testdata/stale_plan.txt", []byte(stale.Tail), 0o644))
-	}
+		err = mine.Apply(ctx)
+		var stale *StalePlanError
+		require.ErrorAs(t, err, &stale)
+		require.Equal(t, "Saved plan is stale", stale.Reason)
+		require.Contains(t, err.Error(), "plan again")
+		if *update {
+			require.NoError(t, os.WriteFile("testdata/stale_plan.txt", []byte(stale.Tail), 0o644))
+		}
+	})
 }
 
 func TestApplyInterrupted(t *testing.T) {

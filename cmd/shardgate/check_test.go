@@ -118,7 +118,7 @@ func TestCheckBadUsageAndInput(t *testing.T) {
 		{"bad format", []string{"check", "--plan", plan, "--format", "yaml"}, `--format "yaml"`},
 		{"bad attest", []string{"check", "--plan", plan, "--attest", ""}, "is not a stream prefix"},
 		{"missing config", []string{"check", "--plan", plan, "--config", filepath.Join(dir, "none.yaml")}, "read config"},
-		{"bad config", []string{"check", "--plan", plan, "--config", write("bad.yaml", "version: 2\nfoo: 1\n")}, "field foo not found"},
+		{"bad config", []string{"check", "--plan", plan, "--config", write("bad.yaml", "version: 2\nfoo: 1\n")}, "bad.yaml: 2:1: foo: unknown key"},
 		{"unknown command", []string{"nope"}, `unknown command "nope"`},
 	}
 	for _, tt := range tests {

@@ -95,6 +95,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cs, err := planJob(ctx, job)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate plan: %s\n", terraformFailure(err))
+		writeDiagnostics(stderr, runner.DiagnosticsOf(err))
 		return exitTerraform
 	}
 	waits := []report.LockWait{}
@@ -131,6 +132,18 @@ func lockWaitLine(w runner.LockWait) string {
 		msg += "; the lock is old and may be orphaned: ask its holder before anyone runs 'terraform force-unlock'"
 	}
 	return msg
+}
+
+// writeDiagnostics prints terraform's diagnostics (already redacted and
+// bounded by the runner) after the one-line reason, each line made safe for
+// a terminal.
+func writeDiagnostics(w io.Writer, diags []runner.Diagnostic) {
+	for _, d := range diags {
+		fmt.Fprintln(w)
+		for _, line := range strings.Split(strings.TrimRight(d.String(), "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", report.Plain(line))
+		}
+	}
 }
 
 // terraformFailure is the reason printed for exit 3: the holder of a lock still

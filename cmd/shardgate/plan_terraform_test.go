@@ -27,42 +27,44 @@ func copyExamples(t *testing.T) string {
 }
 
 func TestPlanExampleFromScratch(t *testing.T) {
-	tf := tftest.Binary(t)
-	dir := copyExamples(t)
-	code, out, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--format", "json")
-	require.Equal(t, exitOK, code, stderr)
-	var got struct {
-		Allowed bool `json:"allowed"`
-		Changes []struct {
-			Action       string `json:"action"`
-			StreamPrefix string `json:"stream_prefix"`
-			ShardsAfter  *int   `json:"shards_after"`
-		} `json:"changes"`
-		StateLockWaits []any `json:"state_lock_waits"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	require.True(t, got.Allowed)
-	require.Len(t, got.Changes, 3)
-	for _, c := range got.Changes {
-		require.Equal(t, "create", c.Action)
-	}
-	require.NotNil(t, got.StateLockWaits, "state_lock_waits is present, empty when none")
-	require.Empty(t, got.StateLockWaits)
+	tftest.EachBinary(t, func(t *testing.T, tf string) {
+		dir := copyExamples(t)
+		code, out, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--format", "json")
+		require.Equal(t, exitOK, code, stderr)
+		var got struct {
+			Allowed bool `json:"allowed"`
+			Changes []struct {
+				Action       string `json:"action"`
+				StreamPrefix string `json:"stream_prefix"`
+				ShardsAfter  *int   `json:"shards_after"`
+			} `json:"changes"`
+			StateLockWaits []any `json:"state_lock_waits"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		require.True(t, got.Allowed)
+		require.Len(t, got.Changes, 3)
+		for _, c := range got.Changes {
+			require.Equal(t, "create", c.Action)
+		}
+		require.NotNil(t, got.StateLockWaits, "state_lock_waits is present, empty when none")
+		require.Empty(t, got.StateLockWaits)
+	})
 }
 
 func TestPlanVarFileAndWorkspace(t *testing.T) {
-	tf := tftest.Binary(t)
-	dir := copyExamples(t)
-	vars := filepath.Join(t.TempDir(), "big.tfvars")
-	require.NoError(t, os.WriteFile(vars, []byte(`groups = {
+	tftest.EachBinary(t, func(t *testing.T, tf string) {
+		dir := copyExamples(t)
+		vars := filepath.Join(t.TempDir(), "big.tfvars")
+		require.NoError(t, os.WriteFile(vars, []byte(`groups = {
   "create-order/billing" = { stream_prefix = "create-order", consumer_group = "billing", shard_count = 4 }
   "create-order/audit"   = { stream_prefix = "create-order", consumer_group = "audit", shard_count = 8 }
 }
 `), 0o644))
-	code, out, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--workspace", "staging", "--var-file", vars, "--format", "text")
-	require.Equal(t, exitDenied, code, stderr)
-	require.Contains(t, out, "[conflicting_shard_count]")
-	require.DirExists(t, filepath.Join(dir, "terraform.tfstate.d", "staging"), "the workspace was created")
+		code, out, stderr := run(t, "plan", "--terraform", tf, "--dir", dir, "--workspace", "staging", "--var-file", vars, "--format", "text")
+		require.Equal(t, exitDenied, code, stderr)
+		require.Contains(t, out, "[conflicting_shard_count]")
+		require.DirExists(t, filepath.Join(dir, "terraform.tfstate.d", "staging"), "the workspace was created")
+	})
 }
 
 func TestPlanBadUsage(t *testing.T) {
@@ -142,6 +144,28 @@ resource "terraform_data" "slow" {
 
 	require.NoError(t, writer.Wait(), writerOut.String())
 	require.NoFileExists(t, lockFile, "the writer released its own lock; shardgate never breaks it")
+}
+
+// terraform's diagnostics reach the caller's terminal whole: the one-line
+// reason names the file, line and variable, the lines after it the rest.
+func TestPlanPrintsTerraformsDiagnostics(t *testing.T) {
+	tftest.EachBinary(t, func(t *testing.T, tf string) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte("variable \"region_name\" {\n  type = string\n}\n"), 0o644))
+		code, _, stderr := run(t, "plan", "--terraform", tf, "--dir", dir)
+		require.Equal(t, exitTerraform, code, stderr)
+		first, rest, _ := strings.Cut(stderr, "\n")
+		require.Equal(t, `shardgate plan: terraform plan failed (exit 1): main.tf:1: No value for required variable: The root module input variable "region_name" is not set, and has no default value.`, first)
+		require.Contains(t, rest, "  Error: No value for required variable\n")
+		require.Contains(t, rest, "  on main.tf:1\n")
+		require.Contains(t, rest, `1: variable "region_name" {`)
+		require.Contains(t, rest, "Use a -var or -var-file command line argument")
+
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte("resource \"terraform_data\" \"x\" {\n\nresource {\n"), 0o644))
+		code, _, stderr = run(t, "plan", "--terraform", tf, "--dir", dir)
+		require.Equal(t, exitTerraform, code, stderr)
+		require.Contains(t, stderr, "shardgate plan: terraform init failed (exit 1): main.tf:3: Unclosed configuration block")
+	})
 }
 
 // A `shardgate plan` killed with -9 leaves its scratch dir (saved plan,

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -84,4 +85,35 @@ func SkipIfShort(t testing.TB, why string) {
 	if testing.Short() {
 		t.Skipf("%s: skipped under -short (make test runs it)", why)
 	}
+}
+
+// EnvTofu names the OpenTofu binary (`make tools` installs bin/tofu and
+// `make test` sets it) that the tests run on both binaries also use.
+const EnvTofu = "SHARDGATE_TOFU"
+
+// EachBinary runs fn as a subtest on terraform ("terraform") and on OpenTofu
+// ("tofu"). The tofu subtest is skipped only when SHARDGATE_TOFU is unset;
+// set to a binary that does not run, it fails.
+func EachBinary(t *testing.T, fn func(t *testing.T, bin string)) {
+	t.Helper()
+	t.Run("terraform", func(t *testing.T) { fn(t, Binary(t)) })
+	t.Run("tofu", func(t *testing.T) { fn(t, Tofu(t)) })
+}
+
+// Tofu returns $SHARDGATE_TOFU, skipping the test when it is unset and
+// failing it when the binary there does not run as OpenTofu.
+func Tofu(t testing.TB) string {
+	t.Helper()
+	SkipIfShort(t, "uses the real OpenTofu")
+	p := os.Getenv(EnvTofu)
+	if p == "" {
+		t.Skipf("%s is unset: the OpenTofu run of this test needs it (make test sets it to bin/tofu)", EnvTofu)
+	}
+	cmd := exec.Command(p, "version")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "OpenTofu v") {
+		t.Fatalf("%s=%s: not a working OpenTofu (%v): %s (run 'make tools')", EnvTofu, p, err, out)
+	}
+	return p
 }
