@@ -370,10 +370,10 @@ allow_fork_prs: maybe
 		}, got)
 		require.NotContains(t, strings.Join(got, "\n"), "hunter2")
 	})
-	t.Run("a YAML syntax error has its line", func(t *testing.T) {
+	t.Run("a YAML syntax error has its line and column", func(t *testing.T) {
 		got := problems("version: 1\nstore:\n  path: x\n  bad\nqueue: {size: 1}\n", noEnv)
 		require.Len(t, got, 1)
-		require.Regexp(t, `^config\.yaml:[45]: YAML syntax: `, got[0])
+		require.Regexp(t, `^config\.yaml:[45]:[0-9]+: YAML syntax: `, got[0])
 	})
 	t.Run("a key given twice", func(t *testing.T) {
 		got := problems("version: 1\nlisten: :8080\nlisten: :9090\n", noEnv)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	yaml4 "go.yaml.in/yaml/v4"
 	"gopkg.in/yaml.v3"
 )
 
@@ -64,13 +65,13 @@ type Result struct {
 // Decode decodes the single YAML document data into out (a pointer to a
 // struct whose fields carry `yaml:"name"` tags). Problems are collected, not
 // returned as an error: the fields that could be decoded are set. A syntax
-// document that is not YAML is a *SyntaxError (with the line, as yaml.v3
-// says it), one with no content ErrEmpty.
+// document that is not YAML is a *SyntaxError (with its line and column),
+// one with no content ErrEmpty.
 func Decode(data []byte, out any) (Result, error) {
 	res := Result{Keys: map[string]Pos{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return res, &SyntaxError{syntaxProblem(err)}
+		return res, &SyntaxError{syntaxProblem(data, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return res, ErrEmpty
@@ -84,7 +85,20 @@ func Decode(data []byte, out any) (Result, error) {
 // 7: mapping values are not allowed in this context").
 var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func syntaxProblem(err error) Problem {
+// syntaxProblem places a syntax error at its line and column. yaml.v3 says
+// only the line; its successor go.yaml.in/yaml/v4, whose scanner is the same
+// libyaml port, keeps the column in a *LoadError, so the document is scanned
+// again by it for the place.
+func syntaxProblem(data []byte, err error) Problem {
+	var n yaml4.Node
+	var le *yaml4.LoadError
+	if err4 := yaml4.Unmarshal(data, &n); errors.As(err4, &le) && le.Mark.Line > 0 {
+		msg := "YAML syntax: " + le.Message
+		if le.ContextMsg != "" && le.ContextMark.Line > 0 {
+			msg += fmt.Sprintf(" (%s started at %d:%d)", le.ContextMsg, le.ContextMark.Line, le.ContextMark.Column)
+		}
+		return Problem{Line: le.Mark.Line, Column: le.Mark.Column, Message: msg}
+	}
 	msg := err.Error()
 	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])

@@ -56,4 +56,7 @@ func TestDecode(t *testing.T) {
 	var syn *SyntaxError
 	require.True(t, errors.As(err, &syn))
 	require.Positive(t, syn.Problem.Line)
+	_, err = Decode([]byte("store:\n  path: a: b\n"), &s)
+	require.True(t, errors.As(err, &syn))
+	require.Equal(t, "2:10: YAML syntax: mapping values are not allowed in this context", err.Error())
 }
