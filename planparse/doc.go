@@ -141,5 +141,7 @@
 // reads is validated as it is read (see ParseBytes). Of an entry that is no
 // coordinator shape only the actions are read, and for a change its after side
 // and markers, for the fingerprint. On every well-formed plan the two agree
-// (FuzzParse).
+// (FuzzParse). ParseBytesProgress is ParseBytes that also says how far it has
+// read, so that a caller holding a mapped file (shardgate check) can drop the
+// pages behind it and never hold the whole plan.
 package planparse

@@ -55,6 +55,17 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(orig, raw) {
 			t.Fatal("ParseBytes changed its input")
 		}
+		// The progress hint changes nothing, and its offsets only grow within the input.
+		last := 0
+		hinted, herr := planparse.ParseBytesProgress(raw, func(n int) {
+			if n < last || n > len(raw) {
+				t.Fatalf("progress offset %d after %d, input of %d bytes", n, last, len(raw))
+			}
+			last = n
+		})
+		if !reflect.DeepEqual(cs, hinted) || (err == nil) != (herr == nil) || err != nil && err.Error() != herr.Error() {
+			t.Fatalf("ParseBytesProgress disagrees with ParseBytes: %v, %v", err, herr)
+		}
 		// Parse validates the whole plan, ParseBytes only what it reads (ParseBytes'
 		// doc): they must agree on every plan but one that is malformed JSON where
 		// planparse does not read, which only Parse may reject.

@@ -70,6 +70,8 @@ type parser struct {
 	// needPrior is set by a replace without action_reason; priorTainted once the
 	// prior state's taints are applied.
 	needPrior, priorTainted bool
+	// passed is ParseBytesProgress's hint; never nil in ParseBytes.
+	passed func(n int)
 }
 
 func (p *parser) plan() error {

@@ -19,12 +19,25 @@ import (
 // or in an entry's provider_name, parses here while Parse rejects it; on every
 // well-formed plan the two agree (FuzzParse).
 func ParseBytes(b []byte) (*ChangeSet, error) {
+	return ParseBytesProgress(b, nil)
+}
+
+// ParseBytesProgress is ParseBytes that calls passed(n), when passed is not nil,
+// each time the parse has moved past offset n of b: after each top-level member
+// and each resource_changes entry. It is a hint that the bytes before n are not
+// needed soon, for a caller that holds b in pages it can drop, such as a mapped
+// file (shardgate check): those bytes must stay readable, as a replace may send
+// the parse back to prior_state's taints at the end. Offsets only grow.
+func ParseBytesProgress(b []byte, passed func(n int)) (*ChangeSet, error) {
 	start := skipSpace(b, 0)
 	if start == len(b) || b[start] != '{' {
 		// Empty input, or not an object: let the decoder word what it is.
 		return Parse(bytes.NewBuffer(b))
 	}
-	p := parser{cs: newChangeSet()}
+	if passed == nil {
+		passed = func(int) {}
+	}
+	p := parser{cs: newChangeSet(), passed: passed}
 	if err := p.planBytes(b, start); err != nil {
 		return nil, err
 	}
@@ -58,6 +71,7 @@ func (p *parser) planBytes(b []byte, i int) error {
 		if i, err = p.memberAt(string(name), b, skipSpace(b, i+1)); err != nil {
 			return jsonError(err)
 		}
+		p.passed(i)
 		switch i = skipSpace(b, i); {
 		case i >= len(b):
 			return jsonError(skipErrorf(i, "unexpected end of input"))
@@ -219,6 +233,9 @@ func (p *parser) resourceChangesAt(b []byte, i int) (int, error) {
 		}
 		e, err := p.readEntry(n, b, at, true)
 		n++
+		if err == nil {
+			p.passed(e)
+		}
 		return e, err
 	})
 	if err == errMalformed {

@@ -151,3 +151,25 @@ func TestParseBytesTruncated(t *testing.T) {
 		require.Nil(t, cs)
 	}
 }
+
+// ParseBytesProgress reports each top-level member and each resource_changes entry
+// as it passes it, so that a caller can drop the pages behind the parse.
+func TestParseBytesProgress(t *testing.T) {
+	e1 := moduleEntry(`module.s["a"].terraform_data.stream_group`, `["no-op"]`, moduleInput("a", "4"), moduleInput("a", "4"), `{}`)
+	e2 := moduleEntry(`module.s["b"].terraform_data.stream_group`, `["update"]`, moduleInput("b", "4"), moduleInput("b", "8"), `{}`)
+	head := `{"format_version":"1.2","resource_changes":[`
+	plan := head + e1 + "," + e2 + `],"prior_state":{}}`
+	var got []int
+	cs, err := planparse.ParseBytesProgress([]byte(plan), func(n int) { got = append(got, n) })
+	require.NoError(t, err)
+	require.Len(t, cs.Changes, 2)
+	afterE1 := len(head) + len(e1)
+	afterE2 := afterE1 + 1 + len(e2)
+	want := []int{
+		len(`{"format_version":"1.2"`), // format_version
+		afterE1, afterE2,               // each entry
+		afterE2 + 1,   // resource_changes
+		len(plan) - 1, // prior_state
+	}
+	require.Equal(t, want, got)
+}

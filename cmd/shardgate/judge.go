@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -152,35 +151,4 @@ func (jg *judge) evaluate(ctx context.Context, cs *planparse.ChangeSet, lockWait
 		return exitDenied
 	}
 	return exitOK
-}
-
-// zipMagic starts a saved binary plan file (a zip archive).
-var zipMagic = []byte("PK\x03\x04")
-
-// readPlan parses plan JSON from a file ("-" for stdin).
-func readPlan(path string, stdin io.Reader) (*planparse.ChangeSet, error) {
-	var r io.Reader = stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("open plan: %w", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	head := make([]byte, len(zipMagic))
-	n, _ := io.ReadFull(r, head)
-	if bytes.Equal(head[:n], zipMagic) {
-		return nil, fmt.Errorf("%s is a saved binary plan: run 'terraform show -json %s > plan.json' first, or use 'shardgate plan'", path, path)
-	}
-	// ParseBytes is the fast path; plan files are read whole.
-	rest, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
-	cs, err := planparse.ParseBytes(append(head[:n], rest...))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cs, nil
 }
