@@ -20,6 +20,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/store"
 )
@@ -39,7 +40,7 @@ type Server struct {
 	rules      []policy.RuleInfo
 	log        *logrus.Entry
 	now        func() time.Time
-	redact     *Redactor
+	redact     *redact.Redactor
 	// workDir is this process's run directory (checkouts, terraform
 	// scratch) under baseWorkDir, the configured work dir.
 	workDir     string
@@ -99,7 +100,7 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 
 // New wires a server from a validated configuration and an open store. Every
 // secret of cfg is redacted from what the server writes: its logger (changed
-// in place, see RedactLogs), GitHub bodies, stored errors.
+// in place, see redact.Logs), GitHub bodies, stored errors.
 func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
 		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
@@ -111,7 +112,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s.registry = prometheus.NewRegistry()
 	s.metrics = newMetrics(s.registry, s.metricSources())
 	s.redact = NewRedactor(cfg)
-	RedactLogs(s.log, s.redact)
+	redact.Logs(s.log, s.redact)
 	s.rec = records{st: st, redact: s.redact}
 	if s.clients == nil {
 		base := s.ghTransport
@@ -119,7 +120,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 			base = NewRetryTransport(http.DefaultTransport)
 		}
 		// Redacted before the retries, which then replay the redacted body.
-		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), &redactTransport{next: base, r: s.redact})
+		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
 		if err != nil && cfg.PrivateKeyFile != "" {
 			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
 		}
