@@ -177,7 +177,7 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 		return state, reason
 	}
 	defer tj.Close()
-	defer func() { s.metrics.observeLockWaits("apply", tj.LockWaits()) }()
+	defer func() { s.metrics.ObserveLockWaits("apply", tj.LockWaits()) }()
 	if state, reason, ok := r.apply(ctx, tj, current); !ok {
 		return state, reason
 	}
@@ -350,7 +350,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	coordinator, live := s.liveState(ctx, current)
 	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
 		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
-	r.s.metrics.observeDecision("merge", dec)
+	r.s.metrics.ObserveDecision("merge", dec)
 	if err == nil && dec.Allowed {
 		r.judged = judgedChanges(current, dec)
 		return "", true
@@ -479,7 +479,7 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (Ap
 			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()
-		r.s.metrics.observeConvergence(err, r.s.now().Sub(start))
+		r.s.metrics.ObserveConvergence(err, r.s.now().Sub(start))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ApplyConverging, "interrupted"

@@ -121,7 +121,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))
 	}
 	rec.Decision = dec
-	s.metrics.observeDecision("review", dec)
+	s.metrics.ObserveDecision("review", dec)
 	return nil
 }
 

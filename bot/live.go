@@ -100,7 +100,7 @@ func (s *Server) coordClient(url string) (*coord.Client, error) {
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}
-	opts = append(opts, coord.WithHTTPClient(s.metrics.coordinatorClient(s.coordHTTP)))
+	opts = append(opts, coord.WithHTTPClient(s.metrics.CoordinatorClient(s.coordHTTP)))
 	c, err := coord.New(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator client for %s: %w", url, err)

@@ -151,7 +151,7 @@ func errText(err error) string {
 
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, checkout string, p repoconfig.Project, plans []*PlanRecord) {
-	defer s.metrics.timePlan(rec)()
+	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, shortSHA(st.HeadSHA))
@@ -181,7 +181,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		for _, w := range job.LockWaits() {
 			rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
 		}
-		s.metrics.observeLockWaits("plan", job.LockWaits())
+		s.metrics.ObserveLockWaits("plan", job.LockWaits())
 	}()
 	if err := job.Init(ctx); err != nil {
 		rec.fail(job, err)

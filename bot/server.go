@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
@@ -69,7 +70,7 @@ type Server struct {
 	dispatcher *Dispatcher
 	health     *storeHealth
 	intake     *Intake
-	metrics    *metrics
+	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
 }
@@ -110,7 +111,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	}
 	// Metrics first, so that every part is created with its observers.
 	s.registry = prometheus.NewRegistry()
-	s.metrics = newMetrics(s.registry, s.metricSources())
+	s.metrics = metrics.New(s.registry, s.metricSources())
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
 	s.rec = records{st: st, redact: s.redact}
@@ -146,7 +147,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	// Scratch (saved plans, sensitive variable files) lives in the run dir,
 	// which the next start removes if this process dies.
 	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir),
-		runner.WithCommandObserver(s.metrics.observeTerraform)}
+		runner.WithCommandObserver(s.metrics.ObserveTerraform)}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
@@ -167,11 +168,11 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.rules = s.engine.Rules()
-	s.metrics.setRules(ruleIDs(s.rules))
+	s.metrics.SetRules(metrics.RuleIDs(s.rules))
 	owner := processOwner()
 	s.applies = NewApplyQueue(st, owner, s.applyLease(), s.now)
 	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
-	handlers := s.metrics.countRunning(s.handlers())
+	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
@@ -183,13 +184,13 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	}
 	s.health = &storeHealth{st: st, log: s.log}
 	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
-	s.dispatcher.observe = s.metrics.observeJob
-	s.metrics.setEvents(s.dispatcher.Events())
+	s.dispatcher.observe = s.metrics.ObserveJob
+	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
 	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return nil, err
 	}
-	s.intake.observe = s.metrics.observeDelivery
+	s.intake.observe = s.metrics.ObserveDelivery
 	return s, nil
 }
 
@@ -246,7 +247,7 @@ func processOwner() string {
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/webhook", s.metrics.instrumentWebhook(s.intake))
+	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
