@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // Apply-on-merge defaults.
@@ -22,10 +23,6 @@ const (
 	DefaultAttestationWait = time.Hour
 	defaultApplyPoll       = 5 * time.Second
 	bucketAudit            = "audit"
-	// Terraform variables through which the stream-group module gets the
-	// coordinator credentials of its coordinator URL (sensitive; never logged).
-	tfVarCoordUser = "TF_VAR_coordinator_username"
-	tfVarCoordPass = "TF_VAR_coordinator_password"
 )
 
 // AuditRecord is kept for every finished apply job.
@@ -400,12 +397,12 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 	if s.sandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}
-	secret := RevealEnv(s.cfg.ApplyEnv)
+	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
 	for _, st := range streamsOf(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
 		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
-			secret[tfVarCoordUser] = creds.Username
-			secret[tfVarCoordPass] = creds.Password.Reveal()
+			secret[serverconfig.TFVarCoordinatorUsername] = creds.Username
+			secret[serverconfig.TFVarCoordinatorPassword] = creds.Password.Reveal()
 		}
 	}
 	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))

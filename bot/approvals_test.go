@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // These tests are about who approved what and when: they need the fake GitHub
@@ -38,9 +39,9 @@ func newApprovalHarness(t *testing.T) (*harness, *applyClock) {
 	for _, u := range []string{author, approver, teamMate} {
 		h.gh.SetPermission(owner, repoName, u, "write")
 	}
-	h.cfg = &Config{
+	h.cfg = &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: h.gh.URL(), AppID: h.gh.AppID(),
-		PrivateKey: NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		PrivateKey: serverconfig.NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(testSecret),
 		StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t), LockTimeout: time.Minute,
 		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, QueueSize: 100, Workers: 2, WorkDir: t.TempDir(),

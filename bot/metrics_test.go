@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 var (
@@ -42,7 +43,7 @@ func TestApplyStatesAreTheMetricsStates(t *testing.T) {
 // The server's /metrics answers in full before the first request.
 func TestMetricsBeforeTheFirstRequest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, AdminConfig{})
+	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{})
 	web := httptest.NewServer(srv.Handler())
 	t.Cleanup(web.Close)
 	resp, err := http.Get(web.URL + "/metrics")
@@ -66,8 +67,8 @@ func TestCoordinatorRequestsAreCounted(t *testing.T) {
 	sim := httptest.NewServer(coordsim.New())
 	t.Cleanup(sim.Close)
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, AdminConfig{})
-	srv.cfg.Coordinators = []CoordinatorCredentials{{URLPrefix: sim.URL, Username: "admin", Password: NewSecret("password")}}
+	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{})
+	srv.cfg.Coordinators = []serverconfig.CoordinatorCredentials{{URLPrefix: sim.URL, Username: "admin", Password: serverconfig.NewSecret("password")}}
 	c, err := srv.coordClient(sim.URL)
 	require.NoError(t, err)
 	_, err = c.Health(context.Background())
@@ -112,7 +113,7 @@ func TestStoreMetricsAtScrape(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shardgate.db")
 	st := openTestBolt(t, path)
-	srv := newOpsServer(t, st, path, AdminConfig{})
+	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	for _, p := range []string{"a", "b"} {
 		require.NoError(t, srv.applies.Enqueue(ctx, &ApplyJob{Ref: PRRef{Owner: owner, Repo: repoName, Number: 1},
 			Project: p, Streams: []string{"http://coord|s-" + p}, MergeSHA: "abc"}))

@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // planRequest says which pull request to plan and why.
@@ -164,7 +165,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 	// The whole checkout is the sandbox's tree (modules beside the project);
 	// plans get the plan-phase credentials only, never apply_env.
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		SecretEnv: RevealEnv(s.cfg.PlanEnv),
+		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv),
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())

@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 var (
@@ -75,8 +76,8 @@ func requireNoSecret(t *testing.T, text string, secrets ...string) {
 
 func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
 	key := testPEM(t)
-	cfg := &Config{PrivateKey: NewSecret(key), WebhookSecret: NewSecret("the-webhook-secret"),
-		Coordinators: []CoordinatorCredentials{
+	cfg := &serverconfig.Config{PrivateKey: serverconfig.NewSecret(key), WebhookSecret: serverconfig.NewSecret("the-webhook-secret"),
+		Coordinators: []serverconfig.CoordinatorCredentials{
 			{URLPrefix: "https://a.example", Username: "writer", Password: NewSecret("coordinator-a-password")},
 			{URLPrefix: "https://b.example", Username: "writer", Password: NewSecret("coordinator-b-password")},
 		}}

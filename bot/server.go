@@ -23,13 +23,14 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
 // Server is shardgate's GitHub App service.
 type Server struct {
 	onListening func(net.Addr)
-	cfg         *Config
+	cfg         *serverconfig.Config
 	store       store.Store
 	rec         records
 	clients     ClientCreator
@@ -102,7 +103,7 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // New wires a server from a validated configuration and an open store. Every
 // secret of cfg is redacted from what the server writes: its logger (changed
 // in place, see redact.Logs), GitHub bodies, stored errors.
-func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
+func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
 		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
