@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/runner"
@@ -223,7 +224,7 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
 			}
 			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
-			if err := sleepFor(ctx, r.s.applyPoll); err != nil {
+			if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
 				return ApplyFailed, "interrupted", false
 			}
 		}
@@ -257,7 +258,7 @@ func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
 			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
 		}
 		r.progress(ctx, ApplyPreflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
-		if err := sleepFor(ctx, r.s.applyPoll); err != nil {
+		if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
 			return "interrupted", false
 		}
 	}

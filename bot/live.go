@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
@@ -96,7 +97,7 @@ func (s *Server) coordClient(url string) (*coord.Client, error) {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(UserAgent)}
+		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}

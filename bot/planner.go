@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
@@ -274,7 +275,7 @@ func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, f
 		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(dir) }
-	if err := downloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
+	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
 		return "", cleanup, err
 	}
 	return dir, cleanup, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
@@ -33,7 +34,7 @@ type Server struct {
 	cfg         *serverconfig.Config
 	store       store.Store
 	rec         records
-	clients     ClientCreator
+	clients     ghapp.ClientCreator
 	runner      *runner.Runner
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
@@ -80,7 +81,7 @@ type Server struct {
 type Option func(*Server)
 
 // WithClientCreator replaces the GitHub App client creator.
-func WithClientCreator(c ClientCreator) Option { return func(s *Server) { s.clients = c } }
+func WithClientCreator(c ghapp.ClientCreator) Option { return func(s *Server) { s.clients = c } }
 
 // WithClock replaces time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
@@ -93,7 +94,7 @@ func WithLogEntry(l *logrus.Entry) Option { return func(s *Server) { s.log = l }
 func WithOnListening(f func(addr net.Addr)) Option { return func(s *Server) { s.onListening = f } }
 
 // WithGitHubTransport sets the transport under GitHub App authentication
-// (default: NewRetryTransport over http.DefaultTransport). Redaction is put
+// (default: ghapp.NewRetryTransport over http.DefaultTransport). Redaction is put
 // above it. Ignored with WithClientCreator.
 func WithGitHubTransport(rt http.RoundTripper) Option { return func(s *Server) { s.ghTransport = rt } }
 
@@ -119,10 +120,10 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
-			base = NewRetryTransport(http.DefaultTransport)
+			base = ghapp.NewRetryTransport(http.DefaultTransport)
 		}
 		// Redacted before the retries, which then replay the redacted body.
-		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
+		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
 		if err != nil && cfg.PrivateKeyFile != "" {
 			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
 		}

@@ -1,4 +1,8 @@
-package bot
+// Package ghapp is shardgate's access to GitHub as an App: clients
+// authenticated per installation, the retry policy every GitHub call goes
+// through, tarball checkout of a commit, and the table of the API calls
+// shardgate makes (the source of the App manifest's permissions).
+package ghapp
 
 import (
 	"fmt"
@@ -13,6 +17,15 @@ import (
 
 // UserAgent identifies shardgate to GitHub.
 const UserAgent = "shardgate"
+
+// ClientCreator makes GitHub clients authenticated as one installation of the
+// App. Implementations cache clients per installation id.
+type ClientCreator interface {
+	NewInstallationClient(installationID int64) (*github.Client, error)
+	// InstallationHTTPClient is the authenticated transport of that
+	// installation, for downloads (tarballs) go-github does not wrap.
+	InstallationHTTPClient(installationID int64) (*http.Client, error)
+}
 
 // CachingClientCreator authenticates as each installation of the App through
 // ghinstallation, keeping one client per installation id so tokens are reused.
