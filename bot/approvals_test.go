@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -108,7 +109,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.pr(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.judgeLabels(ctx, gh, st)
+	labels, err := h.srv.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -324,7 +325,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.isApprover(context.Background(), gh, login)
+	ok, err := h.srv.isApprover(context.Background(), ghapp.FromClient(gh), login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -453,9 +454,9 @@ func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
 	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(t, err)
-	events, err := latestLabelEvents(context.Background(), gh, h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	events, err := latestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
 	require.NoError(t, err)
-	require.Equal(t, author, events[exceptionLabel].GetActor().GetLogin())
+	require.Equal(t, author, events[exceptionLabel].Actor)
 	require.NotContains(t, events, "policy-exception/absent")
 	l := h.judgedLabels(pr)[exceptionLabel]
 	require.False(t, l.Counted)

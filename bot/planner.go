@@ -58,7 +58,7 @@ func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
@@ -245,7 +245,7 @@ func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState,
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
-	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, plans)); err != nil {
+	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.putPR(ctx, st)
@@ -308,7 +308,7 @@ func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github
 		st.sawHead(head, githubTime(resp, pr, s.now()))
 		st.Notes = nil
 		if old != "" {
-			if err := s.voidExceptionLabels(ctx, gh, st, old); err != nil {
+			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
 				return nil, nil, nil, err
 			}
 		}
