@@ -349,42 +349,4 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	return nil
 }
 
-// keyedMutex serialises work per key (one pull request at a time).
-type keyedMutex struct {
-	mu sync.Mutex
-	m  map[string]*sync.Mutex
-}
-
-func (k *keyedMutex) get(key string) *sync.Mutex {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]*sync.Mutex{}
-	}
-	l, ok := k.m[key]
-	if !ok {
-		l = &sync.Mutex{}
-		k.m[key] = l
-	}
-	return l
-}
-
-func (k *keyedMutex) lock(key string) func() {
-	l := k.get(key)
-	l.Lock()
-	return l.Unlock
-}
-
-// lockOrWait takes the lock at once when it is free; otherwise it calls
-// waiting (once) and then waits for it.
-func (k *keyedMutex) lockOrWait(key string, waiting func()) func() {
-	l := k.get(key)
-	if l.TryLock() {
-		return l.Unlock
-	}
-	waiting()
-	l.Lock()
-	return l.Unlock
-}
-
 var errNoInstallation = errors.New("the event carries no installation id")
