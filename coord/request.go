@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/retry"
 )
 
 const maxResponseBytes = 8 << 20
@@ -53,7 +52,8 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 				return withEarlier(err, prev)
 			}
 		case err != nil:
-			if ctx.Err() != nil || !idempotent {
+			// Cut off, the call may have been done: repeated only when idempotent.
+			if ctx.Err() != nil || !retry.Repeatable(idempotent, false) {
 				return withEarlier(err, prev)
 			}
 		case resp.status >= 200 && resp.status < 300:
@@ -134,7 +134,7 @@ func (c *Client) attempt(ctx context.Context, method, path string, payload []byt
 		"method": method, "path": path, "status": hr.StatusCode, "request_id": id,
 		"duration_ms": time.Since(start).Milliseconds(),
 	}).Debug("coordinator call")
-	return &response{status: hr.StatusCode, body: b, retryAfter: parseRetryAfter(hr.Header.Get("Retry-After"))}, nil
+	return &response{status: hr.StatusCode, body: b, retryAfter: retryAfter(hr.Header.Get("Retry-After"))}, nil
 }
 
 func newAPIError(method, path, id string, r *response) *APIError {
@@ -158,36 +158,22 @@ func newAPIError(method, path, id string, r *response) *APIError {
 	return e
 }
 
-// backoff is exponential with jitter, and never shorter than Retry-After.
+// backoff is exponential with jitter, and never shorter than Retry-After:
+// baseDelay doubled per attempt up to maxDelay gives d, and the pause is
+// drawn from [d/2, d] ("equal jitter"), that is 3/4 d ± 1/4 d.
 func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	d := c.baseDelay << (attempt - 1)
-	if d > c.maxDelay || d <= 0 {
-		d = c.maxDelay
+	base := c.baseDelay
+	if base <= 0 {
+		base = c.maxDelay
 	}
-	if half := int64(d / 2); half > 0 {
-		d = time.Duration(half + rand.Int64N(half+1))
-	}
-	if retryAfter > d {
-		d = retryAfter
-	}
-	return d
+	d := retry.Backoff{Initial: base * 3 / 4, Max: c.maxDelay * 3 / 4, Jitter: 2.0 / 3}.Delay(attempt)
+	return max(d, retryAfter)
 }
 
-// parseRetryAfter reads delay-seconds or an HTTP date.
-func parseRetryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+// retryAfter is a Retry-After header's wait (0 when none).
+func retryAfter(v string) time.Duration {
+	d, _ := retry.ParseRetryAfter(v, time.Now())
+	return d
 }
 
 var errNoToken = errors.New("coordinator login returned no access token")

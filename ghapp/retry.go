@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +127,8 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.attempt(r)
 		if err != nil {
-			if attempt >= t.Attempts || !idempotent(req) || req.Context().Err() != nil {
+			// A request cut off may have been done: repeated only when idempotent.
+			if attempt >= t.Attempts || !retry.Repeatable(idempotent(req), false) || req.Context().Err() != nil {
 				return nil, err
 			}
 			if err := t.sleep(req, t.backoff(attempt)); err != nil {
@@ -140,8 +139,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt >= t.Attempts {
 			return resp, nil
 		}
-		wait, retry := t.retryAfter(resp, attempt)
-		if !retry || wait > t.MaxWait || resp.StatusCode >= 500 && !idempotent(req) {
+		wait, again := t.retryAfter(resp, attempt)
+		// A 5xx may come after the request was done; a rate limit says it was not.
+		if !again || wait > t.MaxWait || !retry.Repeatable(idempotent(req), resp.StatusCode < 500) {
 			return resp, nil
 		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -152,9 +152,10 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// backoff is Base doubled per attempt, plus up to a fifth of it: drawn from
+// [d, 1.2d], that is 1.1d ± 0.1d.
 func (t *RetryTransport) backoff(attempt int) time.Duration {
-	d := t.Base << (attempt - 1)
-	return d + time.Duration(rand.Float64()*0.2*float64(d))
+	return retry.Backoff{Initial: t.Base * 11 / 10, Jitter: 0.2 / 1.1}.Delay(attempt)
 }
 
 func (t *RetryTransport) retryAfter(resp *http.Response, attempt int) (time.Duration, bool) {
@@ -162,12 +163,12 @@ func (t *RetryTransport) retryAfter(resp *http.Response, attempt int) (time.Dura
 	ra := resp.Header.Get("Retry-After")
 	switch {
 	case resp.StatusCode >= 500:
-		if d, ok := parseRetryAfter(ra); ok {
+		if d, ok := retry.ParseRetryAfter(ra, time.Now()); ok {
 			return d, true
 		}
 		return backoff, true
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusForbidden:
-		if d, ok := parseRetryAfter(ra); ok {
+		if d, ok := retry.ParseRetryAfter(ra, time.Now()); ok {
 			return d, true
 		}
 		if resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-Ratelimit-Remaining") == "0" {
@@ -190,17 +191,4 @@ func isSecondaryRateLimit(resp *http.Response) bool {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return strings.Contains(strings.ToLower(string(b)), "secondary rate limit")
-}
-
-func parseRetryAfter(v string) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(time.Until(at), 0), true
-	}
-	return 0, false
 }

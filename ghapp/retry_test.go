@@ -159,3 +159,17 @@ func TestRetryTransportTimeoutCoversTheBody(t *testing.T) {
 	require.Len(t, b, 1<<16)
 	require.NoError(t, resp.Body.Close())
 }
+
+// The pause after a failed attempt is Base doubled per attempt plus up to a
+// fifth of it.
+func TestRetryTransportBackoffBounds(t *testing.T) {
+	rt := NewRetryTransport(http.DefaultTransport)
+	rt.Base = time.Second
+	for attempt, d := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second} {
+		for range 200 {
+			if got := rt.backoff(attempt); got < d || got > d*12/10 {
+				t.Fatalf("attempt %d: pause %s outside [%s, %s]", attempt, got, d, d*12/10)
+			}
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/retry"
 )
 
 // Defaults of DefaultWaitPolicy.
@@ -112,15 +114,14 @@ type lockAttempt func(ctx context.Context, lockTimeout time.Duration) error
 func (j *Job) waitForLock(ctx context.Context, attempt lockAttempt) error {
 	p := j.policy
 	start := j.r.now()
-	backoff := p.InitialBackoff
+	pause := retry.Backoff{Initial: p.InitialBackoff, Max: p.MaxBackoff, Jitter: p.Jitter, Rand: j.r.rand}
 	var rec *lockRecorder
 	defer func() { j.finishLock(rec, j.r.now()) }()
 	for n := 1; ; n++ {
 		lockTimeout := time.Duration(0)
 		if n > 1 {
 			remaining := p.Timeout - j.r.now().Sub(start)
-			lockTimeout = max(min(j.jittered(backoff), remaining), 0).Round(time.Millisecond)
-			backoff = min(backoff*2, p.MaxBackoff)
+			lockTimeout = max(min(pause.Delay(n-1), remaining), 0).Round(time.Millisecond)
 		}
 		err := attempt(ctx, lockTimeout)
 		var lockErr *StateLockError
@@ -142,15 +143,6 @@ func (j *Job) waitForLock(ctx context.Context, attempt lockAttempt) error {
 			})
 		}
 	}
-}
-
-// jittered spreads d by ±Jitter/2 of its length.
-func (j *Job) jittered(d time.Duration) time.Duration {
-	if j.policy.Jitter == 0 {
-		return d
-	}
-	spread := float64(d) * j.policy.Jitter
-	return time.Duration(float64(d) - spread/2 + spread*j.r.rand())
 }
 
 // lockRecorder tracks the record of the lock currently waited on.
