@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/report"
 )
@@ -42,7 +43,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -83,7 +84,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 		}
 	}()
 	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	if _, err := r.s.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }

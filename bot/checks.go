@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -57,7 +56,7 @@ func checkExternalID(name, sha string) string {
 // startCheck opens an in-progress check run on sha. A run of this check that
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
-func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) (int64, error) {
+func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string) (int64, error) {
 	if strings.HasPrefix(name, CheckPlanPrefix) {
 		s.supersedeChecks(ctx, gh, ref, name, sha)
 	}
@@ -72,13 +71,11 @@ func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, n
 		return 0, err
 	}
 	if id == 0 {
-		status := "in_progress"
-		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
-			Name: name, HeadSHA: sha, Status: &status, ExternalID: &ext})
+		id, err = gh.CreateCheckRun(ctx, ref.Owner, ref.Repo, ghapp.CheckRunUpdate{
+			Name: name, HeadSHA: sha, Status: "in_progress", ExternalID: ext})
 		if err != nil {
 			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
 		}
-		id = cr.GetID()
 	}
 	open.ID = id
 	return id, putJSON(ctx, s.store, bucketChecks, key, open)
@@ -86,10 +83,9 @@ func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, n
 
 // finishCheck completes a check run, creating it when id is 0 and none of its
 // runs exists yet. Title, summary and text are redacted.
-func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref PRRef, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
-	out = s.redactOutput(out)
-	status, ext := "completed", checkExternalID(name, sha)
-	now := github.Timestamp{Time: s.now()}
+func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error) {
+	run := ghapp.CheckRunUpdate{Name: name, Status: "completed", Conclusion: conclusion, CompletedAt: s.now(),
+		Output: s.redactOutput(out), ExternalID: checkExternalID(name, sha)}
 	if id == 0 {
 		var err error
 		if id, err = s.findCheck(ctx, gh, ref, name, sha, false); err != nil {
@@ -97,45 +93,38 @@ func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref PRRef, 
 		}
 	}
 	if id == 0 {
-		cr, _, err := gh.Checks.CreateCheckRun(ctx, ref.Owner, ref.Repo, github.CreateCheckRunOptions{
-			Name: name, HeadSHA: sha, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out, ExternalID: &ext})
-		if err != nil {
+		created := run
+		created.HeadSHA = sha
+		var err error
+		if id, err = gh.CreateCheckRun(ctx, ref.Owner, ref.Repo, created); err != nil {
 			return 0, fmt.Errorf("create check run %q on %s: %w", name, ref, err)
 		}
-		id = cr.GetID()
-	} else {
-		_, _, err := gh.Checks.UpdateCheckRun(ctx, ref.Owner, ref.Repo, id, github.UpdateCheckRunOptions{
-			Name: name, Status: &status, Conclusion: &conclusion, CompletedAt: &now, Output: out, ExternalID: &ext})
-		if err != nil {
-			return id, fmt.Errorf("update check run %q on %s: %w", name, ref, err)
-		}
+	} else if err := gh.UpdateCheckRun(ctx, ref.Owner, ref.Repo, id, run); err != nil {
+		return id, fmt.Errorf("update check run %q on %s: %w", name, ref, err)
 	}
 	return id, s.store.Delete(ctx, bucketChecks, openCheckKey(ref, sha, name))
 }
 
 // findCheck returns the newest run of this check on sha that shardgate made
 // (by external_id), only among runs still in progress when openOnly; 0 if none.
-func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string, openOnly bool) (int64, error) {
+func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string, openOnly bool) (int64, error) {
 	ext := checkExternalID(name, sha)
-	opts := &github.ListCheckRunsOptions{CheckName: &name, Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	if s.cfg.AppID > 0 {
-		opts.AppID = &s.cfg.AppID
-	}
 	var found int64
-	for page := 0; page < 10; page++ {
-		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, ref.Owner, ref.Repo, sha, opts)
+	page := 0
+	for read := 0; read < 10; read++ {
+		runs, err := gh.ListCheckRuns(ctx, ref.Owner, ref.Repo, sha, name, s.cfg.AppID, page)
 		if err != nil {
 			return 0, fmt.Errorf("list check runs %q of %s on %s: %w", name, ref, shortSHA(sha), err)
 		}
-		for _, cr := range res.CheckRuns {
-			if cr.GetExternalID() == ext && (!openOnly || cr.GetStatus() != "completed") {
-				found = max(found, cr.GetID())
+		for _, cr := range runs.Items {
+			if cr.ExternalID == ext && (!openOnly || cr.Status != "completed") {
+				found = max(found, cr.ID)
 			}
 		}
-		if resp.NextPage == 0 {
+		if runs.Next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		page = runs.Next
 	}
 	return found, nil
 }
@@ -143,7 +132,7 @@ func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, na
 // supersedeChecks completes the runs of this plan check that are still open
 // on other commits of the pull request (a job retried after a push plans the
 // new head): nothing else would ever finish them.
-func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) {
+func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string) {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
 		Logger(ctx).WithError(err).Warn("list open check runs")
@@ -162,33 +151,25 @@ func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRR
 				continue
 			}
 		}
-		if _, err := s.finishCheck(ctx, gh, ref, oc.ID, name, oc.SHA, "cancelled", &github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+		if _, err := s.finishCheck(ctx, gh, ref, oc.ID, name, oc.SHA, "cancelled", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
 			Logger(ctx).WithError(err).Warn("complete a superseded check run")
 		}
 	}
 }
 
 // redactOutput is a copy of out with every text redacted.
-func (s *Server) redactOutput(out *github.CheckRunOutput) *github.CheckRunOutput {
+func (s *Server) redactOutput(out *ghapp.CheckOutput) *ghapp.CheckOutput {
 	if out == nil {
 		return nil
 	}
-	c := *out
-	for _, p := range []**string{&c.Title, &c.Summary, &c.Text} {
-		if *p != nil {
-			v := s.redact.Redact(**p)
-			*p = &v
-		}
-	}
-	return &c
+	return &ghapp.CheckOutput{Title: s.redact.Redact(out.Title), Summary: s.redact.Redact(out.Summary), Text: s.redact.Redact(out.Text)}
 }
 
 // applyCheckOutput is the apply check run's conclusion and output for an outcome.
-func applyCheckOutput(state ApplyState, reason string) (string, *github.CheckRunOutput) {
+func applyCheckOutput(state ApplyState, reason string) (string, *ghapp.CheckOutput) {
 	conclusion, title := "success", "Applied"
 	if state != ApplyApplied {
 		conclusion, title = "failure", "Not applied"
 	}
-	summary := truncate(report.CodeBlock(reason), maxCheckText)
-	return conclusion, &github.CheckRunOutput{Title: &title, Summary: &summary}
+	return conclusion, &ghapp.CheckOutput{Title: title, Summary: truncate(report.CodeBlock(reason), maxCheckText)}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/report"
 )
@@ -170,28 +168,22 @@ func findMarked(ctx context.Context, gh ghapp.Comments, ref PRRef, marker string
 }
 
 // checkOutput is a check run's output for one project's plan.
-func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *github.CheckRunOutput) {
+func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *ghapp.CheckOutput) {
 	s.redact.Scrub(p) // judged already: shown as it is stored, without secrets
 	if p.Error != "" {
-		title := "Not planned"
-		summary := report.NotPlanned("", p.Error, report.MaxCheckChars)
-		out := &github.CheckRunOutput{Title: &title, Summary: &summary}
+		out := &ghapp.CheckOutput{Title: "Not planned", Summary: report.NotPlanned("", p.Error, report.MaxCheckChars)}
 		if len(p.Diagnostics) > 0 {
 			// Terraform's diagnostics in full: summary, file:line, source, detail.
-			text := report.Diagnostics(p.Diagnostics, false, report.MaxCheckChars)
-			out.Text = &text
+			out.Text = report.Diagnostics(p.Diagnostics, false, report.MaxCheckChars)
 		}
 		return "failure", out
 	}
 	rep := s.report(p)
-	title := rep.CheckTitle()
-	summary := rep.CheckSummary(report.MaxCheckChars)
-	text := rep.CheckText(report.MaxCheckChars)
 	conclusion = "success"
 	if !p.Decision.Allowed {
 		conclusion = "failure"
 	}
-	return conclusion, &github.CheckRunOutput{Title: &title, Summary: &summary, Text: &text}
+	return conclusion, &ghapp.CheckOutput{Title: rep.CheckTitle(), Summary: rep.CheckSummary(report.MaxCheckChars), Text: rep.CheckText(report.MaxCheckChars)}
 }
 
 func shortSHA(sha string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -92,8 +93,8 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref PRRef, job *sto
 		p.Error = "not finished: " + oneLine(jobErr.Error())
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
-		out := &github.CheckRunOutput{Title: &title, Summary: &summary}
-		if _, err := s.finishCheck(ctx, gh, ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		out := &ghapp.CheckOutput{Title: title, Summary: summary}
+		if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.putPlan(ctx, ref, p); err != nil {
@@ -120,7 +121,7 @@ func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref PRR
 		}
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
-		if _, err := s.finishOpen(ctx, kv.Key, oc, "failure", &github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
+		if _, err := s.finishOpen(ctx, kv.Key, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
 			return err
 		}
 	}

@@ -119,7 +119,7 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 	for _, p := range projects {
 		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
-		if rec.CheckRunID, err = s.startCheck(ctx, gh, req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+		if rec.CheckRunID, err = s.startCheck(ctx, ghapp.FromClient(gh), req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
 		}
 		if checkout == "" {
@@ -235,7 +235,7 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 // finishPlan stores a project's result and completes its check run.
 func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord) error {
 	conclusion, out := s.checkOutput(rec)
-	id, err := s.finishCheck(ctx, gh, st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
+	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
@@ -257,8 +257,8 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *P
 	st.Status = "blocked: the repository configuration is not valid."
 	title := "Fix .shardgate.yaml on " + st.BaseRef
 	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
-	if _, ferr := s.finishCheck(ctx, gh, st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
-		&github.CheckRunOutput{Title: &title, Summary: &summary}); ferr != nil {
+	if _, ferr := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
+		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
 		return ferr
 	}
 	return s.publish(ctx, gh, st, nil)

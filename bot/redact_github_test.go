@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/report"
@@ -85,7 +86,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		Error: "Error: Invalid value for stream_prefix: \"" + pemBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
 	st := &PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
 	for _, p := range []*PlanRecord{rec, failed} {
-		p.CheckRunID, err = g.srv.startCheck(ctx, gh, g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
+		p.CheckRunID, err = g.srv.startCheck(ctx, ghapp.FromClient(gh), g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
 		require.NoError(t, err)
 		require.NoError(t, g.srv.finishPlan(ctx, gh, st, p))
 	}

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-github/v60/github"
-
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -86,7 +85,7 @@ func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck
 		}
 	}
 	title, summary := restartedTitle, restartedSummary
-	return s.finishOpen(ctx, key, oc, "failure", &github.CheckRunOutput{Title: &title, Summary: &summary})
+	return s.finishOpen(ctx, key, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary})
 }
 
 // finishAbandonedApply finishes an apply check run whose apply job is over,
@@ -122,20 +121,20 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 
 // finishOpen completes an open check run; one whose creation never reached
 // GitHub (no id, none found in progress) is only forgotten.
-func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, conclusion string, out *github.CheckRunOutput) (bool, error) {
+func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, conclusion string, out *ghapp.CheckOutput) (bool, error) {
 	gh, err := s.clients.NewInstallationClient(oc.Ref.Installation)
 	if err != nil {
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.findCheck(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
 			return false, s.store.Delete(ctx, bucketChecks, key)
 		}
 	}
-	if _, err := s.finishCheck(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil

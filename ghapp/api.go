@@ -73,3 +73,38 @@ type Teams interface {
 	// "pending"); ErrNotFound when login is not a member.
 	TeamMembershipState(ctx context.Context, org, slug, login string) (string, error)
 }
+
+// CheckOutput is a check run's output; an empty Text is left out.
+type CheckOutput struct {
+	Title, Summary, Text string
+}
+
+// CheckRun is a check run as listed.
+type CheckRun struct {
+	ID         int64
+	ExternalID string
+	Status     string // "queued", "in_progress", "completed"
+}
+
+// CheckRunUpdate is what a check run is created or updated with: Status
+// "in_progress", or "completed" with a Conclusion, CompletedAt and Output.
+// HeadSHA is only for a creation.
+type CheckRunUpdate struct {
+	Name, HeadSHA, ExternalID string
+	Status, Conclusion        string
+	CompletedAt               time.Time
+	Output                    *CheckOutput
+}
+
+// Checks are the calls on check runs.
+type Checks interface {
+	// CreateCheckRun creates a check run and returns its id. Before it, the
+	// caller looks for the run by its external id: a creation is not
+	// repeated blind.
+	CreateCheckRun(ctx context.Context, owner, repo string, run CheckRunUpdate) (int64, error)
+	// UpdateCheckRun changes check run id.
+	UpdateCheckRun(ctx context.Context, owner, repo string, id int64, run CheckRunUpdate) error
+	// ListCheckRuns returns one page of the runs named name on sha, of the
+	// App appID when it is positive.
+	ListCheckRuns(ctx context.Context, owner, repo, sha, name string, appID int64, page int) (Page[CheckRun], error)
+}

@@ -1,6 +1,6 @@
 // Package ghapptest is an in-memory GitHub behind ghapp's narrow interfaces,
 // for unit tests of the flows: no HTTP, no OpenAPI. It keeps comments, labels,
-// issue events and team memberships per pull request, pages lists as GitHub
+// issue events and team memberships per pull request, and check runs, pages lists as GitHub
 // does (PerPage items a page, oldest first) and counts the calls made, so a
 // test can say what was created, edited or read. Times come from Now, a
 // clock the test sets.
@@ -30,6 +30,7 @@ type GitHub struct {
 	nextID  int64
 	issues  map[string]*issue
 	members map[string]string // "org/slug|login" -> state
+	checks  []CheckRun
 	calls   map[string]int
 }
 
@@ -40,6 +41,7 @@ type issue struct {
 }
 
 var (
+	_ ghapp.Checks   = (*GitHub)(nil)
 	_ ghapp.Comments = (*GitHub)(nil)
 	_ ghapp.Labels   = (*GitHub)(nil)
 	_ ghapp.Teams    = (*GitHub)(nil)
