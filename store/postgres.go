@@ -145,6 +145,9 @@ func (p *Postgres) Close() error {
 	return nil
 }
 
+// Kind names the store in what an operator reads (/readyz).
+func (p *Postgres) Kind() string { return "PostgreSQL" }
+
 // Ping checks that the database answers and holds the jobs table (for
 // /readyz: a replica that cannot reach it must not take deliveries).
 func (p *Postgres) Ping(ctx context.Context) error {
