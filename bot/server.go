@@ -65,6 +65,7 @@ type Server struct {
 
 	dispatcher *Dispatcher
 	health     *storeHealth
+	pruner     *pruner
 	intake     *Intake
 	metrics    *metrics
 	registry   *prometheus.Registry
@@ -172,6 +173,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	}
 	s.health = &storeHealth{st: st, log: s.log}
 	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
+	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.paused, log: s.log}
 	s.dispatcher.observe = s.metrics.observeJob
 	s.metrics.setEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
@@ -259,6 +261,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	s.health.start(ctx)
+	s.pruner.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -281,6 +284,7 @@ func (s *Server) Close(ctx context.Context) {
 	}
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	s.pruner.close()
 	s.health.close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
