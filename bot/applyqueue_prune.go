@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -37,6 +38,10 @@ func (q *ApplyQueue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 	n := 0
 	for _, kv := range kvs {
+		var j ApplyJob
+		if json.Unmarshal(kv.Value, &j) == nil && (!j.State.Finished() || (j.State != ApplyFailed && !j.UpdatedAt.Before(cutoff))) {
+			continue // kept, as pruneOne would find: no transaction for it
+		}
 		pruned, err := q.pruneOne(ctx, kv.Key, cutoff)
 		if err != nil {
 			return n, fmt.Errorf("prune apply job %s: %w", kv.Key, err)
