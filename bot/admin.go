@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -34,7 +35,7 @@ type backupStore interface {
 // Content-Length, so a download cut short is an error for the client rather
 // than a short file. A store that cannot copy itself (PostgreSQL) answers 501:
 // back that up with the database's own tools.
-func BackupHandler(st store.Store, token Secret, log *logrus.Entry) http.Handler {
+func BackupHandler(st store.Store, token serverconfig.Secret, log *logrus.Entry) http.Handler {
 	want := sha256.Sum256([]byte(token.Reveal()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -32,12 +32,12 @@ func quietLog() *logrus.Entry {
 
 // newOpsServer is a Server on st with no GitHub traffic: enough for the admin,
 // metrics and backup surfaces.
-func newOpsServer(t *testing.T, st store.Store, storePath string, admin AdminConfig) *Server {
+func newOpsServer(t *testing.T, st store.Store, storePath string, admin serverconfig.AdminConfig) *Server {
 	t.Helper()
 	gh := githubtest.New(t)
-	cfg := &Config{
+	cfg := &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: gh.URL(), AppID: gh.AppID(),
-		PrivateKey: NewSecret(string(gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		PrivateKey: serverconfig.NewSecret(string(gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(testSecret),
 		StorePath: storePath, TerraformBinary: tftest.Binary(t), LockTimeout: time.Minute,
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), AttestationTTL: time.Hour,
 		QueueSize: 100, Workers: 1, WorkDir: t.TempDir(), ConvergeTimeout: time.Minute, ApplyLease: 5 * time.Second,
@@ -72,7 +72,7 @@ func getBackup(t *testing.T, url, auth string) *http.Response {
 func TestBackupHandlerRequiresTheToken(t *testing.T) {
 	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
 	require.NoError(t, st.Put(context.Background(), "plans", "k", []byte("secret plan")))
-	web := httptest.NewServer(BackupHandler(st, NewSecret(adminToken), quietLog()))
+	web := httptest.NewServer(BackupHandler(st, serverconfig.NewSecret(adminToken), quietLog()))
 	t.Cleanup(web.Close)
 
 	for name, auth := range map[string]string{
@@ -96,7 +96,7 @@ func TestBackupHandlerRequiresTheToken(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 
-	empty := httptest.NewServer(BackupHandler(st, Secret{}, quietLog()))
+	empty := httptest.NewServer(BackupHandler(st, serverconfig.Secret{}, quietLog()))
 	t.Cleanup(empty.Close)
 	require.Equal(t, http.StatusUnauthorized, getBackup(t, empty.URL, "Bearer ").StatusCode,
 		"no configured token opens nothing")
@@ -107,7 +107,7 @@ type nonBackupStore struct{ store.Store }
 
 func TestBackupHandlerOfAStoreThatCannotCopyItself(t *testing.T) {
 	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
-	web := httptest.NewServer(BackupHandler(nonBackupStore{st}, NewSecret(adminToken), quietLog()))
+	web := httptest.NewServer(BackupHandler(nonBackupStore{st}, serverconfig.NewSecret(adminToken), quietLog()))
 	t.Cleanup(web.Close)
 	resp := getBackup(t, web.URL, "Bearer "+adminToken)
 	require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
@@ -120,7 +120,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shardgate.db")
 	st := openTestBolt(t, path)
-	srv := newOpsServer(t, st, path, AdminConfig{Listen: "127.0.0.1:0", Token: NewSecret(adminToken)})
+	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	ref := PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
 	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
 	job := &store.Job{DeliveryID: "delivery-1", Kind: JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
@@ -143,7 +143,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(path, backup, 0o600)) // the restore: the file copied into place
 	restored := openTestBolt(t, path)
-	srv = newOpsServer(t, restored, path, AdminConfig{})
+	srv = newOpsServer(t, restored, path, serverconfig.AdminConfig{})
 	n, err := restored.CountQueued(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -161,7 +161,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 
 func TestAdminListenerServesMetricsNotWebhooks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, AdminConfig{Listen: "127.0.0.1:0", Token: NewSecret(adminToken)})
+	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	stop, err := srv.startAdmin()
 	require.NoError(t, err)
 	t.Cleanup(stop)
@@ -184,60 +184,11 @@ func TestRunFailsWhenTheAdminAddressIsTaken(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { taken.Close() })
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, AdminConfig{Listen: taken.Addr().String(), Token: NewSecret(adminToken)})
+	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{Listen: taken.Addr().String(), Token: serverconfig.NewSecret(adminToken)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Run(ctx, time.Second)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "admin listener")
 	require.Contains(t, err.Error(), taken.Addr().String())
-}
-
-func TestAdminConfig(t *testing.T) {
-	dir := t.TempDir()
-	key := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
-	hook := writeFile(t, dir, "hook", "hook-secret\n")
-	token := writeFile(t, dir, "token", adminToken+"\n")
-	short := writeFile(t, dir, "short", "tooshort\n")
-	parse := func(admin string) (*Config, error) {
-		return ParseConfig("server.yaml", []byte(fmt.Sprintf(`version: 1
-listen: 127.0.0.1:8080
-github: {app_id: 1, private_key_file: %s, webhook_secret_file: %s}
-store: {path: /var/lib/shardgate/db}
-approvers: {users: [alice]}
-%s`, key, hook, admin)), noEnv)
-	}
-	tests := []struct {
-		name    string
-		admin   string
-		want    AdminConfig
-		problem string
-	}{
-		{name: "absent: off", admin: ""},
-		{name: "listen and token", admin: "admin: {listen: 127.0.0.1:9091, token_file: " + token + "}",
-			want: AdminConfig{Listen: "127.0.0.1:9091", Token: NewSecret(adminToken)}},
-		{name: "listen without token", admin: "admin: {listen: 127.0.0.1:9091}", problem: "admin.listen needs admin.token_file"},
-		{name: "token without listen", admin: "admin: {token_file: " + token + "}", problem: "admin.token_file is set but admin.listen is not"},
-		{name: "port out of range", admin: "admin: {listen: 127.0.0.1:99999, token_file: " + token + "}", problem: `admin.listen "127.0.0.1:99999" is not host:port`},
-		{name: "not host:port", admin: "admin: {listen: localhost, token_file: " + token + "}", problem: `admin.listen "localhost" is not host:port`},
-		{name: "the webhook address", admin: "admin: {listen: 127.0.0.1:8080, token_file: " + token + "}", problem: "the same address as listen"},
-		{name: "short token", admin: "admin: {listen: 127.0.0.1:9091, token_file: " + short + "}", problem: "the token is 8 characters; use at least 16"},
-		{name: "missing token file", admin: "admin: {listen: 127.0.0.1:9091, token_file: " + filepath.Join(dir, "nope") + "}", problem: "admin.token_file: cannot read"},
-		{name: "inline token refused", admin: "admin: {listen: 127.0.0.1:9091, token: abc}", problem: "token"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parse(tt.admin)
-			if tt.problem != "" {
-				require.Error(t, err)
-				require.Contains(t, err.Error(), tt.problem)
-				require.NotContains(t, err.Error(), adminToken)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tt.want.Listen, cfg.Admin.Listen)
-			require.Equal(t, tt.want.Token.Reveal(), cfg.Admin.Token.Reveal())
-			require.Equal(t, tt.want.Listen != "", cfg.Admin.Enabled())
-		})
-	}
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // Apply-on-merge defaults.
@@ -22,10 +24,6 @@ const (
 	DefaultAttestationWait = time.Hour
 	defaultApplyPoll       = 5 * time.Second
 	bucketAudit            = "audit"
-	// Terraform variables through which the stream-group module gets the
-	// coordinator credentials of its coordinator URL (sensitive; never logged).
-	tfVarCoordUser = "TF_VAR_coordinator_username"
-	tfVarCoordPass = "TF_VAR_coordinator_password"
 )
 
 // AuditRecord is kept for every finished apply job.
@@ -177,7 +175,7 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 		return state, reason
 	}
 	defer tj.Close()
-	defer func() { s.metrics.observeLockWaits("apply", tj.LockWaits()) }()
+	defer func() { s.metrics.ObserveLockWaits("apply", tj.LockWaits()) }()
 	if state, reason, ok := r.apply(ctx, tj, current); !ok {
 		return state, reason
 	}
@@ -226,7 +224,7 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
 			}
 			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
-			if err := sleepFor(ctx, r.s.applyPoll); err != nil {
+			if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
 				return ApplyFailed, "interrupted", false
 			}
 		}
@@ -260,7 +258,7 @@ func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
 			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
 		}
 		r.progress(ctx, ApplyPreflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
-		if err := sleepFor(ctx, r.s.applyPoll); err != nil {
+		if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
 			return "interrupted", false
 		}
 	}
@@ -350,7 +348,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	coordinator, live := s.liveState(ctx, current)
 	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
 		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
-	r.s.metrics.observeDecision("merge", dec)
+	r.s.metrics.ObserveDecision("merge", dec)
 	if err == nil && dec.Allowed {
 		r.judged = judgedChanges(current, dec)
 		return "", true
@@ -400,12 +398,12 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 	if s.sandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}
-	secret := RevealEnv(s.cfg.ApplyEnv)
+	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
 	for _, st := range streamsOf(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
 		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
-			secret[tfVarCoordUser] = creds.Username
-			secret[tfVarCoordPass] = creds.Password.Reveal()
+			secret[serverconfig.TFVarCoordinatorUsername] = creds.Username
+			secret[serverconfig.TFVarCoordinatorPassword] = creds.Password.Reveal()
 		}
 	}
 	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))
@@ -479,7 +477,7 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (Ap
 			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()
-		r.s.metrics.observeConvergence(err, r.s.now().Sub(start))
+		r.s.metrics.ObserveConvergence(err, r.s.now().Sub(start))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ApplyConverging, "interrupted"

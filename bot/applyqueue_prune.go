@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -109,13 +110,8 @@ func deleteSeq(tx store.RecordTx, seq string) error {
 	return deleteApply(tx, j)
 }
 
-const (
-	// DefaultRetention is how long finished apply and webhook jobs are kept
-	// (store.retention).
-	DefaultRetention = 30 * 24 * time.Hour
-	// pruneEvery is how often the pruner runs.
-	pruneEvery = time.Hour
-)
+// pruneEvery is how often the pruner runs.
+const pruneEvery = time.Hour
 
 // pruner deletes, once every pruneEvery, the apply jobs and the webhook jobs
 // that finished more than retention ago (webhook jobs at least
@@ -166,7 +162,7 @@ func (p *pruner) pass(ctx context.Context) {
 	}
 	retention := p.retention
 	if retention <= 0 {
-		retention = DefaultRetention
+		retention = serverconfig.DefaultRetention
 	}
 	now := p.now()
 	applies, err := p.applies.Prune(ctx, now.Add(-retention))

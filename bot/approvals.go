@@ -2,12 +2,15 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/ghapp"
 )
 
 // prComment is a pull-request comment as GitHub has it now.
@@ -23,28 +26,28 @@ type prComment struct {
 
 // readComment reads a comment back from GitHub. nil when it is gone, is not on
 // this pull request (a delivery naming another issue's comment) or a bot's.
-func readComment(ctx context.Context, gh *github.Client, ref PRRef, id int64) (*prComment, error) {
-	c, resp, err := gh.Issues.GetComment(ctx, ref.Owner, ref.Repo, id)
+func readComment(ctx context.Context, gh ghapp.Comments, ref PRRef, id int64) (*prComment, error) {
+	c, err := gh.GetComment(ctx, ref.Owner, ref.Repo, id)
 	switch {
-	case err != nil && resp != nil && resp.StatusCode == http.StatusNotFound:
+	case errors.Is(err, ghapp.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read comment %d on %s: %w", id, ref, err)
 	}
 	log := Logger(ctx).WithField("comment_id", id)
-	if !strings.HasSuffix(c.GetIssueURL(), fmt.Sprintf("/issues/%d", ref.Number)) {
+	if !strings.HasSuffix(c.IssueURL, fmt.Sprintf("/issues/%d", ref.Number)) {
 		log.Warn("the delivery names a comment of another issue; not run")
 		return nil, nil
 	}
-	if c.GetUser().GetType() == "Bot" {
+	if c.Bot {
 		return nil, nil
 	}
-	created := c.GetCreatedAt().Time.UTC().Truncate(time.Second)
-	made := c.GetUpdatedAt().Time.UTC().Truncate(time.Second)
+	created := c.CreatedAt.UTC().Truncate(time.Second)
+	made := c.UpdatedAt.UTC().Truncate(time.Second)
 	if made.Before(created) {
 		made = created
 	}
-	return &prComment{id: c.GetID(), actor: c.GetUser().GetLogin(), body: c.GetBody(), madeAt: made, edited: made.After(created)}, nil
+	return &prComment{id: c.ID, actor: c.Author, body: c.Body, madeAt: made, edited: made.After(created)}, nil
 }
 
 // headWhen is the head commit an approval made at GitHub time t counts for,

@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // These tests are about who approved what and when: they need the fake GitHub
@@ -38,9 +40,9 @@ func newApprovalHarness(t *testing.T) (*harness, *applyClock) {
 	for _, u := range []string{author, approver, teamMate} {
 		h.gh.SetPermission(owner, repoName, u, "write")
 	}
-	h.cfg = &Config{
+	h.cfg = &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: h.gh.URL(), AppID: h.gh.AppID(),
-		PrivateKey: NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		PrivateKey: serverconfig.NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(testSecret),
 		StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t), LockTimeout: time.Minute,
 		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, QueueSize: 100, Workers: 2, WorkDir: t.TempDir(),
@@ -107,7 +109,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.pr(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.judgeLabels(ctx, gh, st)
+	labels, err := h.srv.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -323,7 +325,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.isApprover(context.Background(), gh, login)
+	ok, err := h.srv.isApprover(context.Background(), ghapp.FromClient(gh), login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -452,9 +454,9 @@ func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
 	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(t, err)
-	events, err := latestLabelEvents(context.Background(), gh, h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	events, err := latestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
 	require.NoError(t, err)
-	require.Equal(t, author, events[exceptionLabel].GetActor().GetLogin())
+	require.Equal(t, author, events[exceptionLabel].Actor)
 	require.NotContains(t, events, "policy-exception/absent")
 	l := h.judgedLabels(pr)[exceptionLabel]
 	require.False(t, l.Counted)

@@ -3,12 +3,13 @@ package bot
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -92,15 +93,15 @@ func (s *Server) approversText() string {
 // comments written by a bot, so a lost id — or a creation whose answer was
 // lost, retried with its job — never leads to a second comment. The body is
 // redacted.
-func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRState, body string) error {
+func (s *Server) upsertComment(ctx context.Context, gh ghapp.Comments, st *PRState, body string) error {
 	body = s.redact.Redact(body)
 	ref := st.Ref
 	if st.CommentID != 0 {
-		_, resp, err := gh.Issues.EditComment(ctx, ref.Owner, ref.Repo, st.CommentID, &github.IssueComment{Body: &body})
+		err := gh.EditComment(ctx, ref.Owner, ref.Repo, st.CommentID, body)
 		if err == nil {
 			return nil
 		}
-		if resp == nil || resp.StatusCode != http.StatusNotFound {
+		if !errors.Is(err, ghapp.ErrNotFound) {
 			return fmt.Errorf("edit comment on %s: %w", ref, err)
 		}
 		st.CommentID = 0 // deleted by someone: find or create again
@@ -110,17 +111,17 @@ func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRSta
 		return err
 	}
 	if id != 0 {
-		if _, _, err := gh.Issues.EditComment(ctx, ref.Owner, ref.Repo, id, &github.IssueComment{Body: &body}); err != nil {
+		if err := gh.EditComment(ctx, ref.Owner, ref.Repo, id, body); err != nil {
 			return fmt.Errorf("edit comment on %s: %w", ref, err)
 		}
 		st.CommentID = id
 		return nil
 	}
-	c, _, err := gh.Issues.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, &github.IssueComment{Body: &body})
+	id, err = gh.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, body)
 	if err != nil {
 		return fmt.Errorf("create comment on %s: %w", ref, err)
 	}
-	st.CommentID = c.GetID()
+	st.CommentID = id
 	return nil
 }
 
@@ -128,7 +129,7 @@ func (s *Server) upsertComment(ctx context.Context, gh *github.Client, st *PRSta
 // naming the comment and the answer, so a job retried after a creation whose
 // answer was lost finds its reply instead of posting it again. The body is
 // redacted.
-func (s *Server) reply(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, text string) error {
+func (s *Server) reply(ctx context.Context, gh ghapp.Comments, ref PRRef, commentID int64, text string) error {
 	sum := sha256.Sum256([]byte(text))
 	marker := fmt.Sprintf("<!-- shardgate:reply %d %x -->", commentID, sum[:8])
 	id, err := findMarked(ctx, gh, ref, marker)
@@ -136,34 +137,34 @@ func (s *Server) reply(ctx context.Context, gh *github.Client, ref PRRef, commen
 		return err
 	}
 	body := s.redact.Redact(marker + "\n" + text)
-	if _, _, err := gh.Issues.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, &github.IssueComment{Body: &body}); err != nil {
+	if _, err := gh.CreateComment(ctx, ref.Owner, ref.Repo, ref.Number, body); err != nil {
 		return fmt.Errorf("reply on %s: %w", ref, err)
 	}
 	return nil
 }
 
-func findComment(ctx context.Context, gh *github.Client, ref PRRef) (int64, error) {
+func findComment(ctx context.Context, gh ghapp.Comments, ref PRRef) (int64, error) {
 	return findMarked(ctx, gh, ref, CommentMarker)
 }
 
 // findMarked returns the first comment of a bot on the PR that starts with
 // marker; 0 when there is none.
-func findMarked(ctx context.Context, gh *github.Client, ref PRRef, marker string) (int64, error) {
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < 50; page++ {
-		comments, resp, err := gh.Issues.ListComments(ctx, ref.Owner, ref.Repo, ref.Number, opts)
+func findMarked(ctx context.Context, gh ghapp.Comments, ref PRRef, marker string) (int64, error) {
+	page := 0
+	for read := 0; read < 50; read++ {
+		comments, err := gh.ListComments(ctx, ref.Owner, ref.Repo, ref.Number, page)
 		if err != nil {
 			return 0, fmt.Errorf("list comments of %s: %w", ref, err)
 		}
-		for _, c := range comments {
-			if strings.HasPrefix(c.GetBody(), marker) && c.GetUser().GetType() == "Bot" {
-				return c.GetID(), nil
+		for _, c := range comments.Items {
+			if strings.HasPrefix(c.Body, marker) && c.Bot {
+				return c.ID, nil
 			}
 		}
-		if resp.NextPage == 0 {
+		if comments.Next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		page = comments.Next
 	}
 	return 0, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/repoconfig"
 )
@@ -103,7 +104,7 @@ func (s *Server) repoEngine(ctx context.Context, ref PRRef, baseSHA string, dirs
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
 func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, pol *repoPolicy) error {
-	labels, err := s.judgeLabels(ctx, gh, st)
+	labels, err := s.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))
 	}
 	rec.Decision = dec
-	s.metrics.observeDecision("review", dec)
+	s.metrics.ObserveDecision("review", dec)
 	return nil
 }
 

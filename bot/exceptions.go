@@ -2,23 +2,28 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/report"
 )
+
+// labelAPI is what judging labels asks GitHub: the labels, who added them,
+// and whether that someone is in an approver team.
+type labelAPI interface {
+	ghapp.Labels
+	ghapp.Teams
+}
 
 // judgeLabels decides which of the PR's labels count. An exception label counts
 // only when GitHub's issue events say an approver who is not the PR author
 // added it while the current head was the head; other labels are passed
 // through for user policies.
-func (s *Server) judgeLabels(ctx context.Context, gh *github.Client, st *PRState) ([]policy.Label, error) {
+func (s *Server) judgeLabels(ctx context.Context, gh labelAPI, st *PRState) ([]policy.Label, error) {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return nil, err
@@ -54,7 +59,7 @@ func (s *Server) judgeLabels(ctx context.Context, gh *github.Client, st *PRState
 	return out, nil
 }
 
-func (s *Server) labelCounts(ctx context.Context, gh *github.Client, st *PRState, rec *LabelRecord) (bool, string, error) {
+func (s *Server) labelCounts(ctx context.Context, gh ghapp.Teams, st *PRState, rec *LabelRecord) (bool, string, error) {
 	switch {
 	case rec.HeadSHA == "":
 		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", shortSHA(st.HeadSHA)), nil
@@ -83,21 +88,19 @@ func exceptionLabels(names []string) []string {
 	return out
 }
 
-func currentLabels(ctx context.Context, gh *github.Client, ref PRRef) ([]string, error) {
+func currentLabels(ctx context.Context, gh ghapp.Labels, ref PRRef) ([]string, error) {
 	var names []string
-	opts := &github.ListOptions{PerPage: 100}
-	for page := 0; page < 10; page++ {
-		labels, resp, err := gh.Issues.ListLabelsByIssue(ctx, ref.Owner, ref.Repo, ref.Number, opts)
+	page := 0
+	for read := 0; read < 10; read++ {
+		labels, err := gh.ListLabels(ctx, ref.Owner, ref.Repo, ref.Number, page)
 		if err != nil {
 			return nil, fmt.Errorf("list labels of %s: %w", ref, err)
 		}
-		for _, l := range labels {
-			names = append(names, l.GetName())
-		}
-		if resp.NextPage == 0 {
+		names = append(names, labels.Items...)
+		if labels.Next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		page = labels.Next
 	}
 	return names, nil
 }
@@ -108,8 +111,8 @@ const maxEventPages = 20
 
 // latestLabelEvents finds, for each name, the issue event that last added the
 // label. GitHub lists events oldest first, so the pages are read from the last.
-func latestLabelEvents(ctx context.Context, gh *github.Client, ref PRRef, names []string) (map[string]*github.IssueEvent, error) {
-	found := map[string]*github.IssueEvent{}
+func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref PRRef, names []string) (map[string]*ghapp.IssueEvent, error) {
+	found := map[string]*ghapp.IssueEvent{}
 	if len(names) == 0 {
 		return found, nil
 	}
@@ -119,20 +122,19 @@ func latestLabelEvents(ctx context.Context, gh *github.Client, ref PRRef, names 
 	}
 	page, last := 1, 1
 	for read := 0; read < maxEventPages && page >= 1 && len(found) < len(want); read++ {
-		events, resp, err := gh.Issues.ListIssueEvents(ctx, ref.Owner, ref.Repo, ref.Number, &github.ListOptions{Page: page, PerPage: 100})
+		events, err := gh.ListIssueEvents(ctx, ref.Owner, ref.Repo, ref.Number, page)
 		if err != nil {
 			return nil, fmt.Errorf("list issue events of %s: %w", ref, err)
 		}
-		if read == 0 && resp.LastPage > 1 {
+		if read == 0 && events.Last > 1 {
 			// The first answer only tells where the newest events are.
-			last, page = resp.LastPage, resp.LastPage
+			last, page = events.Last, events.Last
 			continue
 		}
-		for i := len(events) - 1; i >= 0; i-- {
-			e := events[i]
-			name := e.GetLabel().GetName()
-			if e.GetEvent() == "labeled" && want[name] && found[name] == nil {
-				found[name] = e
+		for i := len(events.Items) - 1; i >= 0; i-- {
+			e := &events.Items[i]
+			if e.Event == "labeled" && want[e.Label] && found[e.Label] == nil {
+				found[e.Label] = e
 			}
 		}
 		if page == 1 && last == 1 {
@@ -146,12 +148,12 @@ func latestLabelEvents(ctx context.Context, gh *github.Client, ref PRRef, names 
 // labelOrigin is who added an exception label and for which head, from the
 // labeled event ev (nil: unknown). The head is the one current when the label
 // was added, by GitHub's time, whenever shardgate gets to it.
-func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *github.IssueEvent) (*LabelRecord, error) {
+func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *ghapp.IssueEvent) (*LabelRecord, error) {
 	if ev == nil {
 		return nil, nil
 	}
-	added := ev.GetCreatedAt().Time.UTC().Truncate(time.Second)
-	rec := &LabelRecord{Label: name, Actor: ev.GetActor().GetLogin(), AddedAt: added, EventID: ev.GetID(), HeadSHA: st.headAt(added)}
+	added := ev.CreatedAt.UTC().Truncate(time.Second)
+	rec := &LabelRecord{Label: name, Actor: ev.Actor, AddedAt: added, EventID: ev.ID, HeadSHA: st.headAt(added)}
 	stored, err := s.rec.label(ctx, st.Ref, name)
 	if err != nil {
 		return nil, err
@@ -168,7 +170,7 @@ func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *
 // and says so in the comment: an exception is for the commit it was given on.
 // It reads the labels and their events from GitHub, so a label whose labeled
 // event shardgate never processed is removed too.
-func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st *PRState, oldHead string) error {
+func (s *Server) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *PRState, oldHead string) error {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return err
@@ -186,9 +188,8 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh *github.Client, st 
 		if rec != nil && rec.HeadSHA == st.HeadSHA {
 			continue
 		}
-		// go-github does not escape the name, and exception labels hold a "/".
-		resp, err := gh.Issues.RemoveLabelForIssue(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, url.PathEscape(name))
-		if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+		err = gh.RemoveLabel(ctx, st.Ref.Owner, st.Ref.Repo, st.Ref.Number, name)
+		if err != nil && !errors.Is(err, ghapp.ErrNotFound) {
 			return fmt.Errorf("remove label %s from %s: %w", name, st.Ref, err)
 		}
 		if err := s.rec.deleteLabel(ctx, st.Ref, name); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -50,7 +51,7 @@ type harness struct {
 	// simCalls counts the requests the simulator received.
 	simCalls *atomic.Int64
 	state    string // the shared local Terraform state, as a remote backend would be
-	cfg      *Config
+	cfg      *serverconfig.Config
 	st       *store.Bolt
 	srv      *Server
 	web      *httptest.Server
@@ -147,11 +148,11 @@ func newHarnessBaseOn(t *testing.T, tf string) *harness {
 	h.gh.SetPermission(owner, repoName, outsider, "read")
 	h.applyMain(tf)
 
-	h.cfg = &Config{
+	h.cfg = &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: h.gh.URL(), AppID: h.gh.AppID(),
-		PrivateKey: NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		PrivateKey: serverconfig.NewSecret(string(h.gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(testSecret),
 		StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tf, LockTimeout: time.Minute,
-		Coordinators:  []CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: NewSecret("password")}},
+		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: h.simURL, Username: "admin", Password: serverconfig.NewSecret("password")}},
 		ApproverUsers: []string{approver}, ApproverTeams: []string{"acme/sre"},
 		Policy: policy.DefaultConfig(), AttestationTTL: 2 * time.Hour, AllowRepoOverride: true,
 		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(), ConvergeTimeout: 2 * time.Minute, ApplyLease: 5 * time.Second,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -42,7 +43,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
-	c, err := readComment(ctx, gh, ref, ev.GetComment().GetID())
+	c, err := readComment(ctx, ghapp.FromClient(gh), ref, ev.GetComment().GetID())
 	if err != nil || c == nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, c 
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
 func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef, c *prComment, prefix string) error {
-	ok, err := h.s.isApprover(ctx, gh, c.actor)
+	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), c.actor)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef,
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
 func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, actor string) error {
-	ok, err := h.s.isApprover(ctx, gh, actor)
+	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), actor)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref PRRef,
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.reply(ctx, gh, ref, commentID, text)
+	return h.s.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
 }
 
 func react(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, reaction string) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
@@ -96,11 +97,11 @@ func (s *Server) coordClient(url string) (*coord.Client, error) {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(UserAgent)}
+		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}
-	opts = append(opts, coord.WithHTTPClient(s.metrics.coordinatorClient(s.coordHTTP)))
+	opts = append(opts, coord.WithHTTPClient(s.metrics.CoordinatorClient(s.coordHTTP)))
 	c, err := coord.New(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator client for %s: %w", url, err)

@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/ghapp"
 )
 
 func TestManifestCoversEveryHandledEvent(t *testing.T) {
 	for _, h := range (&Server{}).handlers() {
 		for _, e := range h.Handles() {
-			require.True(t, manifestEventKnown(e), "event %q is handled but the manifest does not know it", e)
+			require.True(t, ghapp.ManifestEventKnown(e), "event %q is handled but the manifest does not know it", e)
 		}
 	}
 	m := NewManifest("shardgate", "https://shardgate.example.test")

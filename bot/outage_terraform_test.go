@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/ghapp"
 )
 
 // outageHarness is the harness with GitHub calls that give up and retry
@@ -15,8 +16,8 @@ import (
 func outageHarness(t *testing.T) *harness {
 	t.Helper()
 	h := newHarnessBase(t)
-	h.opts = []Option{WithGitHubTransport(&RetryTransport{Next: http.DefaultTransport, Attempts: 3, Base: 10 * time.Millisecond,
-		MaxWait: time.Second, Timeout: time.Second, Sleep: sleepCtx})}
+	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 3, Base: 10 * time.Millisecond,
+		MaxWait: time.Second, Timeout: time.Second})}
 	h.tune = func(s *Server) {
 		s.dispatcher.retryBase, s.dispatcher.retryMax = 50*time.Millisecond, 200*time.Millisecond
 	}

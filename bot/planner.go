@@ -13,10 +13,12 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // planRequest says which pull request to plan and why.
@@ -56,7 +58,7 @@ func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
@@ -151,7 +153,7 @@ func errText(err error) string {
 
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, checkout string, p repoconfig.Project, plans []*PlanRecord) {
-	defer s.metrics.timePlan(rec)()
+	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, shortSHA(st.HeadSHA))
@@ -164,7 +166,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 	// The whole checkout is the sandbox's tree (modules beside the project);
 	// plans get the plan-phase credentials only, never apply_env.
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		SecretEnv: RevealEnv(s.cfg.PlanEnv),
+		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv),
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
@@ -181,7 +183,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		for _, w := range job.LockWaits() {
 			rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
 		}
-		s.metrics.observeLockWaits("plan", job.LockWaits())
+		s.metrics.ObserveLockWaits("plan", job.LockWaits())
 	}()
 	if err := job.Init(ctx); err != nil {
 		rec.fail(job, err)
@@ -243,7 +245,7 @@ func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState,
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
-	if err := s.upsertComment(ctx, gh, st, s.renderComment(ctx, st, plans)); err != nil {
+	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.putPR(ctx, st)
@@ -273,7 +275,7 @@ func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, f
 		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(dir) }
-	if err := downloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
+	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
 		return "", cleanup, err
 	}
 	return dir, cleanup, nil
@@ -306,7 +308,7 @@ func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github
 		st.sawHead(head, githubTime(resp, pr, s.now()))
 		st.Notes = nil
 		if old != "" {
-			if err := s.voidExceptionLabels(ctx, gh, st, old); err != nil {
+			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
 				return nil, nil, nil, err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -59,7 +60,7 @@ func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullReque
 	if err != nil {
 		return err
 	}
-	events, err := latestLabelEvents(ctx, gh, ref, []string{name})
+	events, err := latestLabelEvents(ctx, ghapp.FromClient(gh), ref, []string{name})
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullReque
 		Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
 		return nil
 	}
-	key := labelEventKey(ref, e.GetID())
+	key := labelEventKey(ref, e.ID)
 	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
 		return err
 	}

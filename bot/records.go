@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/store"
 )
@@ -178,7 +179,7 @@ func intText(p *int) string {
 // may be nil in tests).
 type records struct {
 	st     store.Store
-	redact *Redactor
+	redact *redact.Redactor
 }
 
 func getJSON[T any](ctx context.Context, st store.Store, bucket, key string) (*T, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -24,7 +25,7 @@ type githubServer struct {
 	gh   *githubtest.Server
 	srv  *Server
 	st   *store.Bolt
-	cfg  *Config
+	cfg  *serverconfig.Config
 	pr   githubtest.PullRequest
 	ref  PRRef
 	logs *lockedBuffer
@@ -49,9 +50,9 @@ func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githu
 	g.gh.AddRepo(owner, repoName, repo)
 	g.pr = g.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "leak", User: author})
 	g.ref = PRRef{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
-	g.cfg = &Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: NewSecret(string(g.gh.AppPrivateKeyPEM())),
-		WebhookSecret: NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
-		Coordinators:  []CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: NewSecret(coordinatorPassword)}},
+	g.cfg = &serverconfig.Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: serverconfig.NewSecret(string(g.gh.AppPrivateKeyPEM())),
+		WebhookSecret: serverconfig.NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
+		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: NewSecret(coordinatorPassword)}},
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), QueueSize: 10, Workers: 1, WorkDir: workDir}
 	var err error
 	g.st, err = store.OpenBolt(g.cfg.StorePath)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // leakTF is a pull request's Terraform that reads the server's secret files
@@ -42,7 +43,7 @@ module "leak" {
 // unsandboxed to prove the redaction behind it holds on its own.
 func TestPlanReadingServerSecretsLeaksNothing(t *testing.T) {
 	h := newHarnessBase(t)
-	h.cfg.Sandbox = SandboxNone
+	h.cfg.Sandbox = serverconfig.SandboxNone
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)

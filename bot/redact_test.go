@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -13,16 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
-	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 var (
@@ -53,7 +52,7 @@ func pemBody(key string) []string {
 }
 
 // requireNoSecret fails when text holds a secret: the whole value, a line of
-// it, or any RedactWindow-byte piece of one.
+// it, or any redact.Window-byte piece of one.
 func requireNoSecret(t *testing.T, text string, secrets ...string) {
 	t.Helper()
 	for _, s := range secrets {
@@ -62,87 +61,23 @@ func requireNoSecret(t *testing.T, text string, secrets ...string) {
 			pieces = pemBody(s)
 		}
 		for _, p := range pieces {
-			if len(p) < RedactWindow {
+			if len(p) < redact.Window {
 				require.NotContains(t, text, p)
 				continue
 			}
-			for i := 0; i+RedactWindow <= len(p); i++ {
-				if strings.Contains(text, p[i:i+RedactWindow]) {
-					t.Fatalf("text holds %q, a piece of a secret:\n%s", p[i:i+RedactWindow], text)
+			for i := 0; i+redact.Window <= len(p); i++ {
+				if strings.Contains(text, p[i:i+redact.Window]) {
+					t.Fatalf("text holds %q, a piece of a secret:\n%s", p[i:i+redact.Window], text)
 				}
 			}
 		}
 	}
 }
 
-func TestRedactorHidesEveryFormOfASecret(t *testing.T) {
-	key := testPEM(t)
-	lines := pemBody(key)
-	const webhook = "wh-3f9c1a7e5b2d40aa"
-	const hostile = "Tr0ub4dor&3|`*_x@team#1<b>" // every character markdown escapes
-	r := newRedactor(webhook, hostile, key)
-	tests := []struct {
-		name string
-		in   string
-		want string // "" when only the absence of secrets is checked
-	}{
-		{"the value in a sentence", "prefix " + webhook + " suffix", "prefix " + runner.Redacted + " suffix"},
-		{"two values side by side are one run", webhook + hostile, runner.Redacted},
-		{"a line of the key alone", "stream " + lines[3] + ".", "stream " + runner.Redacted + "."},
-		{"the whole key, armour kept", key, ""},
-		{"the key's lines joined by replace()", strings.Join(lines, ""), runner.Redacted},
-		{"a piece of a line (substr)", "(" + lines[5][7:30] + ")", "(" + runner.Redacted + ")"}, // delimiters no PEM line holds
-		{"a cut value (truncated name)", webhook[:14] + "…", runner.Redacted + "…"},
-		{"escaped text", "rendered: " + report.Escape(hostile) + " done", "rendered: " + runner.Redacted + " done"},
-		{"a code span", "`` " + hostile + " ``", ""},
-		{"a table cell", "| " + report.Code(hostile) + " |", ""},
-		{"in a code block", report.CodeBlock("error: " + key), ""},
-		{"no secret: unchanged", "module.stream_group[\"create-order/billing\"] scales 4 → 6", "module.stream_group[\"create-order/billing\"] scales 4 → 6"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := r.Redact(tt.in)
-			requireNoSecret(t, out, webhook, hostile, key)
-			if tt.want != "" {
-				require.Equal(t, tt.want, out)
-			}
-			if strings.Contains(tt.in, "-----BEGIN") {
-				require.Contains(t, out, "-----BEGIN RSA PRIVATE KEY-----", "the public armour is not a secret")
-			}
-		})
-	}
-}
-
-func TestRedactorShortValuesAndCharacters(t *testing.T) {
-	tests := []struct {
-		name, secret, in, want string
-	}{
-		{"under MinRedactLen: left, it would shred text", "abc", "abc abcdef", "abc abcdef"},
-		{"MinRedactLen is redacted", "hunt", "a hunt b", "a " + runner.Redacted + " b"},
-		{"short values everywhere they appear", "pa55", "pa55 and pa55pa55", runner.Redacted + " and " + runner.Redacted},
-		{"multi-byte characters are never cut", "пароль-секрет-длинный", "«ароль-секрет-длинн»", "«п" + runner.Redacted + "»"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := newRedactor(tt.secret).Redact(tt.in)
-			require.True(t, utf8.ValidString(out), "%q", out)
-			if tt.name == "multi-byte characters are never cut" {
-				require.NotContains(t, out, "секрет")
-				require.True(t, strings.HasPrefix(out, "«") && strings.HasSuffix(out, "»"), out)
-				return
-			}
-			require.Equal(t, tt.want, out)
-		})
-	}
-	var nilR *Redactor
-	require.Equal(t, "anything", nilR.Redact("anything"))
-	require.True(t, newRedactor("", "ab").Empty())
-}
-
 func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
 	key := testPEM(t)
-	cfg := &Config{PrivateKey: NewSecret(key), WebhookSecret: NewSecret("the-webhook-secret"),
-		Coordinators: []CoordinatorCredentials{
+	cfg := &serverconfig.Config{PrivateKey: serverconfig.NewSecret(key), WebhookSecret: serverconfig.NewSecret("the-webhook-secret"),
+		Coordinators: []serverconfig.CoordinatorCredentials{
 			{URLPrefix: "https://a.example", Username: "writer", Password: NewSecret("coordinator-a-password")},
 			{URLPrefix: "https://b.example", Username: "writer", Password: NewSecret("coordinator-b-password")},
 		}}
@@ -153,64 +88,15 @@ func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
 	require.Equal(t, "writer https://a.example", r.Redact("writer https://a.example"), "usernames and URLs are not secret")
 }
 
-func TestRedactLogsScrubsMessageAndEveryField(t *testing.T) {
-	const secret = "coordinator-write-password"
-	var buf bytes.Buffer
-	log := NewLogger(&buf, logrus.InfoLevel)
-	RedactLogs(log, newRedactor(secret))
-	ghErr := fmt.Errorf("plan: %w", &github.ErrorResponse{Response: &http.Response{StatusCode: 502}, Message: "bad " + secret})
-	log.WithFields(logrus.Fields{
-		FieldStream:     secret,
-		"attempt":       3,
-		"nested":        map[string]any{"group": "g-" + secret},
-		"key-" + secret: "v",
-	}).WithError(ghErr).Warn("planning " + secret)
-
-	out := buf.String()
-	requireNoSecret(t, out, secret)
-	var line map[string]any
-	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), out)
-	require.Equal(t, "planning "+runner.Redacted, line["msg"])
-	require.Equal(t, runner.Redacted, line[FieldStream])
-	require.Equal(t, float64(3), line["attempt"], "numbers stay numbers")
-	require.Contains(t, line["error"], "502")
-	require.Contains(t, line, "key-"+runner.Redacted)
-
-	// A second server on the same logger keeps the first one's secrets out too.
-	RedactLogs(log, newRedactor("another-server-secret"))
-	buf.Reset()
-	log.Info(secret + " another-server-secret")
-	requireNoSecret(t, buf.String(), secret, "another-server-secret")
-}
-
-func TestRedactorErrorKeepsWhatItWraps(t *testing.T) {
+// TestRedactedErrorIsStillTransient: a redacted 502 is still retried.
+func TestRedactedErrorIsStillTransient(t *testing.T) {
 	const secret = "webhook-secret-value"
-	r := newRedactor(secret)
 	cause := &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusBadGateway}, Message: secret}
-	err := r.Error(fmt.Errorf("get pull request: %w", cause))
+	err := redact.New(secret).Error(fmt.Errorf("get pull request: %w", cause))
 	require.NotContains(t, err.Error(), secret)
+	require.True(t, transient(err), "a redacted 502 is still retried")
 	var ghErr *github.ErrorResponse
 	require.True(t, errors.As(err, &ghErr))
-	require.True(t, transient(err), "a redacted 502 is still retried")
-	plain := errors.New("no secret here")
-	require.Same(t, plain, r.Error(plain), "an error without a secret is returned as it is")
-	require.NoError(t, r.Error(nil))
-}
-
-func TestRedactorBodyKeepsJSONValid(t *testing.T) {
-	const secret = `pa"ss\word-with-quote`
-	r := newRedactor(secret)
-	in, err := json.Marshal(map[string]any{"body": "leak " + secret + " end", "id": int64(1) << 60, "list": []any{secret, 2}})
-	require.NoError(t, err)
-	out := r.body(in)
-	var got map[string]any
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.UseNumber()
-	require.NoError(t, dec.Decode(&got), string(out))
-	require.Equal(t, "leak "+runner.Redacted+" end", got["body"])
-	require.Equal(t, json.Number("1152921504606846976"), got["id"], "ids stay exact")
-	require.Equal(t, []any{runner.Redacted, json.Number("2")}, got["list"])
-	require.Equal(t, "text "+runner.Redacted, string(r.body([]byte("text "+secret))), "a non-JSON body is redacted as text")
 }
 
 func TestScrubRemovesSecretsFromStoredRecords(t *testing.T) {
@@ -218,7 +104,7 @@ func TestScrubRemovesSecretsFromStoredRecords(t *testing.T) {
 	line := pemBody(key)[4]
 	const webhook, password = "the-webhook-secret", "coordinator-password"
 	rec := leakyPlan(webhook, password, line)
-	newRedactor(webhook, password, key).Scrub(rec)
+	redact.New(webhook, password, key).Scrub(rec)
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)
 	requireNoSecret(t, string(b), webhook, password, key)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/store"
 )
@@ -21,8 +22,8 @@ import (
 // completes it as failed and says how to plan again.
 func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 	h := newHarnessBase(t)
-	h.opts = []Option{WithGitHubTransport(&RetryTransport{Next: httpTransport(), Attempts: 3, Base: 10 * time.Millisecond,
-		MaxWait: time.Second, Timeout: 5 * time.Second, Sleep: sleepCtx})}
+	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: httpTransport(), Attempts: 3, Base: 10 * time.Millisecond,
+		MaxWait: time.Second, Timeout: 5 * time.Second})}
 	h.tune = func(s *Server) { s.dispatcher.attempts = 1 }
 	h.start()
 	h.repo.Checkout("main")

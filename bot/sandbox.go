@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // sandboxSupported is runner.SandboxSupported; tests stand in a kernel
@@ -15,8 +16,8 @@ var sandboxSupported = runner.SandboxSupported
 // when the configuration asks for the sandbox (the default) and this host
 // cannot provide it: then no pull request is planned and no apply runs,
 // rather than running their code unconfined.
-func sandboxRunnerOptions(cfg *Config) (opts []runner.Option, refusal error) {
-	if cfg.Sandbox == SandboxNone {
+func sandboxRunnerOptions(cfg *serverconfig.Config) (opts []runner.Option, refusal error) {
+	if cfg.Sandbox == serverconfig.SandboxNone {
 		return nil, nil
 	}
 	if err := sandboxSupported(); err != nil {
@@ -41,7 +42,7 @@ func sandboxRefusedStatus(refusal error) string {
 // SandboxNotice is the line every comment carries when plans run without a
 // sandbox (terraform.sandbox: none); empty otherwise.
 func (s *Server) sandboxNotice() string {
-	if s.cfg.Sandbox != SandboxNone {
+	if s.cfg.Sandbox != serverconfig.SandboxNone {
 		return ""
 	}
 	return "⚠️ **Plans run unsandboxed** on this shardgate server (`terraform.sandbox: none`): " +

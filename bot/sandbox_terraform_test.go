@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // openPRWith is openPR with extra files in the pull request's commit.
@@ -74,8 +75,8 @@ func (p *stateProbe) tf() string {
 func TestPhaseCredentials(t *testing.T) {
 	probe := newStateProbe(t)
 	h := newHarnessBase(t)
-	h.cfg.PlanEnv = map[string]Secret{"TF_HTTP_USERNAME": NewSecret("reader"), "TF_HTTP_PASSWORD": NewSecret("plan-phase-pw")}
-	h.cfg.ApplyEnv = map[string]Secret{"TF_HTTP_USERNAME": NewSecret("writer"), "TF_HTTP_PASSWORD": NewSecret("apply-phase-pw")}
+	h.cfg.PlanEnv = map[string]serverconfig.Secret{"TF_HTTP_USERNAME": serverconfig.NewSecret("reader"), "TF_HTTP_PASSWORD": serverconfig.NewSecret("plan-phase-pw")}
+	h.cfg.ApplyEnv = map[string]serverconfig.Secret{"TF_HTTP_USERNAME": serverconfig.NewSecret("writer"), "TF_HTTP_PASSWORD": serverconfig.NewSecret("apply-phase-pw")}
 	h.start()
 
 	pr := h.openPRWith("probe", with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}),
@@ -135,7 +136,7 @@ func TestNoSandboxNoPlan(t *testing.T) {
 	require.ErrorContains(t, err, "not applied: this shardgate server cannot sandbox Terraform")
 
 	h2 := newHarnessBase(t)
-	h2.cfg.Sandbox = SandboxNone
+	h2.cfg.Sandbox = serverconfig.SandboxNone
 	h2.start()
 	pr = h2.openPR("scale", with(baseGroups, map[string]int{"create-order/billing": 6}))
 	require.Contains(t, h2.theComment(pr), "| `create-order` | `billing` | scale | 4 → 6 |")

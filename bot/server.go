@@ -19,18 +19,22 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
 // Server is shardgate's GitHub App service.
 type Server struct {
 	onListening func(net.Addr)
-	cfg         *Config
+	cfg         *serverconfig.Config
 	store       store.Store
 	rec         records
-	clients     ClientCreator
+	clients     ghapp.ClientCreator
 	runner      *runner.Runner
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
@@ -39,7 +43,7 @@ type Server struct {
 	rules      []policy.RuleInfo
 	log        *logrus.Entry
 	now        func() time.Time
-	redact     *Redactor
+	redact     *redact.Redactor
 	// workDir is this process's run directory (checkouts, terraform
 	// scratch) under baseWorkDir, the configured work dir.
 	workDir     string
@@ -69,7 +73,7 @@ type Server struct {
 	health     *storeHealth
 	pruner     *pruner
 	intake     *Intake
-	metrics    *metrics
+	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
 }
@@ -78,7 +82,7 @@ type Server struct {
 type Option func(*Server)
 
 // WithClientCreator replaces the GitHub App client creator.
-func WithClientCreator(c ClientCreator) Option { return func(s *Server) { s.clients = c } }
+func WithClientCreator(c ghapp.ClientCreator) Option { return func(s *Server) { s.clients = c } }
 
 // WithClock replaces time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
@@ -91,7 +95,7 @@ func WithLogEntry(l *logrus.Entry) Option { return func(s *Server) { s.log = l }
 func WithOnListening(f func(addr net.Addr)) Option { return func(s *Server) { s.onListening = f } }
 
 // WithGitHubTransport sets the transport under GitHub App authentication
-// (default: NewRetryTransport over http.DefaultTransport). Redaction is put
+// (default: ghapp.NewRetryTransport over http.DefaultTransport). Redaction is put
 // above it. Ignored with WithClientCreator.
 func WithGitHubTransport(rt http.RoundTripper) Option { return func(s *Server) { s.ghTransport = rt } }
 
@@ -100,8 +104,8 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 
 // New wires a server from a validated configuration and an open store. Every
 // secret of cfg is redacted from what the server writes: its logger (changed
-// in place, see RedactLogs), GitHub bodies, stored errors.
-func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
+// in place, see redact.Logs), GitHub bodies, stored errors.
+func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
 		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
@@ -110,17 +114,17 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	}
 	// Metrics first, so that every part is created with its observers.
 	s.registry = prometheus.NewRegistry()
-	s.metrics = newMetrics(s.registry, s.metricSources())
+	s.metrics = metrics.New(s.registry, s.metricSources())
 	s.redact = NewRedactor(cfg)
-	RedactLogs(s.log, s.redact)
+	redact.Logs(s.log, s.redact)
 	s.rec = records{st: st, redact: s.redact}
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
-			base = NewRetryTransport(http.DefaultTransport)
+			base = ghapp.NewRetryTransport(http.DefaultTransport)
 		}
 		// Redacted before the retries, which then replay the redacted body.
-		cc, err := NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), &redactTransport{next: base, r: s.redact})
+		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
 		if err != nil && cfg.PrivateKeyFile != "" {
 			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
 		}
@@ -146,7 +150,7 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	// Scratch (saved plans, sensitive variable files) lives in the run dir,
 	// which the next start removes if this process dies.
 	ropts := []runner.Option{runner.WithWaitPolicy(wait), runner.WithRegistryProvidersOnly(), runner.WithTempDir(s.workDir),
-		runner.WithCommandObserver(s.metrics.observeTerraform)}
+		runner.WithCommandObserver(s.metrics.ObserveTerraform)}
 	if cfg.PluginCacheDir != "" {
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
@@ -167,11 +171,11 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.rules = s.engine.Rules()
-	s.metrics.setRules(ruleIDs(s.rules))
+	s.metrics.SetRules(metrics.RuleIDs(s.rules))
 	owner := processOwner()
 	s.applies = NewApplyQueue(st, owner, s.applyLease(), s.now)
 	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
-	handlers := s.metrics.countRunning(s.handlers())
+	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
@@ -184,13 +188,13 @@ func New(cfg *Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s.health = &storeHealth{st: st, log: s.log}
 	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
 	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.paused, log: s.log}
-	s.dispatcher.observe = s.metrics.observeJob
-	s.metrics.setEvents(s.dispatcher.Events())
+	s.dispatcher.observe = s.metrics.ObserveJob
+	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
 	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return nil, err
 	}
-	s.intake.observe = s.metrics.observeDelivery
+	s.intake.observe = s.metrics.ObserveDelivery
 	return s, nil
 }
 
@@ -247,7 +251,7 @@ func processOwner() string {
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/webhook", s.metrics.instrumentWebhook(s.intake))
+	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", s.health.readyz)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
@@ -341,44 +345,6 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	s.Close(sctx)
 	s.log.Info("shardgate stopped")
 	return nil
-}
-
-// keyedMutex serialises work per key (one pull request at a time).
-type keyedMutex struct {
-	mu sync.Mutex
-	m  map[string]*sync.Mutex
-}
-
-func (k *keyedMutex) get(key string) *sync.Mutex {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]*sync.Mutex{}
-	}
-	l, ok := k.m[key]
-	if !ok {
-		l = &sync.Mutex{}
-		k.m[key] = l
-	}
-	return l
-}
-
-func (k *keyedMutex) lock(key string) func() {
-	l := k.get(key)
-	l.Lock()
-	return l.Unlock
-}
-
-// lockOrWait takes the lock at once when it is free; otherwise it calls
-// waiting (once) and then waits for it.
-func (k *keyedMutex) lockOrWait(key string, waiting func()) func() {
-	l := k.get(key)
-	if l.TryLock() {
-		return l.Unlock
-	}
-	waiting()
-	l.Lock()
-	return l.Unlock
 }
 
 var errNoInstallation = errors.New("the event carries no installation id")

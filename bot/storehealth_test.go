@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
 )
@@ -201,7 +202,7 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 		handler: &gatedHandler{gate: make(chan struct{}), started: make(chan string, 4), runs: map[string]int{}}}
 
 	gh := githubtest.New(t)
-	cfg := &Config{
+	cfg := &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: gh.URL(), AppID: gh.AppID(),
 		PrivateKey: NewSecret(string(gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
 		TerraformBinary: tftest.Binary(t), LockTimeout: time.Minute,

@@ -2,14 +2,16 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/shardgate/shardgate/ghapp"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at
@@ -67,7 +69,7 @@ func (c *teamCache) forgetAll() { c.cache().Purge() }
 
 // isApprover says whether login is an approver: listed by name, or an active
 // member of an approver team.
-func (s *Server) isApprover(ctx context.Context, gh *github.Client, login string) (bool, error) {
+func (s *Server) isApprover(ctx context.Context, gh ghapp.Teams, login string) (bool, error) {
 	if login == "" {
 		return false, nil
 	}
@@ -82,12 +84,12 @@ func (s *Server) isApprover(ctx context.Context, gh *github.Client, login string
 			continue
 		}
 		org, slug, _ := strings.Cut(team, "/")
-		m, resp, err := gh.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
+		state, err := gh.TeamMembershipState(ctx, org, slug, login)
 		member := false
 		switch {
 		case err == nil:
-			member = m.GetState() == "active"
-		case resp != nil && resp.StatusCode == http.StatusNotFound:
+			member = state == "active"
+		case errors.Is(err, ghapp.ErrNotFound):
 		default:
 			return false, fmt.Errorf("check membership of @%s in %s: %w", login, team, err)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 func writeCert(t *testing.T, dir, cn string) (string, string) {
@@ -36,7 +38,7 @@ func writeCert(t *testing.T, dir, cn string) (string, string) {
 func TestCertReloader(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeCert(t, dir, "one.example.test")
-	r, err := newCertReloader(TLSConfig{CertFile: certFile, KeyFile: keyFile})
+	r, err := newCertReloader(serverconfig.TLSConfig{CertFile: certFile, KeyFile: keyFile})
 	require.NoError(t, err)
 	cn := func() string {
 		c, err := r.get(&tls.ClientHelloInfo{})
@@ -52,13 +54,4 @@ func TestCertReloader(t *testing.T) {
 	require.NoError(t, os.WriteFile(certFile, []byte("garbage"), 0o600))
 	require.Error(t, r.reload())
 	require.Equal(t, "two.example.test", cn(), "a bad certificate never replaces the one in use")
-}
-
-func TestValidListen(t *testing.T) {
-	for _, ok := range []string{":8080", "127.0.0.1:0", "[::1]:65535"} {
-		require.NoError(t, validListen(ok), ok)
-	}
-	for _, bad := range []string{"127.0.0.1:99999", "localhost", "127.0.0.1:http", ":-1"} {
-		require.Error(t, validListen(bad), bad)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -38,7 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *configPath == "" {
 		return usageError(stderr, "serve", "--config is required (run 'shardgate serve --help')")
 	}
-	cfg, err := bot.LoadConfig(*configPath, os.LookupEnv)
+	cfg, err := serverconfig.Load(*configPath, os.LookupEnv)
 	if err != nil {
 		return usageError(stderr, "serve", "%v", err)
 	}
@@ -71,7 +72,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // and the exit code: 2 for a store that cannot be opened as configured, 1
 // for a database that cannot be reached. The URL never shows: the store's
 // errors leave it out, and the configuration's redactor takes any of it.
-func openServeStore(ctx context.Context, cfg *bot.Config, stderr io.Writer) (store.Store, int) {
+func openServeStore(ctx context.Context, cfg *serverconfig.Config, stderr io.Writer) (store.Store, int) {
 	if !cfg.OnPostgres() {
 		st, err := store.OpenBolt(cfg.StorePath)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -134,29 +135,29 @@ func parseFlagsAndArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 
 // backupRequest resolves the backup endpoint of an admin base URL and reads
 // the token. The token never appears in an error.
-func backupRequest(base, tokenFile string) (string, bot.Secret, error) {
+func backupRequest(base, tokenFile string) (string, serverconfig.Secret, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-		return "", bot.Secret{}, fmt.Errorf("--url %q is not an http(s) URL such as http://127.0.0.1:9091", base)
+		return "", serverconfig.Secret{}, fmt.Errorf("--url %q is not an http(s) URL such as http://127.0.0.1:9091", base)
 	}
 	if u.User != nil || u.RawQuery != "" {
-		return "", bot.Secret{}, errors.New("--url takes no credentials or query: the token comes from --token-file")
+		return "", serverconfig.Secret{}, errors.New("--url takes no credentials or query: the token comes from --token-file")
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), bot.BackupPath) + bot.BackupPath
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return "", bot.Secret{}, fmt.Errorf("--token-file: %w", err)
+		return "", serverconfig.Secret{}, fmt.Errorf("--token-file: %w", err)
 	}
 	token := strings.TrimSpace(string(b))
 	if token == "" {
-		return "", bot.Secret{}, fmt.Errorf("--token-file: %s is empty", tokenFile)
+		return "", serverconfig.Secret{}, fmt.Errorf("--token-file: %s is empty", tokenFile)
 	}
-	return u.String(), bot.NewSecret(token), nil
+	return u.String(), serverconfig.NewSecret(token), nil
 }
 
 // downloadBackup streams GET /admin/backup into w. The server sends an exact
 // Content-Length, so a cut download is an error here, not a short file.
-func downloadBackup(ctx context.Context, endpoint string, token bot.Secret, w io.Writer) (int64, error) {
+func downloadBackup(ctx context.Context, endpoint string, token serverconfig.Secret, w io.Writer) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return 0, fmt.Errorf("build backup request: %w", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -175,12 +176,12 @@ func (w *world) startService(ctx context.Context) error {
 		return fmt.Errorf("open the store: %w", err)
 	}
 	w.tb.Cleanup(func() { _ = w.st.Close() })
-	cfg := &bot.Config{
+	cfg := &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: w.gh.URL(), AppID: w.gh.AppID(),
-		PrivateKey: bot.NewSecret(string(w.gh.AppPrivateKeyPEM())), WebhookSecret: bot.NewSecret(w.secret),
+		PrivateKey: serverconfig.NewSecret(string(w.gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(w.secret),
 		StorePath: filepath.Join(w.root, "shardgate.db"), TerraformBinary: w.tf, LockTimeout: time.Minute,
-		Coordinators:  []bot.CoordinatorCredentials{{URLPrefix: w.simURL, Username: simUser, Password: bot.NewSecret(w.simPW)}},
-		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), AttestationTTL: bot.DefaultAttestationTTL,
+		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: w.simURL, Username: simUser, Password: serverconfig.NewSecret(w.simPW)}},
+		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), AttestationTTL: serverconfig.DefaultAttestationTTL,
 		AllowRepoOverride: true, QueueSize: 100, Workers: 2, WorkDir: filepath.Join(w.root, "work"),
 		ConvergeTimeout: w.opts.ApplyTimeout, SandboxWritable: []string{filepath.Dir(w.tfState)},
 	}

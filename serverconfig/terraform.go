@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"path/filepath"
@@ -24,6 +24,14 @@ type rawEnvSource struct {
 	ValueEnv  string `yaml:"value_env"`
 	Value     Secret `yaml:"value"`
 }
+
+// Terraform variables through which the stream-group module gets the
+// coordinator credentials of its coordinator URL at apply (sensitive; never
+// logged). Shardgate sets them, so the phase environments may not.
+const (
+	TFVarCoordinatorUsername = "TF_VAR_coordinator_username"
+	TFVarCoordinatorPassword = "TF_VAR_coordinator_password"
+)
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -64,7 +72,7 @@ func (v *validator) phaseEnv(field string, raw map[string]rawEnvSource) map[stri
 		case !envName.MatchString(name):
 			v.addf("%s: %q is not an environment variable name", field, name)
 			continue
-		case runner.ReservedEnv(name) || name == tfVarCoordUser || name == tfVarCoordPass:
+		case runner.ReservedEnv(name) || name == TFVarCoordinatorUsername || name == TFVarCoordinatorPassword:
 			v.addf("%s: shardgate sets it", where)
 			continue
 		}

@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"encoding/json"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/shardgate/shardgate/store"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -29,7 +27,7 @@ func TestParseConfig(t *testing.T) {
 	key := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
 	secret := writeFile(t, dir, "hook", "s3cret-hook\n")
 	pw := writeFile(t, dir, "coord", "coord-pass\n")
-	cfg, err := ParseConfig("server.yaml", []byte(fmt.Sprintf(`
+	cfg, err := Parse("server.yaml", []byte(fmt.Sprintf(`
 version: 1
 listen: 127.0.0.1:9000
 github:
@@ -109,9 +107,9 @@ func TestParseConfigWebhookSecretFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	key := writeFile(t, dir, "app.pem", "key")
 	yaml := fmt.Sprintf("version: 1\ngithub: {app_id: 1, private_key_file: %s}\nstore: {path: x.db}\napprovers: {users: [a]}\n", key)
-	_, err := ParseConfig("c", []byte(yaml), noEnv)
+	_, err := Parse("c", []byte(yaml), noEnv)
 	require.ErrorContains(t, err, "no webhook secret")
-	cfg, err := ParseConfig("c", []byte(yaml), func(k string) (string, bool) { return "from-env", k == EnvWebhookSecret })
+	cfg, err := Parse("c", []byte(yaml), func(k string) (string, bool) { return "from-env", k == EnvWebhookSecret })
 	require.NoError(t, err)
 	require.Equal(t, "from-env", cfg.WebhookSecret.Reveal())
 	require.Equal(t, DefaultGitHubAPIURL, cfg.GitHubAPIURL)
@@ -121,7 +119,7 @@ func TestParseConfigWebhookSecretFromEnv(t *testing.T) {
 func TestParseConfigReportsEveryProblem(t *testing.T) {
 	dir := t.TempDir()
 	empty := writeFile(t, dir, "empty", "  \n")
-	_, err := ParseConfig("server.yaml", []byte(fmt.Sprintf(`
+	_, err := Parse("server.yaml", []byte(fmt.Sprintf(`
 version: 1
 listen: nonsense
 github:
@@ -141,7 +139,7 @@ policy:
 queue:
   size: -1
 `, empty)), noEnv)
-	var cerr *ConfigError
+	var cerr *Error
 	require.ErrorAs(t, err, &cerr)
 	want := []string{
 		`listen "nonsense" is not host:port`,
@@ -175,12 +173,12 @@ func containsAny(list []string, s string) bool {
 }
 
 func TestParseConfigRefusesInlineSecretsAndUnknownKeys(t *testing.T) {
-	_, err := ParseConfig("c", []byte("version: 1\ncoordinators:\n  - url_prefix: http://x\n    password: hunter2\n"), noEnv)
+	_, err := Parse("c", []byte("version: 1\ncoordinators:\n  - url_prefix: http://x\n    password: hunter2\n"), noEnv)
 	require.ErrorContains(t, err, "never written inline")
 	require.NotContains(t, err.Error(), "hunter2")
-	_, err = ParseConfig("c", []byte("version: 1\nlisten_addr: x\n"), noEnv)
+	_, err = Parse("c", []byte("version: 1\nlisten_addr: x\n"), noEnv)
 	require.ErrorContains(t, err, "c:2:1: listen_addr: unknown key")
-	_, err = ParseConfig("c", []byte(""), noEnv)
+	_, err = Parse("c", []byte(""), noEnv)
 	require.ErrorContains(t, err, "file is empty")
 }
 
@@ -198,7 +196,7 @@ func TestOperatingDocExampleParses(t *testing.T) {
 		local := writeFile(t, dir, filepath.Base(f), "content of "+filepath.Base(f))
 		yaml = strings.ReplaceAll(yaml, f, local)
 	}
-	cfg, err := ParseConfig("docs/operating.md", []byte(yaml), noEnv)
+	cfg, err := Parse("docs/operating.md", []byte(yaml), noEnv)
 	require.NoError(t, err)
 	require.EqualValues(t, 123456, cfg.AppID)
 	require.Equal(t, []string{"acme/sre"}, cfg.ApproverTeams)
@@ -220,7 +218,7 @@ func TestParseConfigSandboxAndPhaseEnv(t *testing.T) {
 	dir := t.TempDir()
 	keyID := writeFile(t, dir, "plan-key-id", "AKIAPLANPLANPLANPLAN\n")
 	pg := writeFile(t, dir, "apply-pg", "postgres://apply:apply-pw-77@db/state\n")
-	cfg, err := ParseConfig("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
+	cfg, err := Parse("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
   sandbox: none
   plan_env:
     AWS_ACCESS_KEY_ID: {value_file: %s}
@@ -241,14 +239,14 @@ func TestParseConfigSandboxAndPhaseEnv(t *testing.T) {
 	}
 
 	t.Run("the sandbox is on by default, the phases get nothing", func(t *testing.T) {
-		cfg, err := ParseConfig("c", []byte(phaseConfig(t, "")), noEnv)
+		cfg, err := Parse("c", []byte(phaseConfig(t, "")), noEnv)
 		require.NoError(t, err)
 		require.Equal(t, SandboxLandlock, cfg.Sandbox)
 		require.Empty(t, cfg.PlanEnv)
 		require.Empty(t, cfg.ApplyEnv)
 	})
 	t.Run("inline values are refused", func(t *testing.T) {
-		_, err := ParseConfig("c", []byte(phaseConfig(t, "terraform:\n  plan_env:\n    PGPASSWORD: {value: hunter2}\n")), noEnv)
+		_, err := Parse("c", []byte(phaseConfig(t, "terraform:\n  plan_env:\n    PGPASSWORD: {value: hunter2}\n")), noEnv)
 		require.ErrorContains(t, err, "never written inline")
 		require.NotContains(t, err.Error(), "hunter2")
 	})
@@ -257,7 +255,7 @@ func TestParseConfigSandboxAndPhaseEnv(t *testing.T) {
 func TestParseConfigPhaseEnvProblems(t *testing.T) {
 	dir := t.TempDir()
 	empty := writeFile(t, dir, "empty", "\n")
-	_, err := ParseConfig("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
+	_, err := Parse("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
   sandbox: bwrap
   sandbox_writable: [relative/state]
   plan_env:
@@ -274,7 +272,7 @@ func TestParseConfigPhaseEnvProblems(t *testing.T) {
     TF_VAR_coordinator_password: {value_env: X}
     SHARDGATE_SANDBOX: {value_env: X}
 `, empty, empty))), func(k string) (string, bool) { return "x", k == "X" })
-	var cerr *ConfigError
+	var cerr *Error
 	require.ErrorAs(t, err, &cerr)
 	want := []string{
 		`terraform.sandbox "bwrap" is not landlock or none`,
@@ -313,7 +311,7 @@ func TestOperatingDocPhaseExamplesParse(t *testing.T) {
 		block = files.ReplaceAllStringFunc(block, func(f string) string {
 			return writeFile(t, dir, filepath.Base(f), "value of "+filepath.Base(f))
 		})
-		cfg, err := ParseConfig("docs/operating.md", []byte(phaseConfig(t, block)), func(string) (string, bool) { return "from-env", true })
+		cfg, err := Parse("docs/operating.md", []byte(phaseConfig(t, block)), func(string) (string, bool) { return "from-env", true })
 		require.NoError(t, err, block)
 		require.NotEmpty(t, cfg.PlanEnv)
 		require.NotEmpty(t, cfg.ApplyEnv)
@@ -334,8 +332,8 @@ func TestConfigProblemsNameTheKeyAndItsPlace(t *testing.T) {
 	shortPW := writeFile(t, dir, "short-pw", "pw12\n")
 	problems := func(yaml string, env func(string) (string, bool)) []string {
 		t.Helper()
-		_, err := ParseConfig("config.yaml", []byte(yaml), env)
-		var cerr *ConfigError
+		_, err := Parse("config.yaml", []byte(yaml), env)
+		var cerr *Error
 		require.ErrorAs(t, err, &cerr)
 		for _, p := range cerr.Problems {
 			require.NotRegexp(t, `bot\.|raw[A-Z]|!!|int64|unmarshal`, p, "no Go or YAML-internal words")
@@ -397,25 +395,4 @@ approvers: {users: [alice]}
 			func(k string) (string, bool) { return "short", k == EnvWebhookSecret })
 		require.Equal(t, []string{"config.yaml: SHARDGATE_WEBHOOK_SECRET: the secret is 5 characters; use at least 8 (for example: openssl rand -hex 32)"}, got)
 	})
-}
-
-// A private key GitHub's client cannot use is named by its file at start.
-func TestBadPrivateKeyNamesItsFile(t *testing.T) {
-	dir := t.TempDir()
-	keyFile := writeFile(t, dir, "app.pem", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
-	hook := writeFile(t, dir, "hook", "hook-secret\n")
-	cfg, err := ParseConfig("config.yaml", []byte(fmt.Sprintf(`version: 1
-github: {app_id: 7, private_key_file: %s, webhook_secret_file: %s}
-store: {path: %s}
-approvers: {users: [alice]}
-terraform: {work_dir: %s}
-`, keyFile, hook, filepath.Join(dir, "db"), dir)), noEnv)
-	require.NoError(t, err)
-	st, err := store.OpenBolt(cfg.StorePath)
-	require.NoError(t, err)
-	defer st.Close()
-	_, err = New(cfg, st, WithLogEntry(quietLog()))
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "github.private_key_file "+keyFile+": ")
-	require.NotContains(t, err.Error(), "abc")
 }

@@ -1,4 +1,8 @@
-package bot
+// Package ghapp is shardgate's access to GitHub as an App: clients
+// authenticated per installation, the retry policy every GitHub call goes
+// through, tarball checkout of a commit, and the table of the API calls
+// shardgate makes (the source of the App manifest's permissions).
+package ghapp
 
 import (
 	"fmt"
@@ -9,21 +13,37 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // UserAgent identifies shardgate to GitHub.
 const UserAgent = "shardgate"
 
+// ClientCreator makes GitHub clients authenticated as one installation of the
+// App. Implementations cache clients per installation id.
+type ClientCreator interface {
+	NewInstallationClient(installationID int64) (*github.Client, error)
+	// InstallationHTTPClient is the authenticated transport of that
+	// installation, for downloads (tarballs) go-github does not wrap.
+	InstallationHTTPClient(installationID int64) (*http.Client, error)
+}
+
+// MaxInstallationClients bounds the installation clients kept: the least
+// recently used goes first, and is made again (with a new token) when its
+// installation sends an event again.
+const MaxInstallationClients = 1024
+
 // CachingClientCreator authenticates as each installation of the App through
-// ghinstallation, keeping one client per installation id so tokens are reused.
+// ghinstallation, keeping one client per installation id so tokens are reused
+// (the most recently used MaxInstallationClients of them).
 type CachingClientCreator struct {
 	apiURL *url.URL
 	appID  int64
 	key    []byte
 	base   http.RoundTripper
 
-	mu      sync.Mutex
-	clients map[int64]*installationClient
+	mu      sync.Mutex // one client made per installation, even when asked at once
+	clients *lru.Cache[int64, *installationClient]
 }
 
 type installationClient struct {
@@ -50,7 +70,11 @@ func NewClientCreator(apiURL string, appID int64, privateKeyPEM []byte, base htt
 	if base == nil {
 		base = NewRetryTransport(http.DefaultTransport)
 	}
-	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: map[int64]*installationClient{}}, nil
+	clients, err := lru.New[int64, *installationClient](MaxInstallationClients)
+	if err != nil {
+		return nil, fmt.Errorf("new client creator: %w", err)
+	}
+	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: clients}, nil
 }
 
 func (c *CachingClientCreator) get(installationID int64) (*installationClient, error) {
@@ -59,7 +83,7 @@ func (c *CachingClientCreator) get(installationID int64) (*installationClient, e
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ic, ok := c.clients[installationID]; ok {
+	if ic, ok := c.clients.Get(installationID); ok {
 		return ic, nil
 	}
 	itr, err := ghinstallation.New(c.base, c.appID, installationID, c.key)
@@ -73,7 +97,7 @@ func (c *CachingClientCreator) get(installationID int64) (*installationClient, e
 	gh.UploadURL = c.apiURL
 	gh.UserAgent = UserAgent
 	ic := &installationClient{http: hc, gh: gh}
-	c.clients[installationID] = ic
+	c.clients.Add(installationID, ic)
 	return ic, nil
 }
 
@@ -97,7 +121,5 @@ func (c *CachingClientCreator) InstallationHTTPClient(installationID int64) (*ht
 
 // Forget drops an installation's cached client (the App was uninstalled).
 func (c *CachingClientCreator) Forget(installationID int64) {
-	c.mu.Lock()
-	delete(c.clients, installationID)
-	c.mu.Unlock()
+	c.clients.Remove(installationID)
 }

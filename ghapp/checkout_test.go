@@ -1,4 +1,4 @@
-package bot
+package ghapp
 
 import (
 	"archive/tar"
@@ -49,7 +49,7 @@ func tarball(t testing.TB, entries []entry) []byte {
 
 func TestExtractTarball(t *testing.T) {
 	dst := t.TempDir()
-	err := extractTarball(bytes.NewReader(tarball(t, []entry{
+	err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
 		{name: "pax_global_header", typ: tar.TypeXGlobalHeader},
 		{name: "acme-streams-abc123/", typ: tar.TypeDir},
 		{name: "acme-streams-abc123/examples/streams/main.tf", body: "terraform {}"},
@@ -62,7 +62,7 @@ func TestExtractTarball(t *testing.T) {
 	require.FileExists(t, filepath.Join(dst, ".shardgate.yaml"))
 }
 
-// refusedTarballs are archives extractTarball refuses, and why.
+// refusedTarballs are archives ExtractTarball refuses, and why.
 var refusedTarballs = []struct {
 	name    string
 	entries []entry
@@ -139,7 +139,7 @@ func TestExtractTarballRefuses(t *testing.T) {
 			case strings.HasPrefix(tt.name, "too large"), strings.HasPrefix(tt.name, "directories count"):
 				maxBytes = 1024
 			}
-			err := extractTarball(bytes.NewReader(tarball(t, tt.entries)), dst, maxBytes, maxEntries)
+			err := ExtractTarball(bytes.NewReader(tarball(t, tt.entries)), dst, maxBytes, maxEntries)
 			var refused *CheckoutError
 			require.ErrorAs(t, err, &refused)
 			require.ErrorContains(t, err, tt.want)
@@ -148,7 +148,7 @@ func TestExtractTarballRefuses(t *testing.T) {
 			requireNoSymlinks(t, dst)
 		})
 	}
-	err := extractTarball(bytes.NewReader([]byte("not gzip")), t.TempDir(), 1024, 2)
+	err := ExtractTarball(bytes.NewReader([]byte("not gzip")), t.TempDir(), 1024, 2)
 	require.ErrorContains(t, err, "not gzip")
 }
 
@@ -190,7 +190,7 @@ func TestExtractTarballDirectoryBomb(t *testing.T) {
 	require.NoError(t, tw.Close())
 	require.NoError(t, gz.Close())
 	dst := t.TempDir()
-	err := extractTarball(&buf, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
+	err := ExtractTarball(&buf, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
 	var refused *CheckoutError
 	require.ErrorAs(t, err, &refused)
 	require.EqualError(t, err, "checkout refused: the tree has more than 50000 entries (files, directories and links)")
@@ -204,7 +204,7 @@ func TestExtractTarballDirectoryBomb(t *testing.T) {
 // are kept, and terraform can read through them.
 func TestExtractTarballLinksInsideTheTree(t *testing.T) {
 	dst := t.TempDir()
-	err := extractTarball(bytes.NewReader(tarball(t, []entry{
+	err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
 		{name: "top/", typ: tar.TypeDir},
 		{name: "top/main.tf", body: "terraform {}"},
 		{name: "top/modules/common/vars.tf", body: "variable \"x\" {}"},
@@ -276,7 +276,7 @@ func FuzzExtractTarball(f *testing.F) {
 		parent := t.TempDir()
 		dst := filepath.Join(parent, "co")
 		require.NoError(t, os.Mkdir(dst, 0o755))
-		err := extractTarball(bytes.NewReader(data), dst, 1<<20, 100)
+		err := ExtractTarball(bytes.NewReader(data), dst, 1<<20, 100)
 		entries, rerr := os.ReadDir(parent)
 		require.NoError(t, rerr)
 		require.Len(t, entries, 1, "nothing is written beside the checkout")

@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"time"
@@ -7,6 +7,10 @@ import (
 
 	"github.com/shardgate/shardgate/store"
 )
+
+// DefaultRetention is how long finished apply and webhook jobs are kept
+// (store.retention).
+const DefaultRetention = 30 * 24 * time.Hour
 
 // PostgresStore is the store.postgres_* part of the configuration: set, the
 // store is that PostgreSQL database, shared by every replica, instead of the

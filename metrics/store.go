@@ -1,10 +1,8 @@
-package bot
+package metrics
 
 import (
-	"context"
 	"errors"
 	"math"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -15,28 +13,6 @@ import (
 // and NaN says "unknown", never a false zero.
 
 var errNoSource = errors.New("metrics: no source")
-
-// scrapeTimeout bounds each store read of a scrape.
-const scrapeTimeout = 5 * time.Second
-
-// metricSources reads the server's store for the scrape-time metrics.
-func (s *Server) metricSources() metricSources {
-	return metricSources{
-		queued: func() (int, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-			defer cancel()
-			return s.store.CountQueued(ctx)
-		},
-		applyJobs: func() ([]*ApplyJob, error) {
-			if s.applies == nil {
-				return nil, errNoSource
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-			defer cancel()
-			return s.applies.List(ctx)
-		},
-	}
-}
 
 func newQueueDepth(queued func() (int, error)) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -55,32 +31,28 @@ func newQueueDepth(queued func() (int, error)) prometheus.Collector {
 
 // applyJobsCollector reports the apply jobs in the store by state.
 type applyJobsCollector struct {
-	desc *prometheus.Desc
-	list func() ([]*ApplyJob, error)
+	desc  *prometheus.Desc
+	count func() (map[string]int, error)
 }
 
-func newApplyJobsCollector(list func() ([]*ApplyJob, error)) prometheus.Collector {
-	return &applyJobsCollector{list: list, desc: prometheus.NewDesc("shardgate_apply_jobs",
+func newApplyJobsCollector(count func() (map[string]int, error)) prometheus.Collector {
+	return &applyJobsCollector{count: count, desc: prometheus.NewDesc("shardgate_apply_jobs",
 		"Apply jobs in the store by state (finished ones until pruned; NaN when the store cannot be read).", []string{"state"}, nil)}
 }
 
 func (c *applyJobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *applyJobsCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[ApplyState]float64{}
-	var jobs []*ApplyJob
+	var counts map[string]int
 	err := errNoSource
-	if c.list != nil {
-		jobs, err = c.list()
+	if c.count != nil {
+		counts, err = c.count()
 	}
-	for _, j := range jobs {
-		counts[j.State]++
-	}
-	for _, st := range applyStates {
-		v := counts[st]
+	for _, st := range ApplyStates {
+		v := float64(counts[st])
 		if err != nil {
 			v = math.NaN()
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, string(st))
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, st)
 	}
 }

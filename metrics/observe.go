@@ -1,4 +1,4 @@
-package bot
+package metrics
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/shardgate/shardgate/coord"
@@ -15,17 +14,20 @@ import (
 	"github.com/shardgate/shardgate/runner"
 )
 
-// The observer hooks below are what the rest of the bot calls; each is safe
-// on a nil *metrics (a Server built by hand in a test) and returns at once.
+// The observer hooks below are what the rest of the service calls; each is
+// safe on a nil *Metrics (a Server built by hand in a test) and returns at once.
 
-func (m *metrics) observeDelivery(event, outcome string) {
+// ObserveDelivery counts one webhook delivery by event and outcome.
+func (m *Metrics) ObserveDelivery(event, outcome string) {
 	if m == nil {
 		return
 	}
 	m.deliveries.WithLabelValues(event, outcome).Inc()
 }
 
-func (m *metrics) observeJob(event string, err error, d time.Duration) {
+// ObserveJob records one webhook job's run; its signature fits the
+// dispatcher's observer.
+func (m *Metrics) ObserveJob(event string, err error, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -36,72 +38,60 @@ func (m *metrics) observeJob(event string, err error, d time.Duration) {
 	m.jobs.WithLabelValues(event, outcome).Observe(d.Seconds())
 }
 
-// instrumentWebhook times every webhook request by its status code (a
+// InstrumentWebhook times every webhook request by its status code (a
 // bounded set the intake chooses; no header reaches a label).
-func (m *metrics) instrumentWebhook(h http.Handler) http.Handler {
+func (m *Metrics) InstrumentWebhook(h http.Handler) http.Handler {
 	if m == nil {
 		return h
 	}
 	return promhttp.InstrumentHandlerDuration(m.webhook, h)
 }
 
-// countRunning wraps the event handlers so that the running-jobs gauge counts
-// the jobs in their Handle.
-func (m *metrics) countRunning(hs []EventHandler) []EventHandler {
+// JobStarted counts one more webhook job running in this process; the
+// function it returns counts it finished.
+func (m *Metrics) JobStarted() (finished func()) {
 	if m == nil {
-		return hs
+		return func() {}
 	}
-	out := make([]EventHandler, len(hs))
-	for i, h := range hs {
-		out[i] = runningHandler{EventHandler: h, running: m.jobsRunning}
-	}
-	return out
+	m.jobsRunning.Inc()
+	return m.jobsRunning.Dec
 }
 
-type runningHandler struct {
-	EventHandler
-	running prometheus.Gauge
-}
-
-func (h runningHandler) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	h.running.Inc()
-	defer h.running.Dec()
-	return h.EventHandler.Handle(ctx, eventType, deliveryID, payload)
-}
-
-// timePlan starts timing one project's plan; the function it returns records
-// it with rec's outcome. One deferred line at the top of planning:
+// TimePlan starts timing one project's plan; the function it returns records
+// it, with the outcome failed says when called (the plan's outcome is known
+// only when it ends). One deferred line at the top of planning:
 //
-//	defer s.metrics.timePlan(rec)()
-func (m *metrics) timePlan(rec *PlanRecord) func() {
-	if m == nil || rec == nil {
+//	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
+func (m *Metrics) TimePlan(failed func() bool) func() {
+	if m == nil || failed == nil {
 		return func() {}
 	}
 	start := time.Now()
 	return func() {
 		outcome := "planned"
-		if rec.Error != "" {
+		if failed() {
 			outcome = "error"
 		}
 		m.plans.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
 	}
 }
 
-// observeApply records one apply job's outcome and its time from start.
-func (m *metrics) observeApply(state ApplyState, d time.Duration) {
+// ObserveApply records one apply job's outcome (its final state) and its
+// time from start.
+func (m *Metrics) ObserveApply(state string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	outcome := string(state)
+	outcome := state
 	if !slices.Contains(applyOutcomes, outcome) {
 		outcome = otherLabel
 	}
 	m.applies.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
-// observeTerraform records one terraform command (init, workspace, plan,
+// ObserveTerraform records one terraform command (init, workspace, plan,
 // show, apply); its signature fits a runner command observer.
-func (m *metrics) observeTerraform(command string, d time.Duration, err error) {
+func (m *Metrics) ObserveTerraform(command string, d time.Duration, err error) {
 	if m == nil {
 		return
 	}
@@ -115,9 +105,9 @@ func (m *metrics) observeTerraform(command string, d time.Duration, err error) {
 	m.terraform.WithLabelValues(command, outcome).Observe(d.Seconds())
 }
 
-// observeLockWaits records the state locks a job waited on (Job.LockWaits)
+// ObserveLockWaits records the state locks a job waited on (Job.LockWaits)
 // once the job is done with terraform; phase is "plan" or "apply".
-func (m *metrics) observeLockWaits(phase string, waits []runner.LockWaitRecord) {
+func (m *Metrics) ObserveLockWaits(phase string, waits []runner.LockWaitRecord) {
 	if m == nil {
 		return
 	}
@@ -130,9 +120,9 @@ func (m *metrics) observeLockWaits(phase string, waits []runner.LockWaitRecord) 
 	}
 }
 
-// observeDecision records one policy decision; phase is "review" (the pull
+// ObserveDecision records one policy decision; phase is "review" (the pull
 // request's plan) or "merge" (the merge commit's plan, before apply).
-func (m *metrics) observeDecision(phase string, dec policy.Decision) {
+func (m *Metrics) ObserveDecision(phase string, dec policy.Decision) {
 	if m == nil {
 		return
 	}
@@ -157,9 +147,9 @@ func (m *metrics) observeDecision(phase string, dec policy.Decision) {
 	}
 }
 
-// observeConvergence records the wait for one stream after apply: err is what
+// ObserveConvergence records the wait for one stream after apply: err is what
 // WaitConverged returned, d the time since terraform apply ended.
-func (m *metrics) observeConvergence(err error, d time.Duration) {
+func (m *Metrics) ObserveConvergence(err error, d time.Duration) {
 	if m == nil {
 		return
 	}

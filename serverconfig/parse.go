@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"errors"
@@ -15,39 +15,39 @@ import (
 // under four characters alone, and a guessable secret protects nothing.
 const MinSecretLength = 8
 
-// LoadConfig reads and validates a server configuration file. Secrets come from
+// Load reads and validates a server configuration file. Secrets come from
 // the files and environment variables it names; lookupEnv is os.LookupEnv in
 // production. Every problem is reported at once.
-func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
+func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseConfig(path, data, lookupEnv)
+	return Parse(path, data, lookupEnv)
 }
 
-// ConfigError lists every problem of a server configuration. Each problem
+// Error lists every problem of a server configuration. Each problem
 // starts with where it is ("server.yaml:7:3: store.pth: unknown key"), as
 // far as the file says.
-type ConfigError struct {
+type Error struct {
 	Source   string
 	Problems []string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %d problem(s): %s", e.Source, len(e.Problems), strings.Join(e.Problems, "; "))
 }
 
-// ParseConfig validates a server configuration held in memory.
-func ParseConfig(source string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+// Parse validates a server configuration held in memory.
+func Parse(source string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	var raw rawConfig
 	res, err := yamlstrict.Decode(data, &raw)
 	var syntax *yamlstrict.SyntaxError
 	switch {
 	case errors.Is(err, yamlstrict.ErrEmpty):
-		return nil, &ConfigError{Source: source, Problems: []string{source + ": file is empty: it needs at least 'version: 1'"}}
+		return nil, &Error{Source: source, Problems: []string{source + ": file is empty: it needs at least 'version: 1'"}}
 	case errors.As(err, &syntax):
-		return nil, &ConfigError{Source: source, Problems: []string{located(source, syntax.Problem)}}
+		return nil, &Error{Source: source, Problems: []string{located(source, syntax.Problem)}}
 	}
 	v := &validator{lookupEnv: lookupEnv, source: source, keys: res.Keys}
 	for _, p := range res.Problems {
@@ -55,7 +55,7 @@ func ParseConfig(source string, data []byte, lookupEnv func(string) (string, boo
 	}
 	cfg := v.config(&raw)
 	if len(v.problems) > 0 {
-		return nil, &ConfigError{Source: source, Problems: v.problems}
+		return nil, &Error{Source: source, Problems: v.problems}
 	}
 	return cfg, nil
 }

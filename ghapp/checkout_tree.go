@@ -1,4 +1,4 @@
-package bot
+package ghapp
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"os"
@@ -56,12 +56,12 @@ func TestDocumentationSamplesWorkAsCopied(t *testing.T) {
 				checkRepoSample(t, root, s)
 			case regexp.MustCompile(`(?m)^github:`).MatchString(s.text):
 				seen["server"]++
-				cfg, err := ParseConfig(s.where, []byte(withFiles(t, s.text)), func(string) (string, bool) { return "a-value-from-the-environment", true })
+				cfg, err := Parse(s.where, []byte(withFiles(t, s.text)), func(string) (string, bool) { return "a-value-from-the-environment", true })
 				require.NoError(t, err, s.text)
 				require.Positive(t, cfg.AppID)
 			case strings.HasPrefix(s.text, "terraform:\n"):
 				seen["server section"]++
-				_, err := ParseConfig(s.where, []byte(phaseConfig(t, withFiles(t, s.text))), func(string) (string, bool) { return "a-value-from-the-environment", true })
+				_, err := Parse(s.where, []byte(phaseConfig(t, withFiles(t, s.text))), func(string) (string, bool) { return "a-value-from-the-environment", true })
 				require.NoError(t, err, s.text)
 			default:
 				t.Fatalf("%s is neither a .shardgate.yaml nor a server configuration: teach this test to load it\n%s", s.where, s.text)

@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"os"
@@ -123,7 +123,7 @@ func TestConfigReferenceExampleParses(t *testing.T) {
 		require.NoError(t, os.WriteFile(local, []byte(content), 0o600))
 		example = strings.ReplaceAll(example, path, local)
 	}
-	cfg, err := ParseConfig("docs/config.md", []byte(example), noEnv)
+	cfg, err := Parse("docs/config.md", []byte(example), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:9091", cfg.Admin.Listen)
 	require.Equal(t, DefaultQueueSize, cfg.QueueSize)

@@ -1,4 +1,4 @@
-package bot
+package serverconfig
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -46,24 +47,24 @@ func TestConfigPostgresStore(t *testing.T) {
 		"env":  "  postgres_url_env: SG_PG\n  lease: 9s",
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := ParseConfig("server.yaml", []byte(storeConfig(t, section)), env)
+			cfg, err := Parse("server.yaml", []byte(storeConfig(t, section)), env)
 			require.NoError(t, err)
 			require.True(t, cfg.OnPostgres())
 			require.Empty(t, cfg.StorePath)
 			require.Equal(t, pgURL, cfg.PostgresURL.Reveal())
 			require.Equal(t, 9*time.Second, cfg.JobLease)
-			r := NewRedactor(cfg)
+			r := redact.New(cfg.SecretValues()...)
 			out := r.Redact("dial " + pgURL + " failed; password pg-Passw0rd-xyz rejected")
 			require.NotContains(t, out, "pg-Passw0rd-xyz", "the URL and its password alone are secrets")
 			require.NotContains(t, fmt.Sprintf("%v %+v", cfg, cfg), "pg-Passw0rd")
 		})
 	}
-	cfg, err := ParseConfig("server.yaml", []byte(storeConfig(t, "  path: /var/lib/shardgate/db")), noEnv)
+	cfg, err := Parse("server.yaml", []byte(storeConfig(t, "  path: /var/lib/shardgate/db")), noEnv)
 	require.NoError(t, err)
 	require.False(t, cfg.OnPostgres())
 	require.Equal(t, store.DefaultLease, cfg.JobLease)
 	require.Equal(t, DefaultRetention, cfg.Retention)
-	cfg, err = ParseConfig("server.yaml", []byte(storeConfig(t, "  path: /var/lib/shardgate/db\n  retention: 2160h")), noEnv)
+	cfg, err = Parse("server.yaml", []byte(storeConfig(t, "  path: /var/lib/shardgate/db\n  retention: 2160h")), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, 90*24*time.Hour, cfg.Retention)
 }
@@ -87,7 +88,7 @@ func TestConfigStoreProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("server.yaml", []byte(storeConfig(t, tt.section)), noEnv)
+			_, err := Parse("server.yaml", []byte(storeConfig(t, tt.section)), noEnv)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tt.want)
 			require.NotContains(t, err.Error(), "pg-Passw0rd", "no part of the URL in a problem")
@@ -96,7 +97,7 @@ func TestConfigStoreProblems(t *testing.T) {
 	t.Run("work dir required", func(t *testing.T) {
 		cfg := strings.Replace(storeConfig(t, "  postgres_url_file: "+urlFile), "  work_dir:", "  binary_unused_marker:", 1)
 		cfg = cfg[:strings.Index(cfg, "  binary_unused_marker:")] + cfg[strings.Index(cfg, "approvers:"):]
-		_, err := ParseConfig("server.yaml", []byte(cfg), noEnv)
+		_, err := Parse("server.yaml", []byte(cfg), noEnv)
 		require.ErrorContains(t, err, "terraform.work_dir is required with a PostgreSQL store")
 	})
 }

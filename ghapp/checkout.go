@@ -1,4 +1,4 @@
-package bot
+package ghapp
 
 import (
 	"archive/tar"
@@ -28,9 +28,9 @@ type CheckoutError struct{ Reason string }
 
 func (e *CheckoutError) Error() string { return "checkout refused: " + e.Reason }
 
-// downloadTarball fetches GitHub's tarball of ref through the installation's
+// DownloadTarball fetches GitHub's tarball of ref through the installation's
 // authenticated client and extracts it into dst (which must exist and be empty).
-func downloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string) error {
+func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string) error {
 	u := fmt.Sprintf("%srepos/%s/%s/tarball/%s", apiURL, owner, repo, ref)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -44,16 +44,16 @@ func downloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, 
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("download tarball of %s/%s@%s: GitHub answered %s", owner, repo, ref, resp.Status)
 	}
-	return extractTarball(resp.Body, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
+	return ExtractTarball(resp.Body, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
 }
 
-// extractTarball unpacks a gzip'd tar whose entries all sit under one top
+// ExtractTarball unpacks a gzip'd tar whose entries all sit under one top
 // directory (GitHub's "<owner>-<repo>-<sha>/"), stripping it. It refuses
 // entries that escape dst, links that lead out of it, devices, and trees over
 // the limits. Symlinks and directories are made only once the whole archive has
 // been read and every link resolved inside the tree, so no entry is ever
 // written through a link, and a refused tarball leaves no link behind.
-func extractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) error {
+func ExtractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) error {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return &CheckoutError{Reason: "the tarball is not gzip: " + err.Error()}

@@ -1,4 +1,4 @@
-package bot
+package metrics
 
 import (
 	"net/http"
@@ -66,10 +66,10 @@ func statusClass(code int) string {
 	return strconv.Itoa(code/100) + "xx"
 }
 
-// coordinatorClient returns base (nil: a default client) with a transport
+// CoordinatorClient returns base (nil: a default client) with a transport
 // that counts every request by operation and status class ("error" when no
 // response came: refused, timed out, cut).
-func (m *metrics) coordinatorClient(base *http.Client) *http.Client {
+func (m *Metrics) CoordinatorClient(base *http.Client) *http.Client {
 	if m == nil {
 		return base
 	}
@@ -88,7 +88,7 @@ func (m *metrics) coordinatorClient(base *http.Client) *http.Client {
 
 type coordTransport struct {
 	next http.RoundTripper
-	m    *metrics
+	m    *Metrics
 }
 
 func (t coordTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -1,4 +1,4 @@
-package bot
+package ghapp
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/retry"
 )
 
 // Defaults of the GitHub retry transport.
@@ -38,14 +40,15 @@ type RetryTransport struct {
 	MaxWait  time.Duration
 	// Timeout bounds each attempt, reading the answer's body included.
 	Timeout time.Duration
-	// Sleep waits between attempts; tests replace it.
+	// Sleep waits between attempts (nil: a timer, cut short when the
+	// request's context ends); tests replace it.
 	Sleep func(req *http.Request, d time.Duration) error
 }
 
 // NewRetryTransport wraps next with the default retry policy.
 func NewRetryTransport(next http.RoundTripper) *RetryTransport {
 	return &RetryTransport{Next: next, Attempts: DefaultRetryAttempts, Base: DefaultRetryBase, MaxWait: DefaultRetryMaxWait,
-		Timeout: DefaultGitHubTimeout, Sleep: sleepCtx}
+		Timeout: DefaultGitHubTimeout}
 }
 
 // idempotent says whether repeating req is harmless. PATCH sets fields to
@@ -91,18 +94,11 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
-func sleepCtx(req *http.Request, d time.Duration) error { return sleepFor(req.Context(), d) }
-
-// sleepFor waits d or until ctx ends, whichever comes first.
-func sleepFor(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+func (t *RetryTransport) sleep(req *http.Request, d time.Duration) error {
+	if t.Sleep != nil {
+		return t.Sleep(req, d)
 	}
+	return retry.Sleep(req.Context(), d)
 }
 
 // RoundTrip sends req, retrying what GitHub says is worth retrying.
@@ -136,7 +132,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if attempt >= t.Attempts || !idempotent(req) || req.Context().Err() != nil {
 				return nil, err
 			}
-			if err := t.Sleep(req, t.backoff(attempt)); err != nil {
+			if err := t.sleep(req, t.backoff(attempt)); err != nil {
 				return nil, err
 			}
 			continue
@@ -150,7 +146,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		if err := t.Sleep(req, wait); err != nil {
+		if err := t.sleep(req, wait); err != nil {
 			return nil, err
 		}
 	}

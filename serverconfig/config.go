@@ -1,4 +1,7 @@
-package bot
+// Package serverconfig is the server's configuration: the YAML file serve
+// reads (docs/operating.md documents every key), validated into an immutable
+// Config, and the Secret type its credentials are held in.
+package serverconfig
 
 import (
 	"errors"
@@ -26,6 +29,9 @@ const (
 	DefaultMaxWebhookBytes    = 25 << 20
 	EnvWebhookSecret          = "SHARDGATE_WEBHOOK_SECRET"
 	DefaultConvergenceTimeout = 30 * time.Minute
+	// DefaultApplyLease is apply.lease when not set: the apply queue's own
+	// default (bot.DefaultApplyLease; a bot test checks they agree).
+	DefaultApplyLease = 2 * time.Minute
 )
 
 // Secret is a credential read from a file or the environment. It never prints
@@ -74,7 +80,7 @@ type Config struct {
 	LockTimeout     time.Duration
 	PluginCacheDir  string
 	WorkDir         string
-	// Sandbox is SandboxLandlock or SandboxNone (config_terraform.go);
+	// Sandbox is SandboxLandlock or SandboxNone (terraform.go);
 	// SandboxWritable are paths every sandboxed job may also write.
 	Sandbox         string
 	SandboxWritable []string
@@ -98,7 +104,7 @@ type Config struct {
 	ApplyLease time.Duration
 	Admin      AdminConfig
 
-	// PostgresStore is set instead of StorePath for a shared store (config_store.go).
+	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
 	StoreRetention
 }

@@ -1,27 +1,31 @@
-package bot
+package redact
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 )
 
-// redactTransport scrubs every secret from the bodies shardgate sends to
+// Transport scrubs every secret from the bodies shardgate sends to
 // GitHub: comments, check runs, replies, whatever code path wrote them. It is
 // the last wall before GitHub; the writers redact their own texts first.
 // JSON bodies are redacted string by string and encoded again, so a secret
 // holding quotes or backslashes cannot leave half an escape behind.
-type redactTransport struct {
+type Transport struct {
 	next http.RoundTripper
 	r    *Redactor
 }
 
+// NewTransport returns a transport redacting r's secrets from the bodies of
+// the requests it passes on to next.
+func NewTransport(next http.RoundTripper, r *Redactor) *Transport {
+	return &Transport{next: next, r: r}
+}
+
 // RoundTrip implements http.RoundTripper.
-func (t *redactTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody || t.r.Empty() {
 		return t.next.RoundTrip(req)
 	}
@@ -74,24 +78,4 @@ func (r *Redactor) jsonValue(v any) any {
 		return out
 	}
 	return v
-}
-
-// redactingHandler gives the dispatcher only redacted errors: they are
-// stored as the job's last error, logged, and shown on the pull request when
-// the job fails for good. A panic becomes such an error too (its value may
-// quote what a pull request wrote).
-type redactingHandler struct {
-	EventHandler
-	r *Redactor
-}
-
-// Handle implements EventHandler.
-func (h redactingHandler) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("handler panic: %v\n%s", p, debug.Stack())
-		}
-		err = h.r.Error(err)
-	}()
-	return h.EventHandler.Handle(ctx, eventType, deliveryID, payload)
 }

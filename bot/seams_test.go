@@ -1,0 +1,38 @@
+package bot
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
+)
+
+// The unit tests of the plan flow's decisions talk to GitHub through ghapp's
+// narrow interfaces, answered by ghapptest's in-memory GitHub: no terraform,
+// no HTTP, no sleeps; time is a FakeClock both sides read.
+
+// seamServer is a Server with only what the flow's decisions use: the
+// configuration, the records on a bbolt store, a redactor and a clock.
+func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Server, *ghapptest.GitHub, *coordsim.FakeClock) {
+	t.Helper()
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "shardgate.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	if cfg == nil {
+		cfg = &serverconfig.Config{}
+	}
+	cfg.Sandbox = serverconfig.SandboxLandlock // no unsandboxed notice in the comment
+	clock := coordsim.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	r := redact.New(secrets...)
+	s := &Server{cfg: cfg, store: st, rec: records{st: st, redact: r}, redact: r, now: clock.Now}
+	return s, ghapptest.New(clock.Now), clock
+}
+
+var seamRef = PRRef{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}
