@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,6 +43,13 @@ const (
 	// enqueue it once; applyRetryBucket one per requeued failed job.
 	applyMergeBucket = "applies_merge"
 	applyRetryBucket = "applies_retry"
+	// applyLiveBucket holds a copy of every unfinished job's record (Seq →
+	// ApplyJob JSON), written in the transaction that writes the job: the
+	// scheduler's scans read it alone, so they grow with the live jobs, not
+	// with the history. applyPRBucket indexes every job by pull request
+	// (PRRef.Key, NUL, Seq → Seq) for ListForPR.
+	applyLiveBucket = "applies_live"
+	applyPRBucket   = "applies_pr"
 )
 
 // applyLocks holds one lock per store, shared by every ApplyQueue on it (a
@@ -82,8 +88,9 @@ type ApplyQueue struct {
 	// their fencing token and how long the lease surely lasts.
 	heldMu sync.Mutex
 	held   map[string]heldLease
-	// countersReady is set once the counters exist (ensureCounters).
-	countersReady atomic.Bool
+	// countersReady is set once the counters exist (ensureCounters),
+	// indexed once the indexes cover every job (ensureIndexes).
+	countersReady, indexed atomic.Bool
 
 	// cache keeps decoded records by Seq with the bytes they came from, so a
 	// scan decodes only what changed.
@@ -130,22 +137,17 @@ func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if job.MergeSHA != "" {
-		jobs, err := q.load(ctx)
-		if err != nil {
-			return fmt.Errorf("enqueue apply job: %w", err)
-		}
-		for _, j := range jobs {
-			if j.Ref == job.Ref && j.Project == job.Project && j.MergeSHA == job.MergeSHA {
-				return fmt.Errorf("enqueue apply job %s %s: %w (seq %s)", job.Project, job.MergeSHA, ErrApplyExists, j.Seq)
-			}
-		}
+	if err := q.ensureIndexes(ctx); err != nil {
+		return fmt.Errorf("enqueue apply job: %w", err)
 	}
 	rec := cloneApply(job)
 	rec.Streams = normalizeStreams(job.Streams)
 	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
 	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, "", 0
-	if err := q.insert(ctx, rec); err != nil {
+	if err := q.insert(ctx, rec); errors.Is(err, ErrApplyExists) {
+		seq, _ := q.st.Get(ctx, applyMergeBucket, mergeKey(rec))
+		return fmt.Errorf("enqueue apply job %s %s: %w (seq %s)", job.Project, job.MergeSHA, ErrApplyExists, seq)
+	} else if err != nil {
 		return fmt.Errorf("enqueue apply job: %w", err)
 	}
 	*job = *cloneApply(rec)
@@ -164,41 +166,74 @@ func (q *ApplyQueue) Get(ctx context.Context, seq string) (*ApplyJob, error) {
 	if err := json.Unmarshal(raw, job); err != nil {
 		return nil, fmt.Errorf("get apply job %s: decode: %w", seq, err)
 	}
-	if job.State != ApplyFailed {
-		return job, nil
-	}
-	// Only a failed job can have been replaced by a Requeue cut short.
-	jobs, err := q.load(ctx)
+	replaced, err := q.replaced(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("get apply job %s: %w", seq, err)
 	}
-	if !slices.ContainsFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq }) {
+	if replaced {
 		return nil, fmt.Errorf("get apply job %s: %w", seq, store.ErrNotFound)
 	}
 	return job, nil
 }
 
-// List returns every job, finished ones included, in Seq (merge) order.
+// replaced says whether j is a failed job whose Requeue was cut short
+// after its copy was written: the copy stands for it (see Requeue).
+func (q *ApplyQueue) replaced(ctx context.Context, j *ApplyJob) (bool, error) {
+	if j.State != ApplyFailed {
+		return false, nil
+	}
+	_, err := q.st.Get(ctx, applyRetryBucket, j.Seq)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// List returns every job kept, finished ones included, in Seq (merge)
+// order. It reads the whole history (what Prune left of it): the
+// scheduler's paths read the live jobs only.
 func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
-	return q.list(ctx, func(*ApplyJob) bool { return true })
-}
-
-// ListForPR returns the jobs of one pull request in Seq order.
-func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
-	return q.list(ctx, func(j *ApplyJob) bool { return j.Ref == ref })
-}
-
-func (q *ApplyQueue) list(ctx context.Context, keep func(*ApplyJob) bool) ([]*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	jobs, err := q.load(ctx)
+	jobs, err := q.loadAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list apply jobs: %w", err)
 	}
+	return jobs, nil
+}
+
+// ListForPR returns the jobs of one pull request in Seq order, read through
+// the index by pull request: the other pull requests' jobs are not read.
+func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if err := q.ensureIndexes(ctx); err != nil {
+		return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
+	}
+	kvs, err := q.st.List(ctx, applyPRBucket, ref.Key()+"\x00")
+	if err != nil {
+		return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
+	}
 	out := []*ApplyJob{}
-	for _, j := range jobs {
-		if keep(j) {
-			out = append(out, cloneApply(j))
+	for _, kv := range kvs {
+		raw, err := q.st.Get(ctx, applyBucket, string(kv.Value))
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted by a Requeue or Prune since the index was read
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
+		}
+		j := &ApplyJob{}
+		if err := json.Unmarshal(raw, j); err != nil {
+			return nil, fmt.Errorf("list apply jobs of %s: decode %s: %w", ref, kv.Value, err)
+		}
+		if hidden, err := q.replaced(ctx, j); err != nil {
+			return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
+		} else if !hidden && j.Ref == ref {
+			out = append(out, j)
 		}
 	}
 	return out, nil
@@ -213,7 +248,7 @@ func (q *ApplyQueue) list(ctx context.Context, keep func(*ApplyJob) bool) ([]*Ap
 func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	jobs, err := q.load(ctx)
+	jobs, err := q.loadLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list runnable apply jobs: %w", err)
 	}
@@ -269,18 +304,19 @@ type Blocker struct {
 func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	jobs, err := q.load(ctx)
+	jobs, err := q.loadLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("apply job blockers %s: %w", seq, err)
 	}
 	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
 	if i < 0 {
-		return nil, fmt.Errorf("apply job blockers %s: %w", seq, store.ErrNotFound)
-	}
-	job := jobs[i]
-	if job.State.Finished() {
+		// Not live: finished (no blockers), or unknown.
+		if _, err := q.st.Get(ctx, applyBucket, seq); err != nil {
+			return nil, fmt.Errorf("apply job blockers %s: %w", seq, err)
+		}
 		return nil, nil
 	}
+	job := jobs[i]
 	var out []Blocker
 	for _, s := range job.Streams {
 		for _, e := range jobs[:i] {
@@ -291,43 +327,6 @@ func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error
 		}
 	}
 	return out, nil
-}
-
-// load reads every job in Seq order, leaving out records a Requeue replaced
-// (see Requeue). The jobs are shared with the cache: callers clone what they
-// return. The caller holds q.mu.
-func (q *ApplyQueue) load(ctx context.Context) ([]*ApplyJob, error) {
-	kvs, err := q.st.List(ctx, applyBucket, "")
-	if err != nil {
-		return nil, err
-	}
-	q.cacheMu.Lock()
-	defer q.cacheMu.Unlock()
-	seen := make(map[string]bool, len(kvs))
-	jobs := make([]*ApplyJob, 0, len(kvs))
-	replaced := map[string]bool{}
-	for _, kv := range kvs {
-		seen[kv.Key] = true
-		c, ok := q.cache[kv.Key]
-		if !ok || !bytes.Equal(c.raw, kv.Value) {
-			j := &ApplyJob{}
-			if err := json.Unmarshal(kv.Value, j); err != nil {
-				return nil, fmt.Errorf("decode apply job %s: %w", kv.Key, err)
-			}
-			c = cachedApply{raw: kv.Value, job: j}
-			q.cache[kv.Key] = c
-		}
-		if c.job.RetryOf != "" {
-			replaced[c.job.RetryOf] = true
-		}
-		jobs = append(jobs, c.job)
-	}
-	for k := range q.cache {
-		if !seen[k] {
-			delete(q.cache, k)
-		}
-	}
-	return slices.DeleteFunc(jobs, func(j *ApplyJob) bool { return replaced[j.Seq] }), nil
 }
 
 func normalizeStreams(in []string) []string {

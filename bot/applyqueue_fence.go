@@ -88,11 +88,10 @@ func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
 		if err != nil {
 			return err
 		}
-		raw, err := json.Marshal(&stored)
-		if err != nil {
-			return fmt.Errorf("encode apply job: %w", err)
+		if err := tx.Insert(applyPRBucket, prIndexKey(&stored), []byte(stored.Seq)); err != nil {
+			return err
 		}
-		return tx.Insert(applyBucket, stored.Seq, raw)
+		return writeApply(tx, &stored)
 	})
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w (enqueued by another process)", ErrApplyExists)
@@ -132,7 +131,7 @@ func (q *ApplyQueue) takeLease(ctx context.Context, seq string) (*ApplyJob, erro
 		j.Attempt++
 		j.UpdatedAt = q.clock()
 		out = j
-		return putApply(tx, j)
+		return writeApply(tx, j)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
@@ -153,14 +152,6 @@ func getApply(tx store.RecordTx, seq string) (*ApplyJob, error) {
 		return nil, fmt.Errorf("decode apply job: %w", err)
 	}
 	return j, nil
-}
-
-func putApply(tx store.RecordTx, j *ApplyJob) error {
-	raw, err := json.Marshal(j)
-	if err != nil {
-		return fmt.Errorf("encode apply job: %w", err)
-	}
-	return tx.Put(applyBucket, j.Seq, raw)
 }
 
 // holds checks that this process still holds j: it acquired it, and the

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,13 +18,13 @@ import (
 func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	jobs, err := q.load(ctx)
+	jobs, err := q.loadLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 	}
 	if !slices.ContainsFunc(runnableApplies(jobs, q.clock()), func(j *ApplyJob) bool { return j.Seq == seq }) {
-		if !slices.ContainsFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq }) {
-			return nil, fmt.Errorf("acquire apply job %s: %w", seq, store.ErrNotFound)
+		if _, err := q.st.Get(ctx, applyBucket, seq); err != nil {
+			return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 		}
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, ErrNotRunnable)
 	}
@@ -110,25 +109,19 @@ func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, r
 	return nil
 }
 
-// mutate applies fn to one stored job in a single store write; fn's error
-// leaves the record as it was.
+// mutate applies fn to one stored job in a single transaction, which writes
+// its live copy too; fn's error leaves the record as it was. fn may run more
+// than once (the store may retry the transaction).
 func (q *ApplyQueue) mutate(ctx context.Context, seq string, fn func(*ApplyJob) error) error {
-	return q.st.Update(ctx, applyBucket, seq, func(old []byte) ([]byte, error) {
-		if old == nil {
-			return nil, store.ErrNotFound
-		}
-		j := &ApplyJob{}
-		if err := json.Unmarshal(old, j); err != nil {
-			return nil, fmt.Errorf("decode apply job: %w", err)
+	return q.st.Tx(ctx, func(tx store.RecordTx) error {
+		j, err := getApply(tx, seq)
+		if err != nil {
+			return err
 		}
 		if err := fn(j); err != nil {
-			return nil, err
+			return err
 		}
 		j.UpdatedAt = q.clock()
-		raw, err := json.Marshal(j)
-		if err != nil {
-			return nil, fmt.Errorf("encode apply job: %w", err)
-		}
-		return raw, nil
+		return writeApply(tx, j)
 	})
 }

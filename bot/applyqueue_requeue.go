@@ -2,9 +2,9 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shardgate/shardgate/store"
@@ -13,27 +13,32 @@ import (
 // Requeue retries a failed job (/shardgate apply): a copy goes to the end of
 // the order under a new Seq, queued, with reason, progress and attempts
 // cleared, and the failed record is deleted. The copy is written first and
-// names the failed one in RetryOf, which hides it: after a crash in between,
-// the failed record is neither listed nor requeued twice, and the next
-// Requeue of it finishes the deletion and returns the same copy.
+// names the failed one in RetryOf (and applyRetryBucket maps the failed Seq
+// to it), which hides it: after a crash in between, the failed record is
+// neither listed nor requeued twice, and the next Requeue of it finishes the
+// deletion and returns the same copy.
 func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	jobs, err := q.load(ctx)
+	if err := q.ensureIndexes(ctx); err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+	}
+	if cp, err := q.requeuedCopy(ctx, seq); err == nil {
+		if err := q.deleteReplaced(ctx, seq); err != nil {
+			return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+		}
+		return cp, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+	}
+	raw, err := q.st.Get(ctx, applyBucket, seq)
 	if err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
 	}
-	if i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.RetryOf == seq }); i >= 0 {
-		if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
-			return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
-		}
-		return cloneApply(jobs[i]), nil
+	old := &ApplyJob{}
+	if err := json.Unmarshal(raw, old); err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: decode: %w", seq, err)
 	}
-	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
-	if i < 0 {
-		return nil, fmt.Errorf("requeue apply job %s: %w", seq, store.ErrNotFound)
-	}
-	old := jobs[i]
 	if old.State != ApplyFailed {
 		return nil, fmt.Errorf("requeue apply job %s: %w (it is %s)", seq, ErrNotFailed, old.State)
 	}
@@ -42,58 +47,44 @@ func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error)
 	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, seq, 0
 	if err := q.insert(ctx, rec); errors.Is(err, ErrApplyExists) {
 		// Another process requeued it at the same moment: its copy stands.
-		return q.requeuedCopy(ctx, seq)
+		cp, err := q.requeuedCopy(ctx, seq)
+		if err != nil {
+			return nil, fmt.Errorf("requeue apply job %s: requeued by another process: %w", seq, err)
+		}
+		return cp, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
 	}
-	if err := q.st.Delete(ctx, applyBucket, seq); err != nil {
-		return nil, fmt.Errorf("requeue apply job %s: delete the failed record: %w", seq, err)
+	if err := q.deleteReplaced(ctx, seq); err != nil {
+		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
 	}
 	return rec, nil
 }
 
-// requeuedCopy returns the copy another process's Requeue of seq made.
+// requeuedCopy returns the copy a Requeue of seq made; store.ErrNotFound
+// when there is none.
 func (q *ApplyQueue) requeuedCopy(ctx context.Context, seq string) (*ApplyJob, error) {
-	jobs, err := q.load(ctx)
+	cp, err := q.st.Get(ctx, applyRetryBucket, seq)
 	if err != nil {
-		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
+		return nil, err
 	}
-	if i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.RetryOf == seq }); i >= 0 {
-		return cloneApply(jobs[i]), nil
+	raw, err := q.st.Get(ctx, applyBucket, string(cp))
+	if err != nil {
+		return nil, fmt.Errorf("its copy %s: %w", cp, err)
 	}
-	return nil, fmt.Errorf("requeue apply job %s: requeued by another process, and its copy is gone", seq)
+	j := &ApplyJob{}
+	if err := json.Unmarshal(raw, j); err != nil {
+		return nil, fmt.Errorf("decode its copy %s: %w", cp, err)
+	}
+	return j, nil
 }
 
-// Prune deletes the finished jobs last updated before cutoff, so that the
-// scans behind Runnable and Blockers do not grow with the history; it returns
-// how many it deleted. Unfinished jobs are never pruned, and Seqs are not
-// reused (the counter is kept apart). A failed job pruned can no longer be
-// retried with Requeue.
-func (q *ApplyQueue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	kvs, err := q.st.List(ctx, applyBucket, "")
+// deleteReplaced deletes the failed record a requeued copy replaced, with
+// its index entries.
+func (q *ApplyQueue) deleteReplaced(ctx context.Context, seq string) error {
+	err := q.st.Tx(ctx, func(tx store.RecordTx) error { return deleteSeq(tx, seq) })
 	if err != nil {
-		return 0, fmt.Errorf("prune apply jobs: %w", err)
+		return fmt.Errorf("delete the failed record: %w", err)
 	}
-	jobs, err := q.load(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("prune apply jobs: %w", err)
-	}
-	keep := map[string]bool{}
-	for _, j := range jobs {
-		keep[j.Seq] = !j.State.Finished() || !j.UpdatedAt.Before(cutoff)
-	}
-	n := 0
-	for _, kv := range kvs {
-		// A record load left out was replaced by a Requeue cut short.
-		if keep[kv.Key] {
-			continue
-		}
-		if err := q.st.Delete(ctx, applyBucket, kv.Key); err != nil {
-			return n, fmt.Errorf("prune apply jobs: %w", err)
-		}
-		n++
-	}
-	return n, nil
+	return nil
 }

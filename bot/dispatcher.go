@@ -190,7 +190,7 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 	ctx = context.WithoutCancel(ctx)
 	if err != nil && transient(err) && job.Attempts < d.attempts {
 		wait := jobBackoff(job.Attempts, d.retryBase, d.retryMax)
-		rerr := d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait))
+		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
 				Warn("job failed on a transient error; it will be retried")
@@ -202,7 +202,7 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 		}
 		log.WithError(rerr).Error("hand a job back for a retry")
 	}
-	if cerr := d.store.Complete(ctx, job.ID, job.Owner, err); cerr != nil {
+	if cerr := d.persist(log, func() error { return d.store.Complete(ctx, job.ID, job.Owner, err) }); cerr != nil {
 		log.WithError(cerr).Error("record a job's outcome")
 		if errors.Is(cerr, store.ErrLeaseLost) || errors.Is(cerr, store.ErrNotRunning) {
 			return // another owner runs it now: it reports, not this one
@@ -217,6 +217,38 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 	}
 	log.Info("job done")
 }
+
+// persist records a job's outcome with write, trying again while the store
+// cannot be reached: the job ran, and left running in the store it would run
+// again once its lease expired. It waits while claiming is paused (no write
+// is tried until the store answers pings again) and between tries; it gives
+// up at Close, or when the store answers that the job is another owner's or
+// not running (then its new owner reports).
+func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
+	wait, warned := persistRetryBase, false
+	for {
+		if d.paused == nil || !d.paused() {
+			err := write()
+			if err == nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotRunning) ||
+				errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if !warned {
+				log.WithError(err).Warn("could not record a job's outcome; trying again until the store answers")
+				warned = true
+			}
+		}
+		select {
+		case <-d.stop:
+			return errors.New("gave up recording a job's outcome at shutdown: the job runs again once its lease expires")
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, max(d.poll, persistRetryBase))
+	}
+}
+
+// persistRetryBase is the first pause before persist tries again.
+const persistRetryBase = 20 * time.Millisecond
 
 // heartbeat renews the job's lease every third of it until ctx ends. When
 // the store says the lease is lost, or no renewal succeeded for a whole

@@ -197,6 +197,10 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.wantState, j.State, j.LastError)
 			require.Equal(t, tt.wantCalls, j.Attempts)
+			if tt.reported {
+				// The failure is recorded, then reported: wait for the report.
+				require.Eventually(t, func() bool { return reported.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+			}
 			require.Equal(t, tt.reported, reported.Load() == 1)
 		})
 	}

@@ -71,6 +71,7 @@ type Server struct {
 
 	dispatcher *Dispatcher
 	health     *storeHealth
+	pruner     *pruner
 	intake     *Intake
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
@@ -186,6 +187,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	s.health = &storeHealth{st: st, log: s.log}
 	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
+	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.paused, log: s.log}
 	s.dispatcher.observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.failed = s.reportJobFailure
@@ -251,13 +253,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Ping(r.Context()); err != nil {
-			http.Error(w, "store not reachable", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write([]byte("ready\n"))
-	})
+	mux.HandleFunc("/readyz", s.health.readyz)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -279,6 +275,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	s.health.start(ctx)
+	s.pruner.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -301,6 +298,7 @@ func (s *Server) Close(ctx context.Context) {
 	}
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
+	s.pruner.close()
 	s.health.close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()

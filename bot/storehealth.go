@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,8 +12,13 @@ import (
 	"github.com/shardgate/shardgate/store"
 )
 
-// storeHealthInterval is how often the store is pinged.
-const storeHealthInterval = time.Second
+const (
+	// storeHealthInterval is how often the store is pinged.
+	storeHealthInterval = time.Second
+	// storePingTimeout bounds one ping: a database that does not answer
+	// within it counts as unreachable.
+	storePingTimeout = 5 * time.Second
+)
 
 // storeHealth pings the store in the background. While it cannot be
 // reached, the workers and the apply scheduler claim nothing (claims would
@@ -20,11 +26,13 @@ const storeHealthInterval = time.Second
 // 503 on its own ping and intake answers 503 to every delivery it cannot
 // persist, so nothing acknowledged is lost.
 type storeHealth struct {
-	st   store.Store
-	log  *logrus.Entry
-	down atomic.Bool
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	st  store.Store
+	log *logrus.Entry
+	// every is how often the store is pinged (storeHealthInterval when zero).
+	every time.Duration
+	down  atomic.Bool
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
 }
 
 // paused says whether claiming is paused: the last ping failed.
@@ -32,10 +40,14 @@ func (h *storeHealth) paused() bool { return h.down.Load() }
 
 func (h *storeHealth) start(ctx context.Context) {
 	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
+	every := h.every
+	if every <= 0 {
+		every = storeHealthInterval
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		t := time.NewTicker(storeHealthInterval)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -49,7 +61,7 @@ func (h *storeHealth) start(ctx context.Context) {
 }
 
 func (h *storeHealth) check(ctx context.Context) {
-	pctx, cancel := context.WithTimeout(ctx, storeHealthInterval)
+	pctx, cancel := context.WithTimeout(ctx, storePingTimeout)
 	err := h.st.Ping(pctx)
 	cancel()
 	if ctx.Err() != nil {
@@ -57,9 +69,10 @@ func (h *storeHealth) check(ctx context.Context) {
 	}
 	switch {
 	case err != nil && !h.down.Swap(true):
-		h.log.WithError(err).Error("store unreachable: claiming paused; deliveries are refused (503) until it is back")
+		h.log.WithError(err).WithField("store", storeKind(h.st)).
+			Error("store unreachable: claiming paused; deliveries are refused (503) until it is back")
 	case err == nil && h.down.Swap(false):
-		h.log.Info("store reachable again: claiming resumed")
+		h.log.WithField("store", storeKind(h.st)).Info("store reachable again: claiming resumed")
 	}
 }
 
@@ -68,4 +81,25 @@ func (h *storeHealth) close() {
 		h.stop()
 	}
 	h.wg.Wait()
+}
+
+// readyz answers GET /readyz from a ping of its own: 503 naming the store
+// while it cannot be reached. The ping's error stays in the log the health
+// loop writes: it may name the database's host, and /readyz is public.
+func (h *storeHealth) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), storePingTimeout)
+	defer cancel()
+	if err := h.st.Ping(ctx); err != nil {
+		http.Error(w, "not ready: the "+storeKind(h.st)+" store is not reachable", http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+// storeKind names a store for operators: "PostgreSQL", "bbolt".
+func storeKind(st store.Store) string {
+	if k, ok := st.(interface{ Kind() string }); ok {
+		return k.Kind()
+	}
+	return "state"
 }

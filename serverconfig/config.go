@@ -106,6 +106,7 @@ type Config struct {
 
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
+	StoreRetention
 }
 
 // CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:

@@ -8,6 +8,10 @@ import (
 	"github.com/shardgate/shardgate/store"
 )
 
+// DefaultRetention is how long finished apply and webhook jobs are kept
+// (store.retention).
+const DefaultRetention = 30 * 24 * time.Hour
+
 // PostgresStore is the store.postgres_* part of the configuration: set, the
 // store is that PostgreSQL database, shared by every replica, instead of the
 // bbolt file at store.path.
@@ -23,6 +27,13 @@ type PostgresStore struct {
 	JobLease time.Duration
 }
 
+// StoreRetention is store.retention, on either store.
+type StoreRetention struct {
+	// Retention is how long finished apply jobs and webhook jobs are kept
+	// before they are pruned (hourly); at least store.DeliveryRetention.
+	Retention time.Duration
+}
+
 // OnPostgres says whether the store is a PostgreSQL database.
 func (p PostgresStore) OnPostgres() bool { return !p.PostgresURL.Empty() }
 
@@ -31,6 +42,7 @@ type rawStore struct {
 	PostgresURLFile string `yaml:"postgres_url_file"`
 	PostgresURLEnv  string `yaml:"postgres_url_env"`
 	Lease           string `yaml:"lease"`
+	Retention       string `yaml:"retention"`
 }
 
 // store checks that exactly one store is configured and reads the
@@ -38,6 +50,11 @@ type rawStore struct {
 func (v *validator) store(r rawStore, c *Config) {
 	c.StorePath = r.Path
 	c.JobLease = v.duration("store.lease", r.Lease, store.DefaultLease)
+	c.Retention = v.duration("store.retention", r.Retention, DefaultRetention)
+	if c.Retention < store.DeliveryRetention {
+		v.addf("store.retention %q is shorter than %s, the time GitHub may redeliver a webhook: a pruned delivery or merge could run again",
+			r.Retention, store.DeliveryRetention)
+	}
 	set := 0
 	for _, s := range []string{r.Path, r.PostgresURLFile, r.PostgresURLEnv} {
 		if s != "" {

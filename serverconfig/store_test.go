@@ -63,6 +63,10 @@ func TestConfigPostgresStore(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cfg.OnPostgres())
 	require.Equal(t, store.DefaultLease, cfg.JobLease)
+	require.Equal(t, DefaultRetention, cfg.Retention)
+	cfg, err = Parse("server.yaml", []byte(storeConfig(t, "  path: /var/lib/shardgate/db\n  retention: 2160h")), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, cfg.Retention)
 }
 
 func TestConfigStoreProblems(t *testing.T) {
@@ -79,6 +83,8 @@ func TestConfigStoreProblems(t *testing.T) {
 		{"bad url", "  postgres_url_file: " + bad, "does not parse"},
 		{"bad lease", "  postgres_url_file: " + urlFile + "\n  lease: soon", "store.lease"},
 		{"lease on bbolt", "  path: /x\n  lease: 5s", "store.lease applies to a PostgreSQL store only"},
+		{"bad retention", "  path: /x\n  retention: forever", "store.retention"},
+		{"retention within redelivery", "  path: /x\n  retention: 24h", "shorter than 168h0m0s, the time GitHub may redeliver"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -218,6 +218,9 @@ func (b *Bolt) Close() error {
 	return b.closeErr
 }
 
+// Kind names the store in what an operator reads (/readyz).
+func (b *Bolt) Kind() string { return "bbolt" }
+
 // Ping checks that the store can be read (for /readyz).
 func (b *Bolt) Ping(ctx context.Context) error {
 	return b.view(ctx, "ping store", func(tx *bolt.Tx) error {

@@ -44,6 +44,11 @@ type Postgres struct {
 	closeOnce sync.Once
 	// lastReclaim is when Claim last took over expired leases (UnixNano).
 	lastReclaim atomic.Int64
+
+	// enqueues feeds the committers (postgres_enqueue.go); quit ends them.
+	enqueues   chan *enqueueRequest
+	quit       chan struct{}
+	committers sync.WaitGroup
 }
 
 var _ Store = (*Postgres)(nil)
@@ -90,6 +95,7 @@ func OpenPostgres(ctx context.Context, url string, opts ...PostgresOption) (*Pos
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
+	p.startCommitters()
 	return p, nil
 }
 
@@ -141,9 +147,15 @@ func checkClockSkew(ctx context.Context, pool *pgxpool.Pool, now func() time.Tim
 
 // Close releases the connections. Calling it again does nothing.
 func (p *Postgres) Close() error {
-	p.closeOnce.Do(p.pool.Close)
+	p.closeOnce.Do(func() {
+		p.stopCommitters()
+		p.pool.Close()
+	})
 	return nil
 }
+
+// Kind names the store in what an operator reads (/readyz).
+func (p *Postgres) Kind() string { return "PostgreSQL" }
 
 // Ping checks that the database answers and holds the jobs table (for
 // /readyz: a replica that cannot reach it must not take deliveries).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // jobColumns is what scanJob reads, in order.
@@ -55,70 +54,6 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// Enqueue persists a queued job (see Store). With a limit, it first
-// reserves room (reserve_enqueue, migrations/0001_jobs.sql), under a lock
-// held only for an asynchronous commit; the job's insert, the costly part,
-// then runs side by side with other enqueues.
-func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
-	if job == nil {
-		return errors.New("enqueue job: job is nil")
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("enqueue job: %w", err)
-	}
-	now := p.nowUTC()
-	var payload []byte
-	if len(job.Payload) > 0 {
-		payload = job.Payload
-	}
-	delivery, kind, event := pgText(job.DeliveryID), pgText(job.Kind), pgText(job.Event)
-	var reservation, id *int64
-	if maxQueued > 0 {
-		err := p.pool.QueryRow(ctx, `SELECT reserve_enqueue($1, $2, $3, $4)`,
-			nullable(delivery), now, maxQueued, enqueueReservationTTL).Scan(&reservation)
-		if err != nil {
-			return fmt.Errorf("enqueue job: %w", enqueueError(err))
-		}
-	}
-	err := p.pool.QueryRow(ctx, `SELECT enqueue_job($1, $2, $3, $4, $5, $6)`,
-		nullable(delivery), kind, event, payload, now, reservation).Scan(&id)
-	if err != nil {
-		if reservation != nil {
-			// Give the room back now rather than when the reservation expires;
-			// if this fails too, expiry does it.
-			_, _ = p.pool.Exec(context.WithoutCancel(ctx), `DELETE FROM queue_reservations WHERE id = $1`, *reservation)
-		}
-		return fmt.Errorf("enqueue job: %w", enqueueError(err))
-	}
-	if id == nil {
-		return fmt.Errorf("enqueue job: %w", ErrDuplicate)
-	}
-	// Filled in only once committed: a refused job stays as the caller made it.
-	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(*id)), delivery, kind, event
-	job.State, job.Attempts, job.Owner, job.LastError = JobQueued, 0, "", ""
-	job.NotBefore, job.LeaseUntil = time.Time{}, time.Time{}
-	job.CreatedAt, job.UpdatedAt = now, now
-	return nil
-}
-
-// enqueueReservationTTL is how long room reserved by an enqueue that died
-// before storing its job stays taken.
-const enqueueReservationTTL = time.Minute
-
-// enqueueError maps the SQLSTATEs of reserve_enqueue and enqueue_job.
-func enqueueError(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "SGQ01":
-			return ErrQueueFull
-		case "SGQ02":
-			return ErrDuplicate
-		}
-	}
-	return err
 }
 
 // queueDepthSQL reads the depth the jobs_count_queued trigger keeps.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/store/storetest"
@@ -313,29 +314,79 @@ func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
 	require.ErrorIs(t, alive.Heartbeat(ctx, a.ID, "dead"), ErrLeaseLost)
 }
 
-// Room reserved by an enqueue that died before storing its job is taken
-// until the reservation expires, never longer; a job whose reservation is
-// gone is refused, so the limit is never passed.
-func TestPostgresAbandonedReservations(t *testing.T) {
+// Room reserved by a replica still on reserve_enqueue (a rolling upgrade)
+// is counted against the limit until the reservation expires, never
+// longer; a redelivery is refused as a duplicate before any limit.
+func TestPostgresReservationsOfOlderReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	const ttl = time.Minute // reserve_enqueue's, in the replicas before 0003
 	clk := &clock{now: time.Now()}
 	p := replicas(t, 1, clk)[0]
 	enqueue(t, p, "a", "event", nil)
-	_, err := p.pool.Exec(ctx, `INSERT INTO queue_reservations (expires_at) VALUES ($1)`,
-		clk.Now().Add(enqueueReservationTTL)) // an enqueue that died after reserving
+	_, err := p.pool.Exec(ctx, `INSERT INTO queue_reservations (expires_at) VALUES ($1)`, clk.Now().Add(ttl))
 	require.NoError(t, err)
 	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2), ErrQueueFull)
 	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "a", Kind: "event"}, 2), ErrDuplicate,
 		"a redelivery is a duplicate before it is one too many")
-	clk.advance(enqueueReservationTTL)
+	clk.advance(ttl)
 	require.NoError(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2))
 	require.Equal(t, 2, countQueued(t, p))
+}
 
-	var id *int64
-	err = p.pool.QueryRow(ctx, `SELECT enqueue_job('c', 'event', '', NULL, now(), 424242)`).Scan(&id)
-	require.ErrorIs(t, enqueueError(err), ErrQueueFull, "a reservation that expired under it")
-	require.Equal(t, 2, countQueued(t, p))
+// Enqueues that arrive together share one transaction (one commit), and
+// each returns only once that transaction has committed; a delivery twice
+// in one batch is stored once.
+func TestPostgresEnqueuesShareACommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.PostgresURL(t)
+	p := openPostgres(t, url)
+	// A session holding the enqueue lock keeps every batch with a limit
+	// from committing.
+	other, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	defer other.Close()
+	conn, err := other.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, `BEGIN; SELECT pg_advisory_xact_lock(hashtext('shardgate:' || current_schema()), 2)`)
+	require.NoError(t, err)
+
+	const n = 60
+	errs := make(chan error, n)
+	var returned atomic.Int64
+	for i := range n {
+		id := fmt.Sprintf("d-%d", i)
+		if i == n-1 {
+			id = "d-5" // the same delivery again, in the same batch
+		}
+		go func() {
+			errs <- p.Enqueue(ctx, &Job{DeliveryID: id, Kind: "event"}, 1000)
+			returned.Add(1)
+		}()
+	}
+	// One batch per committer waits on the lock; the rest wait for them.
+	require.Eventually(t, func() bool { return len(p.enqueues) == n-enqueueCommitters }, 10*time.Second, time.Millisecond)
+	require.Zero(t, returned.Load(), "no enqueue returns before its commit")
+	_, err = conn.Exec(ctx, `COMMIT`)
+	require.NoError(t, err)
+	dups := 0
+	for range n {
+		if err := <-errs; errors.Is(err, ErrDuplicate) {
+			dups++
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, 1, dups, "d-5 is stored once")
+	require.Equal(t, n-1, countQueued(t, p))
+	var commits int
+	require.NoError(t, p.pool.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM jobs`).Scan(&commits))
+	require.LessOrEqual(t, commits, 2*enqueueCommitters, "%d jobs in %d transactions", n-1, commits)
+	var reservations int
+	require.NoError(t, p.pool.QueryRow(ctx, `SELECT count(*) FROM queue_reservations`).Scan(&reservations))
+	require.Zero(t, reservations, "every reservation became a job or was given back")
 }
 
 // The queue limit is exact across replicas: two pools enqueueing at once
