@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	version "github.com/hashicorp/go-version"
 )
 
 // MinVersion is the oldest terraform the runner accepts: saved-plan JSON and
@@ -145,40 +146,31 @@ func checkTerraform(path string) (string, error) {
 	return info.Version, nil
 }
 
-// versionAtLeast compares the numeric major.minor.patch of two versions;
-// pre-release suffixes are ignored.
+// versionAtLeast compares the major.minor.patch of two versions (as
+// hashicorp/go-version reads them); pre-release suffixes are ignored, so a
+// 1.6.0-alpha counts as 1.6.0. Terraform and OpenTofu always print all three
+// numbers: a version with fewer is an error.
 func versionAtLeast(v, min string) (bool, error) {
-	a, err := versionParts(v)
+	a, err := coreVersion(v)
 	if err != nil {
 		return false, err
 	}
-	b, err := versionParts(min)
+	b, err := coreVersion(min)
 	if err != nil {
 		return false, err
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] > b[i], nil
-		}
-	}
-	return true, nil
+	return a.GreaterThanOrEqual(b), nil
 }
 
-func versionParts(v string) ([3]int, error) {
-	var out [3]int
-	core, _, _ := strings.Cut(strings.TrimPrefix(v, "v"), "-")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
-		return out, fmt.Errorf("parse version %q: want major.minor.patch", v)
+func coreVersion(v string) (*version.Version, error) {
+	parsed, err := version.NewSemver(v)
+	if err != nil {
+		return nil, fmt.Errorf("parse version %q: %w", v, err)
 	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return out, fmt.Errorf("parse version %q: bad number %q", v, p)
-		}
-		out[i] = n
+	if core, _, _ := strings.Cut(strings.TrimPrefix(v, "v"), "-"); strings.Count(core, ".") != 2 {
+		return nil, fmt.Errorf("parse version %q: want major.minor.patch", v)
 	}
-	return out, nil
+	return parsed.Core(), nil
 }
 
 func firstLine(s string) string {

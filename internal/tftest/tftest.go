@@ -12,10 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	version "github.com/hashicorp/go-version"
 )
 
 // EnvBinary names an explicit terraform binary for tests.
@@ -25,7 +26,9 @@ var (
 	once     sync.Once
 	found    string
 	findErr  string
-	versionR = regexp.MustCompile(`Terraform v(\d+)\.(\d+)\.(\d+)`)
+	versionR = regexp.MustCompile(`Terraform v(\d+\.\d+\.\d+)`)
+	// minVersion is the oldest terraform the tests accept (runner.MinVersion).
+	minVersion = version.Must(version.NewVersion("1.5.0"))
 )
 
 // RepoRoot returns the repository root (the directory holding go.mod).
@@ -67,12 +70,15 @@ func locate() (string, string) {
 			reason = c + ": cannot read its version"
 			continue
 		}
-		major, _ := strconv.Atoi(string(m[1]))
-		minor, _ := strconv.Atoi(string(m[2]))
-		if major == 1 && minor >= 5 || major > 1 {
+		v, err := version.NewVersion(string(m[1]))
+		if err != nil {
+			reason = c + ": cannot read its version"
+			continue
+		}
+		if v.Core().GreaterThanOrEqual(minVersion) {
 			return c, ""
 		}
-		reason = c + ": version " + string(m[0]) + " is below 1.5"
+		reason = c + ": version " + v.String() + " is below " + minVersion.String()
 	}
 	return "", reason
 }
