@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
@@ -58,34 +58,22 @@ type harness struct {
 	logs     *lockedBuffer // every log line of the service, across restarts
 	started  bool
 	opts     []Option // extra server options (a clock)
-	clock    *tickClock
+	clock    *fakeclock.Clock
 	// tune adjusts the server before Start.
 	tune func(*Server)
 }
 
-// tickClock is the real time plus the seconds tick added; the fake GitHub and
-// the service share it. GitHub's times have whole seconds and an approval
-// counts only from the second after shardgate saw the head: the harness's
-// people tick before they act, as a person reading the plan takes a while.
-type tickClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *tickClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
+// The harness's clock is the real time plus the seconds ticked; the fake
+// GitHub and the service share it. GitHub's times have whole seconds and an
+// approval counts only from the second after shardgate saw the head: the
+// harness's people tick before they act, as a person reading the plan takes
+// a while.
 
 // tick moves the clock one second on.
 func (h *harness) tick() {
-	if h.clock == nil {
-		return
+	if h.clock != nil {
+		h.clock.Advance(time.Second)
 	}
-	h.clock.mu.Lock()
-	defer h.clock.mu.Unlock()
-	h.clock.offset += time.Second
 }
 
 var baseGroups = map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2}
@@ -114,7 +102,7 @@ func newHarnessBase(t *testing.T) *harness {
 
 func newHarnessBaseOn(t *testing.T, tf string) *harness {
 	t.Helper()
-	clock := &tickClock{}
+	clock := fakeclock.Following()
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{},
 		clock: clock, opts: []Option{WithClock(clock.Now)}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))

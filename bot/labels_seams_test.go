@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -24,7 +24,7 @@ const (
 // labelWorld is a pull request by bob whose head was firstHead and, from an
 // hour later, pushedHead (the clock stands at the push); alice is an approver
 // by name, carol an active member of the approver team, dave a pending one.
-func labelWorld(t *testing.T) (*Server, *ghapptest.GitHub, *coordsim.FakeClock, *PRState) {
+func labelWorld(t *testing.T) (*Server, *ghapptest.GitHub, *fakeclock.Clock, *PRState) {
 	t.Helper()
 	s, gh, clock := seamServer(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
 	gh.PerPage = 2 // the newest events are on the last page
@@ -35,7 +35,7 @@ func labelWorld(t *testing.T) (*Server, *ghapptest.GitHub, *coordsim.FakeClock, 
 }
 
 // push moves the head at the clock's time.
-func push(clock *coordsim.FakeClock, st *PRState, sha string) {
+func push(clock *fakeclock.Clock, st *PRState, sha string) {
 	clock.Advance(time.Minute)
 	st.HeadSHA = sha
 	st.Heads = append(st.Heads, HeadSighting{SHA: sha, Since: clock.Now()})

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -16,11 +16,11 @@ import (
 
 // The unit tests of the plan flow's decisions talk to GitHub through ghapp's
 // narrow interfaces, answered by ghapptest's in-memory GitHub: no terraform,
-// no HTTP, no sleeps; time is a FakeClock both sides read.
+// no HTTP, no sleeps; time is a fakeclock.Clock both sides read.
 
 // seamServer is a Server with only what the flow's decisions use: the
 // configuration, the records on a bbolt store, a redactor and a clock.
-func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Server, *ghapptest.GitHub, *coordsim.FakeClock) {
+func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Server, *ghapptest.GitHub, *fakeclock.Clock) {
 	t.Helper()
 	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "shardgate.db"))
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Ser
 		cfg = &serverconfig.Config{}
 	}
 	cfg.Sandbox = serverconfig.SandboxLandlock // no unsandboxed notice in the comment
-	clock := coordsim.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	r := redact.New(secrets...)
 	s := &Server{cfg: cfg, store: st, rec: records{st: st, redact: r}, redact: r, now: clock.Now}
 	return s, ghapptest.New(clock.Now), clock

@@ -21,6 +21,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 const specPath = "../testdata/coordinator/openapi/coordinator.v1.quoted.yaml"
@@ -148,7 +149,7 @@ func (ct *contractTransport) report(format string, args ...any) {
 // env is one simulator on httptest plus a contract-checked client.
 type env struct {
 	sim    *coordsim.Sim
-	clock  *coordsim.FakeClock
+	clock  *fakeclock.Clock
 	srv    *httptest.Server
 	client *coord.Client
 	ct     *contractTransport
@@ -175,7 +176,7 @@ func (e *env) requests(method, path string) []seenRequest {
 
 func newEnv(t *testing.T, simOpts []coordsim.Option, clientOpts ...coord.Option) *env {
 	t.Helper()
-	clock := coordsim.NewFakeClock(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	sim := coordsim.New(append([]coordsim.Option{coordsim.WithClock(clock)}, simOpts...)...)
 	e := &env{sim: sim, clock: clock, ct: &contractTransport{v: loadSpec(t), next: http.DefaultTransport}}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

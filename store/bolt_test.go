@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 func openBolt(t testing.TB, path string, opts ...BoltOption) *Bolt {
@@ -21,7 +23,7 @@ func openBolt(t testing.TB, path string, opts ...BoltOption) *Bolt {
 }
 
 func TestBolt(t *testing.T) {
-	testStore(t, func(t *testing.T, clk *clock) Store {
+	testStore(t, func(t *testing.T, clk *fakeclock.Clock) Store {
 		return openBolt(t, filepath.Join(t.TempDir(), "shardgate.db"), WithClock(clk.Now))
 	})
 }

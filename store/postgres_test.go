@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -32,14 +33,14 @@ func openPostgres(t testing.TB, url string, opts ...PostgresOption) *Postgres {
 func TestPostgres(t *testing.T) {
 	storetest.SkipWithoutPostgres(t)
 	t.Parallel()
-	testStore(t, func(t *testing.T, clk *clock) Store {
+	testStore(t, func(t *testing.T, clk *fakeclock.Clock) Store {
 		return openPostgres(t, storetest.PostgresURL(t), WithPostgresClock(clk.Now))
 	})
 }
 
 // replicas opens n stores on one fresh schema, each with its own pool, as
 // n shardgate processes would, on one clock.
-func replicas(t *testing.T, n int, clk *clock, opts ...PostgresOption) []*Postgres {
+func replicas(t *testing.T, n int, clk *fakeclock.Clock, opts ...PostgresOption) []*Postgres {
 	t.Helper()
 	url := storetest.PostgresURL(t)
 	out := make([]*Postgres, n)
@@ -52,7 +53,7 @@ func replicas(t *testing.T, n int, clk *clock, opts ...PostgresOption) []*Postgr
 func TestPostgresReplicasNeverClaimOneJobTwice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rs := replicas(t, 2, &clock{})
+	rs := replicas(t, 2, fakeclock.Following())
 	const jobs, workersEach = 200, 4
 	for i := range jobs {
 		enqueue(t, rs[i%2], fmt.Sprintf("d%d", i), "event", nil)
@@ -101,7 +102,7 @@ func TestPostgresExpiredLeaseIsTakenOver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := &clock{now: time.Now()} // stands still: the lease ends exactly where the steps say
+	clk := fakeclock.New(time.Now()) // stands still: the lease ends exactly where the steps say
 	rs := replicas(t, 2, clk, WithLease(lease))
 	dead, alive := rs[0], rs[1]
 	a := enqueue(t, dead, "a", "event", []byte("body a"))
@@ -122,7 +123,7 @@ func TestPostgresExpiredLeaseIsTakenOver(t *testing.T) {
 		{name: "once only", advance: time.Hour},
 	}
 	for _, st := range steps {
-		clk.advance(st.advance)
+		clk.Advance(st.advance)
 		n, err := alive.ReclaimExpired(ctx)
 		require.NoError(t, err, st.name)
 		require.Equal(t, st.reclaimed, n, st.name)
@@ -139,18 +140,18 @@ func TestPostgresHeartbeatKeepsTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := &clock{now: time.Now()}
+	clk := fakeclock.New(time.Now())
 	rs := replicas(t, 2, clk, WithLease(lease))
 	j := enqueue(t, rs[0], "a", "event", nil)
 	require.Equal(t, j.ID, claim(t, rs[0], "r0").ID)
 	for range 10 { // 10 × 4 s, four times the lease, renewed every third of it
-		clk.advance(lease / 3)
+		clk.Advance(lease / 3)
 		require.NoError(t, rs[0].Heartbeat(ctx, j.ID, "r0"))
 		n, err := rs[1].RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Zero(t, n, "a renewed lease is live: a starting replica leaves it alone")
 	}
-	clk.advance(lease + time.Millisecond)
+	clk.Advance(lease + time.Millisecond)
 	n, err := rs[1].RecoverRunning(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "once the heartbeats stop, a starting replica takes it over")
@@ -159,7 +160,7 @@ func TestPostgresHeartbeatKeepsTheLease(t *testing.T) {
 func TestPostgresConcurrentDuplicateDeliveriesStoreOneJob(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rs := replicas(t, 2, &clock{})
+	rs := replicas(t, 2, fakeclock.Following())
 	const deliveries, sends = 40, 6 // each delivery sent 6 times at once, to both replicas
 	type result struct {
 		delivery, id string
@@ -247,7 +248,7 @@ func TestPostgresConcurrentOpensMigrateOnce(t *testing.T) {
 func TestPostgresQueueDepthStaysExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clk := &clock{}
+	clk := fakeclock.Following()
 	rs := replicas(t, 2, clk)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -279,7 +280,7 @@ func TestPostgresQueueDepthStaysExact(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	clk.advance(pastAnyLease)
+	clk.Advance(pastAnyLease)
 	_, err := rs[0].ReclaimExpired(ctx)
 	require.NoError(t, err)
 	_, err = rs[1].PruneDone(ctx, clk.Now())
@@ -296,7 +297,7 @@ func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := &clock{now: time.Now()}
+	clk := fakeclock.New(time.Now())
 	rs := replicas(t, 2, clk, WithLease(lease))
 	dead, alive := rs[0], rs[1]
 	a := enqueue(t, dead, "a", "event", nil)
@@ -306,7 +307,7 @@ func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
 
 	require.Equal(t, b.ID, claim(t, alive, "alive").ID, "a live lease is left alone")
 	require.Nil(t, claim(t, alive, "alive"))
-	clk.advance(lease + time.Millisecond)
+	clk.Advance(lease + time.Millisecond)
 	got := claim(t, alive, "alive")
 	require.NotNil(t, got, "the expired job is claimable")
 	require.Equal(t, a.ID, got.ID)
@@ -321,7 +322,7 @@ func TestPostgresReservationsOfOlderReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const ttl = time.Minute // reserve_enqueue's, in the replicas before 0003
-	clk := &clock{now: time.Now()}
+	clk := fakeclock.New(time.Now())
 	p := replicas(t, 1, clk)[0]
 	enqueue(t, p, "a", "event", nil)
 	_, err := p.pool.Exec(ctx, `INSERT INTO queue_reservations (expires_at) VALUES ($1)`, clk.Now().Add(ttl))
@@ -329,7 +330,7 @@ func TestPostgresReservationsOfOlderReplicas(t *testing.T) {
 	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2), ErrQueueFull)
 	require.ErrorIs(t, p.Enqueue(ctx, &Job{DeliveryID: "a", Kind: "event"}, 2), ErrDuplicate,
 		"a redelivery is a duplicate before it is one too many")
-	clk.advance(ttl)
+	clk.Advance(ttl)
 	require.NoError(t, p.Enqueue(ctx, &Job{DeliveryID: "b", Kind: "event"}, 2))
 	require.Equal(t, 2, countQueued(t, p))
 }
@@ -394,7 +395,7 @@ func TestPostgresEnqueuesShareACommit(t *testing.T) {
 func TestPostgresQueueLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rs := replicas(t, 2, &clock{})
+	rs := replicas(t, 2, fakeclock.Following())
 	const goroutines, each, limit = 16, 25, 100
 	var accepted, full atomic.Int64
 	var wg sync.WaitGroup

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 func testLeases(t *testing.T, open opener) {
@@ -44,22 +46,22 @@ func testLeases(t *testing.T, open opener) {
 	// Once a job left its owner, the owner's heartbeat says so: it must stop.
 	lost := []struct {
 		name  string
-		leave func(t *testing.T, s Store, clk *clock, id string)
+		leave func(t *testing.T, s Store, clk *fakeclock.Clock, id string)
 	}{
-		{name: "completed", leave: func(t *testing.T, s Store, _ *clock, id string) {
+		{name: "completed", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
 			require.NoError(t, s.Complete(ctx, id, "w1", nil))
 		}},
-		{name: "failed", leave: func(t *testing.T, s Store, _ *clock, id string) {
+		{name: "failed", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
 			require.NoError(t, s.Complete(ctx, id, "w1", errors.New("boom")))
 		}},
-		{name: "released", leave: func(t *testing.T, s Store, _ *clock, id string) {
+		{name: "released", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
 			require.NoError(t, s.Release(ctx, id, "w1"))
 		}},
-		{name: "retried", leave: func(t *testing.T, s Store, _ *clock, id string) {
+		{name: "retried", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
 			require.NoError(t, s.Retry(ctx, id, "w1", errors.New("502"), time.Now().Add(time.Hour)))
 		}},
-		{name: "recovered after its lease and claimed by another", leave: func(t *testing.T, s Store, clk *clock, id string) {
-			clk.advance(pastAnyLease)
+		{name: "recovered after its lease and claimed by another", leave: func(t *testing.T, s Store, clk *fakeclock.Clock, id string) {
+			clk.Advance(pastAnyLease)
 			n, err := s.RecoverRunning(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
@@ -70,7 +72,7 @@ func testLeases(t *testing.T, open opener) {
 	}
 	for _, tt := range lost {
 		t.Run("heartbeat of a job "+tt.name+" is lease lost", func(t *testing.T) {
-			clk := &clock{}
+			clk := fakeclock.Following()
 			s := open(t, clk)
 			j := enqueue(t, s, "d", "event", nil)
 			require.Equal(t, j.ID, claim(t, s, "w1").ID)
@@ -80,7 +82,7 @@ func testLeases(t *testing.T, open opener) {
 	}
 
 	t.Run("reclaim never takes a live or renewed lease", func(t *testing.T) {
-		clk := &clock{}
+		clk := fakeclock.Following()
 		s := open(t, clk)
 		a := enqueue(t, s, "a", "event", nil)
 		b := enqueue(t, s, "b", "event", nil)
@@ -92,7 +94,7 @@ func testLeases(t *testing.T, open opener) {
 			require.Zero(t, n)
 			require.NoError(t, s.Heartbeat(ctx, a.ID, "w1"))
 			require.NoError(t, s.Heartbeat(ctx, b.ID, "w1"))
-			clk.advance(time.Second) // well within any lease, renewed each time
+			clk.Advance(time.Second) // well within any lease, renewed each time
 		}
 		for _, id := range []string{a.ID, b.ID} {
 			got := getJob(t, s, id)
@@ -131,11 +133,11 @@ func testOwnerChecks(t *testing.T, open opener) {
 			require.NoError(t, op.do(s, j.ID, "w1"), "the owner still can")
 		})
 		t.Run(op.name+" by the owner a takeover replaced is lease lost", func(t *testing.T) {
-			clk := &clock{}
+			clk := fakeclock.Following()
 			s := open(t, clk)
 			j := enqueue(t, s, "d", "event", nil)
 			require.Equal(t, j.ID, claim(t, s, "w1").ID)
-			clk.advance(pastAnyLease)
+			clk.Advance(pastAnyLease)
 			_, err := s.RecoverRunning(ctx)
 			require.NoError(t, err)
 			require.Equal(t, j.ID, claim(t, s, "w2").ID)

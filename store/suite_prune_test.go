@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 func testPrune(t *testing.T, open opener) {
@@ -15,7 +17,7 @@ func testPrune(t *testing.T, open opener) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 	t.Run("prunes finished jobs by their finish time, never live ones", func(t *testing.T) {
-		clk := &clock{now: t0}
+		clk := fakeclock.New(t0)
 		s := open(t, clk)
 		done := enqueue(t, s, "d-done", "event", []byte("p1"))
 		failed := enqueue(t, s, "d-failed", "event", []byte("p2"))
@@ -23,7 +25,7 @@ func testPrune(t *testing.T, open opener) {
 		queued := enqueue(t, s, "d-queued", "event", nil)
 		require.Equal(t, done.ID, claim(t, s, "w").ID)
 		require.NoError(t, s.Complete(ctx, done.ID, "w", nil)) // finished at t0
-		clk.set(t0.Add(time.Hour))
+		clk.Set(t0.Add(time.Hour))
 		require.Equal(t, failed.ID, claim(t, s, "w").ID)
 		require.NoError(t, s.Complete(ctx, failed.ID, "w", errors.New("boom"))) // finished at t0+1h
 		require.Equal(t, running.ID, claim(t, s, "w").ID)
@@ -69,7 +71,7 @@ func testPrune(t *testing.T, open opener) {
 	})
 
 	t.Run("prunes more than one chunk", func(t *testing.T) {
-		s := open(t, &clock{now: t0})
+		s := open(t, fakeclock.New(t0))
 		const jobs = pruneChunk*2 + 7 // more than one transaction's worth
 		for i := range jobs {
 			enqueue(t, s, fmt.Sprintf("d%d", i), "event", nil)

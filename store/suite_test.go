@@ -2,19 +2,20 @@ package store
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 // opener returns a new, empty store whose clock is clk, closed when the test
 // ends. Each implementation's tests pass one to testStore.
-type opener func(t *testing.T, clk *clock) Store
+type opener func(t *testing.T, clk *fakeclock.Clock) Store
 
 // fresh opens a store on a clock that follows the real one.
-func (o opener) fresh(t *testing.T) Store { return o(t, &clock{}) }
+func (o opener) fresh(t *testing.T) Store { return o(t, fakeclock.Following()) }
 
 // testStore is the behaviour every Store implementation must have.
 func testStore(t *testing.T, open opener) {
@@ -26,40 +27,6 @@ func testStore(t *testing.T, open opener) {
 	t.Run("prune", func(t *testing.T) { testPrune(t, open) })
 	t.Run("owner checks", func(t *testing.T) { testOwnerChecks(t, open) })
 	t.Run("transactions", func(t *testing.T) { testTx(t, open) })
-}
-
-// clock is a settable time source. Set, it stands still where it was put;
-// unset, it follows time.Now shifted by what advance added, so the times a
-// test takes from time.Now stay comparable with the store's.
-type clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	offset time.Duration
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.now.IsZero() {
-		return time.Now().Add(c.offset)
-	}
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.now.IsZero() {
-		c.offset += d
-	} else {
-		c.now = c.now.Add(d)
-	}
 }
 
 // pastAnyLease is further than any store's lease, in tests that need one to
@@ -196,7 +163,7 @@ func testJobs(t *testing.T, open opener) {
 	// RecoverRunning at start takes over what a dead process left running:
 	// on a shared store once its lease passed, on a single-process one at once.
 	t.Run("recover running after the lease requeues only running jobs in id order", func(t *testing.T) {
-		clk := &clock{}
+		clk := fakeclock.Following()
 		s := open(t, clk)
 		a, b, c := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil), enqueue(t, s, "c", "c", nil)
 		d := enqueue(t, s, "d", "d", nil)
@@ -205,7 +172,7 @@ func testJobs(t *testing.T, open opener) {
 		require.Equal(t, c.ID, claim(t, s, "w").ID)
 		require.NoError(t, s.Complete(ctx, c.ID, "w", nil))
 
-		clk.advance(pastAnyLease)
+		clk.Advance(pastAnyLease)
 		n, err := s.RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
@@ -219,7 +186,7 @@ func testJobs(t *testing.T, open opener) {
 			require.Equal(t, want.id, got.ID)
 			require.Equal(t, want.attempts, got.Attempts)
 		}
-		clk.advance(pastAnyLease)
+		clk.Advance(pastAnyLease)
 		n, err = s.RecoverRunning(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 3, n)

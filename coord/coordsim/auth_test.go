@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 func TestParseUser(t *testing.T) {
@@ -38,7 +40,7 @@ func TestParseUser(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
-	clock := NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := New(WithClock(clock))
 	tok := s.issueToken(principal{name: "admin", roles: []Role{RoleRead}}, clock.Now().Add(time.Hour))
 	p, ok := s.verifyToken(tok)

@@ -45,7 +45,7 @@ type Sim struct {
 // Option configures a Sim.
 type Option func(*Sim)
 
-// WithClock sets the time source (a *FakeClock in tests).
+// WithClock sets the time source (a fakeclock.Clock in tests).
 func WithClock(c Clock) Option { return func(s *Sim) { s.clock = c } }
 
 // WithUsers replaces the default admin/password user; only these users exist.

@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/runner"
 )
 
@@ -120,7 +121,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("run demo: work directory: %w", err)
 	}
-	w := &world{opts: opts, module: module, tb: newProgramTB(root, opts.Out), root: root, tf: tf, tfVer: version}
+	w := &world{opts: opts, module: module, tb: newProgramTB(root, opts.Out), root: root, tf: tf, tfVer: version, clock: fakeclock.Following()}
 	if w.secret, err = newSecret(); err == nil {
 		w.simPW, err = newSecret()
 	}

@@ -72,7 +72,7 @@ func (w *world) play(ctx context.Context, res *Result) error {
 
 	// b. An approver waives the shard delta.
 	label := "policy-exception/shard_delta"
-	w.clock.think()
+	w.clock.Advance(time.Second) // the person reads the plan first
 	w.gh.AddLabel(owner, repoName, pr.Number, label, approver)
 	payload := w.gh.PRPayload(owner, repoName, pr.Number)
 	payload.Sender = approver
@@ -86,7 +86,7 @@ func (w *world) play(ctx context.Context, res *Result) error {
 
 	// c. The approver attests that create-order's producers are quiesced.
 	body := "Producers of create-order are paused and their retries drained.\n/shardgate attest quiesce create-order"
-	w.clock.think()
+	w.clock.Advance(time.Second) // the person reads the plan first
 	c := w.gh.AddComment(owner, repoName, pr.Number, approver, body)
 	if err := w.deliver(ctx, "issue_comment", githubtest.IssueCommentOnPR(w.tb, githubtest.CommentPayload{
 		InstallationID: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, RepoID: w.gh.RepoID(owner, repoName),

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -22,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -45,8 +45,8 @@ var mainGroups = map[string]int{"create-order/billing": 4, "create-order/audit":
 // for the end-to-end tests.
 type world struct {
 	// clock is shared by the fake GitHub and shardgate: the people of the story
-	// take a second before they act (storyClock).
-	clock  storyClock
+	// take a second before they act (clock.Advance), instead of sleeping.
+	clock  *fakeclock.Clock
 	opts   Options
 	module fs.FS // the stream-group module committed to the repository
 	tb     *programTB
@@ -234,27 +234,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// storyClock is the real time plus the seconds the story's people took.
-// GitHub's times have whole seconds, and an approval counts for the head it was
-// made on: one made in the second shardgate first saw the head is taken as made
-// before it. A person reading the plan takes longer than that; the story says
-// so by moving this clock, instead of sleeping.
-type storyClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *storyClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
-
-// think moves the clock one second on.
-func (c *storyClock) think() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += time.Second
 }
