@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/report"
 )
@@ -22,14 +23,14 @@ func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string
 		return nil
 	})
 	if errors.Is(err, ErrNotHolder) {
-		Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
+		logctx.Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
 		return
 	}
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("record apply progress")
+		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
 	if err := r.s.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
-		Logger(ctx).WithError(err).Warn("show apply progress on the PR")
+		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
 
@@ -39,12 +40,12 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		return
 	}
 	if err := r.s.applies.Fenced(ctx, r.job.Seq); err != nil {
-		Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
+		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
 	id, err := r.s.startCheck(ctx, r.gh, r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("create the apply check run")
+		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
 	}
 	r.job.CheckRunID = id
@@ -65,11 +66,11 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
 	}
 	if errors.Is(err, ErrNotHolder) {
-		Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
+		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
 		return
 	}
 	if err != nil {
-		Logger(ctx).WithError(err).Error("write the apply audit record")
+		logctx.Logger(ctx).WithError(err).Error("write the apply audit record")
 	}
 	if r.gh == nil {
 		return
@@ -79,12 +80,12 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	final := *r.job
 	defer func() {
 		if err := r.s.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
-			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
+			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
 	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
 	if _, err := r.s.finishCheck(ctx, r.gh, r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
-		Logger(ctx).WithError(err).Warn("complete the apply check run")
+		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }
 

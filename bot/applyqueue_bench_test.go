@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -87,7 +88,7 @@ func enqueueApplyBench(b *testing.B, jobs []applySim, opts []store.BoltOption) (
 func runApplyBench(b *testing.B, q *ApplyQueue, rec *applyRecorder, n int) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
-	s := NewApplyScheduler(q, rec.run, NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
+	s := NewApplyScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
 	require.NoError(b, s.Start(ctx))
 	for {
 		rec.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -117,7 +118,7 @@ func TestApplySchedulingPassReadsNoFinishedJob(t *testing.T) {
 		started <- j.Project
 		<-ctx.Done()
 		return ApplyFailed, "stopped"
-	}, Logger(ctx))
+	}, logctx.Logger(ctx))
 	work, cancel := context.WithCancel(ctx)
 	s.schedule(work)
 	require.Equal(t, "first", <-started)
@@ -200,7 +201,7 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.Equal(t, ids[0], job.ID)
 	require.NoError(t, st.Complete(ctx, job.ID, "w", nil))
 
-	p := &pruner{applies: q, st: st, retention: 10 * 24 * time.Hour, every: time.Millisecond, now: clock.Now, log: Logger(ctx)}
+	p := &pruner{applies: q, st: st, retention: 10 * 24 * time.Hour, every: time.Millisecond, now: clock.Now, log: logctx.Logger(ctx)}
 	p.start(ctx)
 	t.Cleanup(p.close)
 	passes := func(n int64) { // waits for n more passes

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -189,13 +190,13 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 	job, err := s.q.takeLease(ctx, seq)
 	if err != nil {
 		if !errors.Is(err, ErrNotRunnable) && ctx.Err() == nil {
-			s.log.WithError(err).WithField(FieldJob, seq).Error("acquire apply job")
+			s.log.WithError(err).WithField(logctx.FieldJob, seq).Error("acquire apply job")
 		}
 		return
 	}
-	log := s.log.WithFields(logrus.Fields{FieldJob: job.Seq, FieldRepo: job.Ref.FullName(), FieldPR: job.Ref.Number,
-		FieldProject: job.Project, "attempt": job.Attempt})
-	jobCtx, cancel := context.WithCancel(WithLogger(ctx, log))
+	log := s.log.WithFields(logrus.Fields{logctx.FieldJob: job.Seq, logctx.FieldRepo: job.Ref.FullName(), logctx.FieldPR: job.Ref.Number,
+		logctx.FieldProject: job.Project, "attempt": job.Attempt})
+	jobCtx, cancel := context.WithCancel(logctx.WithLogger(ctx, log))
 	var lost atomic.Bool
 	renewed := make(chan struct{})
 	go s.renew(jobCtx, cancel, job.Seq, &lost, log, renewed)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // applySim is a fake apply: the streams it locks and how long it runs.
@@ -132,7 +134,7 @@ func runApplySims(t testing.TB, q *ApplyQueue, jobs []applySim) *applyRecorder {
 		seqs = append(seqs, job.Seq)
 	}
 	rec := newApplyRecorder(jobs)
-	s := NewApplyScheduler(q, rec.run, NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
+	s := NewApplyScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
 	require.NoError(t, s.Start(ctx))
 	defer func() { require.NoError(t, s.Close(ctx)) }()
 	require.Eventually(t, func() bool {

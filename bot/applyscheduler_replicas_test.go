@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -129,7 +130,7 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 			MergeSHA: fmt.Sprintf("sha-%d", i)}))
 	}
 	rec := &replicaRecorder{applyRecorder: newApplyRecorder(jobs), interrupted: map[string]int{}, finished: map[string]int{}}
-	log := NewLogger(io.Discard, logrus.WarnLevel)
+	log := logctx.NewLogger(io.Discard, logrus.WarnLevel)
 	var hang atomic.Bool
 	hung := make(chan struct{})
 	a := NewApplyScheduler(qa, rec.runHanging(&hang, hung), log, WithApplyPollInterval(50*time.Millisecond))

@@ -10,6 +10,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 const applyWait = 5 * time.Second
@@ -17,7 +19,7 @@ const applyWait = 5 * time.Second
 func startApplyScheduler(t *testing.T, q *ApplyQueue, run ApplyRunFunc, opts ...ApplySchedulerOption) *ApplyScheduler {
 	t.Helper()
 	opts = append([]ApplySchedulerOption{WithApplyPollInterval(20 * time.Millisecond)}, opts...)
-	s := NewApplyScheduler(q, run, NewLogger(io.Discard, logrus.InfoLevel), opts...)
+	s := NewApplyScheduler(q, run, logctx.NewLogger(io.Discard, logrus.InfoLevel), opts...)
 	require.NoError(t, s.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), applyWait)
@@ -136,7 +138,7 @@ func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
 		started <- q1.Update(ctx, j.Seq, func(j *ApplyJob) error { j.State = ApplyApplying; return nil })
 		<-ctx.Done()
 		return ApplyApplied, "must not be recorded: the run was cut short"
-	}, NewLogger(io.Discard, logrus.InfoLevel), WithApplyPollInterval(20*time.Millisecond))
+	}, logctx.NewLogger(io.Discard, logrus.InfoLevel), WithApplyPollInterval(20*time.Millisecond))
 	require.NoError(t, s1.Start(context.Background()))
 	require.NoError(t, <-started)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -305,7 +307,7 @@ func TestApplySchedulerStartTwice(t *testing.T) {
 	q, _ := newApplyTestQueue(t, "p1")
 	s := startApplyScheduler(t, q, func(context.Context, *ApplyJob) (ApplyState, string) { return ApplyApplied, "" })
 	require.Error(t, s.Start(context.Background()))
-	closed := NewApplyScheduler(q, nil, NewLogger(io.Discard, logrus.InfoLevel))
+	closed := NewApplyScheduler(q, nil, logctx.NewLogger(io.Discard, logrus.InfoLevel))
 	require.NoError(t, closed.Close(context.Background()), "closing a scheduler that never started")
 	require.Error(t, closed.Start(context.Background()), "starting a closed scheduler")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // prComment is a pull-request comment as GitHub has it now.
@@ -34,7 +35,7 @@ func readComment(ctx context.Context, gh ghapp.Comments, ref PRRef, id int64) (*
 	case err != nil:
 		return nil, fmt.Errorf("read comment %d on %s: %w", id, ref, err)
 	}
-	log := Logger(ctx).WithField("comment_id", id)
+	log := logctx.Logger(ctx).WithField("comment_id", id)
 	if !strings.HasSuffix(c.IssueURL, fmt.Sprintf("/issues/%d", ref.Number)) {
 		log.Warn("the delivery names a comment of another issue; not run")
 		return nil, nil

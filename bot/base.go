@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // Base is what every event handler shares: the server and payload decoding.
@@ -36,5 +38,5 @@ func prRef(inst *github.Installation, repo *github.Repository, number int) (PRRe
 
 // withPR enriches the context's logger with the pull request.
 func withPR(ctx context.Context, ref PRRef) context.Context {
-	return WithLogger(ctx, Logger(ctx).WithFields(logrus.Fields{FieldInstallation: ref.Installation, FieldRepo: ref.FullName(), FieldPR: ref.Number}))
+	return logctx.WithLogger(ctx, logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldInstallation: ref.Installation, logctx.FieldRepo: ref.FullName(), logctx.FieldPR: ref.Number}))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -146,7 +147,7 @@ func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, na
 func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("list open check runs")
+		logctx.Logger(ctx).WithError(err).Warn("list open check runs")
 		return
 	}
 	for _, kv := range kvs {
@@ -163,7 +164,7 @@ func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRR
 			}
 		}
 		if _, err := s.finishCheck(ctx, gh, ref, oc.ID, name, oc.SHA, "cancelled", &github.CheckRunOutput{Title: &title, Summary: &summary}); err != nil {
-			Logger(ctx).WithError(err).Warn("complete a superseded check run")
+			logctx.Logger(ctx).WithError(err).Warn("complete a superseded check run")
 		}
 	}
 }

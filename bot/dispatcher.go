@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -153,8 +154,8 @@ func (d *Dispatcher) idle() bool {
 // queue, not failed; a job whose lease was lost is left to its new owner:
 // nothing is recorded or reported.
 func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
-	log := d.log.WithFields(logrus.Fields{FieldJob: job.ID, FieldDelivery: job.DeliveryID, FieldEvent: job.Event})
-	jobCtx, cancel := context.WithCancel(WithLogger(withJobID(ctx, job.ID), log))
+	log := d.log.WithFields(logrus.Fields{logctx.FieldJob: job.ID, logctx.FieldDelivery: job.DeliveryID, logctx.FieldEvent: job.Event})
+	jobCtx, cancel := context.WithCancel(logctx.WithLogger(withJobID(ctx, job.ID), log))
 	lost := make(chan struct{})
 	renewing := make(chan struct{})
 	go func() {
@@ -211,7 +212,7 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 	if err != nil {
 		log.WithError(err).WithField("attempt", job.Attempts).Error("job failed")
 		if d.failed != nil {
-			d.failed(WithLogger(ctx, log), job, err)
+			d.failed(logctx.WithLogger(ctx, log), job, err)
 		}
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -72,7 +73,7 @@ func enqueue(t *testing.T, st store.Store, ids ...string) []string {
 func TestDispatcherRunsJobsInOrder(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	enqueue(t, st, "a", "b", "c")
 	require.NoError(t, d.Start(context.Background()))
@@ -84,7 +85,7 @@ func TestDispatcherRunsJobsInOrder(t *testing.T) {
 func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{panicOn: "bad"}
-	d, err := NewDispatcher(st, []EventHandler{h}, 2, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 2, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "bad", "good")
 	require.NoError(t, d.Start(context.Background()))
@@ -102,7 +103,7 @@ func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
 func TestDispatcherRecordsHandlerErrors(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{err: errors.New("github said no")}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "x")
 	require.NoError(t, d.Start(context.Background()))
@@ -117,7 +118,7 @@ func TestDispatcherRecordsHandlerErrors(t *testing.T) {
 func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "first", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "first", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "slow")
 	require.NoError(t, d.Start(context.Background()))
@@ -130,7 +131,7 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 	require.Equal(t, store.JobQueued, j.State, "handed back, not failed")
 
 	h2 := &fakeHandler{}
-	d2, err := NewDispatcher(st, []EventHandler{h2}, 1, "second", Logger(context.Background()))
+	d2, err := NewDispatcher(st, []EventHandler{h2}, 1, "second", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	require.NoError(t, d2.Start(context.Background()))
 	defer d2.Close(context.Background())
@@ -138,7 +139,7 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 }
 
 func TestNewDispatcherRefusesTwoHandlersForOneEvent(t *testing.T) {
-	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", Logger(context.Background()))
+	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", logctx.Logger(context.Background()))
 	require.ErrorContains(t, err, "two handlers")
 }
 
@@ -181,7 +182,7 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := openStore(t)
 			h := &flakyHandler{errs: tt.errs}
-			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 			require.NoError(t, err)
 			d.attempts, d.retryBase, d.retryMax, d.poll = 3, time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
 			var reported atomic.Int32

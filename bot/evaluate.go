@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/repoconfig"
 )
@@ -116,7 +117,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 		Attestations: atts, Config: pol.config, Now: s.now()}
 	dec, err := pol.engine.Evaluate(ctx, req)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
+		logctx.Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}
 	if len(rec.TraceVarsMissing) > 0 {
 		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))

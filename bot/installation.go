@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // Installation follows the App being installed on, or removed from, accounts
@@ -38,7 +40,7 @@ func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string,
 		}
 		inst, action = ev.GetInstallation(), ev.GetAction()
 	}
-	log := Logger(ctx).WithField(FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
+	log := logctx.Logger(ctx).WithField(logctx.FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
 	if action == "deleted" || action == "suspend" {
 		if f, ok := h.s.clients.(forgetter); ok {
 			f.Forget(inst.GetID())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -81,7 +82,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	event := r.Header.Get("X-GitHub-Event")
 	delivery := r.Header.Get("X-GitHub-Delivery")
-	log := in.log.WithFields(logrus.Fields{FieldEvent: event, FieldDelivery: delivery})
+	log := in.log.WithFields(logrus.Fields{logctx.FieldEvent: event, logctx.FieldDelivery: delivery})
 	// Only a delivery that may be queued needs its body kept; the others are
 	// hashed as they stream by.
 	keep := in.handled[event] && delivery != ""
@@ -188,7 +189,7 @@ func (in *Intake) enqueue(w http.ResponseWriter, r *http.Request, event, deliver
 		log.WithError(err).Error("could not persist a delivery")
 		in.reply(w, event, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "could not persist the delivery; redeliver later"})
 	default:
-		log.WithField(FieldJob, job.ID).Info("delivery queued")
+		log.WithField(logctx.FieldJob, job.ID).Info("delivery queued")
 		in.notify()
 		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "queued", JobID: job.ID})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -37,7 +38,7 @@ func sign(secret string, body []byte) string {
 }
 
 func newTestIntake(t testing.TB, st store.Store, maxQueued int) *Intake {
-	in, err := NewIntake(NewSecret(testSecret), st, []string{"pull_request", "issue_comment"}, maxQueued, Logger(context.Background()), nil)
+	in, err := NewIntake(NewSecret(testSecret), st, []string{"pull_request", "issue_comment"}, maxQueued, logctx.Logger(context.Background()), nil)
 	require.NoError(t, err)
 	return in
 }
@@ -138,7 +139,7 @@ func TestIntakeBodyLimit(t *testing.T) {
 }
 
 func TestNewIntakeRefusesNoSecret(t *testing.T) {
-	_, err := NewIntake(Secret{}, openStore(t), nil, 1, Logger(context.Background()), nil)
+	_, err := NewIntake(Secret{}, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
 	require.ErrorContains(t, err, "refuses unsigned webhooks")
 }
 

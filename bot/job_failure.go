@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -58,7 +59,7 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	if err := s.reportJobFailureLocked(ctx, ref, job, jobErr); err != nil {
-		Logger(ctx).WithError(err).Error("report a failed job on its pull request")
+		logctx.Logger(ctx).WithError(err).Error("report a failed job on its pull request")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
@@ -54,12 +55,12 @@ func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
 	}
 	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
+		logctx.Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
 	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
-		Logger(ctx).WithError(err).Warn("show the queued status")
+		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
 
@@ -68,7 +69,7 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 	if err != nil {
 		return err
 	}
-	log := Logger(ctx).WithFields(logrus.Fields{FieldRepo: req.ref.FullName(), FieldPR: req.ref.Number, FieldSHA: st.HeadSHA})
+	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.ref.FullName(), logctx.FieldPR: req.ref.Number, logctx.FieldSHA: st.HeadSHA})
 	switch {
 	case pr.GetState() != "open":
 		log.Info("pull request is not open; not planning")
@@ -171,7 +172,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
 			if err := s.publish(ctx, gh, st, plans); err != nil {
-				Logger(ctx).WithError(err).Warn("could not report a state lock wait")
+				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
 		}})
 	if err != nil {

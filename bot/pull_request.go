@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -66,7 +67,7 @@ func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullReque
 	}
 	e := events[name]
 	if e == nil {
-		Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
+		logctx.Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
 		return nil
 	}
 	key := labelEventKey(ref, e.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/report"
@@ -57,7 +58,7 @@ func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githu
 	var err error
 	g.st, err = store.OpenBolt(g.cfg.StorePath)
 	require.NoError(t, err)
-	g.srv, err = New(g.cfg, g.st, WithLogEntry(NewLogger(g.logs, logrus.DebugLevel)))
+	g.srv, err = New(g.cfg, g.st, WithLogEntry(logctx.NewLogger(g.logs, logrus.DebugLevel)))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		g.srv.Close(context.Background())
@@ -75,7 +76,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 	g := newGitHubServer(t, password)
 	key := string(g.gh.AppPrivateKeyPEM())
 	secrets := []string{testSecret, password, key}
-	ctx := WithLogger(context.Background(), g.srv.log)
+	ctx := logctx.WithLogger(context.Background(), g.srv.log)
 	gh, err := g.srv.clients.NewInstallationClient(g.ref.Installation)
 	require.NoError(t, err)
 
@@ -90,7 +91,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		require.NoError(t, g.srv.finishPlan(ctx, gh, st, p))
 	}
 	require.NoError(t, g.srv.publish(ctx, gh, st, []*PlanRecord{rec, failed}))
-	Logger(ctx).WithField(FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + pemBody(key)[3])
+	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + pemBody(key)[3])
 	// A job failing on an error that quotes a secret is reported on the PR.
 	payload := githubtest.PullRequestOpened(t, g.gh.PRPayload(owner, repoName, g.pr.Number))
 	g.srv.reportJobFailure(ctx, &store.Job{ID: "7", Event: "pull_request", Attempts: 3, Payload: payload},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 		}
 		done, err := s.finishAbandoned(ctx, kv.Key, oc)
 		if err != nil {
-			s.log.WithError(err).WithFields(map[string]any{FieldRepo: oc.Ref.FullName(), FieldPR: oc.Ref.Number, "check": oc.Name}).
+			s.log.WithError(err).WithFields(map[string]any{logctx.FieldRepo: oc.Ref.FullName(), logctx.FieldPR: oc.Ref.Number, "check": oc.Name}).
 				Warn("finish a check run left in progress; trying again at the next start")
 		}
 		if done {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // Thirty merged pull requests over six streams, applied by the real apply
@@ -59,7 +60,7 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 		mu.Unlock()
 		return ApplyApplied, "converged"
 	}
-	sched := NewApplyScheduler(q, run, Logger(context.Background()), WithApplyPollInterval(20*time.Millisecond))
+	sched := NewApplyScheduler(q, run, logctx.Logger(context.Background()), WithApplyPollInterval(20*time.Millisecond))
 
 	mergeOrder := map[string][]int{} // stream -> PR numbers in merge order
 	for i := 0; i < 30; i++ {

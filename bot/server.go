@@ -20,6 +20,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
@@ -107,7 +108,7 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // in place, see redact.Logs), GitHub bodies, stored errors.
 func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
-		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
+		log: logctx.NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	for _, o := range opts {
 		o(s)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at
@@ -112,7 +113,7 @@ func (h *Teams) Handles() []string { return []string{"membership", "team"} }
 
 // Handle implements EventHandler.
 func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	log := Logger(ctx).WithField("event", eventType)
+	log := logctx.Logger(ctx).WithField("event", eventType)
 	switch eventType {
 	case "membership":
 		ev, err := parse[*github.MembershipEvent](eventType, payload)
