@@ -20,6 +20,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 const adminToken = "0123456789abcdef0123456789abcdef"
@@ -123,7 +124,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	ref := PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
 	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
-	job := &store.Job{DeliveryID: "delivery-1", Kind: JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
+	job := &store.Job{DeliveryID: "delivery-1", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
 	require.NoError(t, st.Enqueue(ctx, job, 0))
 
 	stop, err := srv.startAdmin()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // bucketChecks holds the check runs shardgate started and has not completed
@@ -63,7 +64,7 @@ func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, n
 		s.supersedeChecks(ctx, gh, ref, name, sha)
 	}
 	ext := checkExternalID(name, sha)
-	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: jobIDOf(ctx), Started: s.now().UTC()}
+	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: webhook.JobID(ctx), Started: s.now().UTC()}
 	key := openCheckKey(ref, sha, name)
 	if err := putJSON(ctx, s.store, bucketChecks, key, open); err != nil {
 		return 0, err

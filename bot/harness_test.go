@@ -27,6 +27,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 const (
@@ -224,12 +225,12 @@ func (h *harness) stop() {
 }
 
 // deliver sends a signed webhook and returns the intake's answer.
-func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, intakeReply) {
+func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, webhook.Reply) {
 	h.t.Helper()
 	resp, err := githubtest.Deliver(h.web.URL+"/webhook", event, body, testSecret, opts...)
 	require.NoError(h.t, err)
 	defer resp.Body.Close()
-	var r intakeReply
+	var r webhook.Reply
 	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&r))
 	return resp.StatusCode, r
 }

@@ -10,17 +10,18 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // IssueComment runs /shardgate commands written in pull-request comments.
 type IssueComment struct{ *Base }
 
-var _ EventHandler = (*IssueComment)(nil)
+var _ webhook.EventHandler = (*IssueComment)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
 
-// Handle implements EventHandler. The comment is read back from GitHub: its
+// Handle implements webhook.EventHandler. The comment is read back from GitHub: its
 // body, author and times are GitHub's, not the delivery's, and each version of
 // it (id and last edit) runs its commands once, however often it is delivered.
 func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {

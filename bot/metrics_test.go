@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 var (
@@ -98,7 +99,7 @@ func TestRunningJobsGauge(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, metrics.Sources{})
 	h := blockingHandler{started: make(chan struct{}), release: make(chan struct{})}
-	wrapped := countRunning(m, []EventHandler{h})
+	wrapped := countRunning(m, []webhook.EventHandler{h})
 	require.Equal(t, []string{"pull_request"}, wrapped[0].Handles())
 	done := make(chan error)
 	go func() { done <- wrapped[0].Handle(context.Background(), "pull_request", "d", nil) }()

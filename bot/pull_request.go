@@ -9,17 +9,18 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // PullRequest plans on pushes and re-judges on exception labels.
 type PullRequest struct{ *Base }
 
-var _ EventHandler = (*PullRequest)(nil)
+var _ webhook.EventHandler = (*PullRequest)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	ev, err := parse[*github.PullRequestEvent](eventType, payload)
 	if err != nil {

@@ -53,7 +53,7 @@ func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githu
 	g.ref = PRRef{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
 	g.cfg = &serverconfig.Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: serverconfig.NewSecret(string(g.gh.AppPrivateKeyPEM())),
 		WebhookSecret: serverconfig.NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
-		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: NewSecret(coordinatorPassword)}},
+		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: serverconfig.NewSecret(coordinatorPassword)}},
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), QueueSize: 10, Workers: 1, WorkDir: workDir}
 	var err error
 	g.st, err = store.OpenBolt(g.cfg.StorePath)

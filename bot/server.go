@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // Server is shardgate's GitHub App service.
@@ -70,13 +72,16 @@ type Server struct {
 	applyPoll       time.Duration
 	progressEvery   time.Duration
 
-	dispatcher *Dispatcher
-	health     *storeHealth
+	dispatcher *webhook.Dispatcher
+	health     *webhook.StoreHealth
 	pruner     *pruner
-	intake     *Intake
+	intake     *webhook.Intake
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
+	// replaced are handlers (tests) that take the place of the ones of the
+	// events they name.
+	replaced []webhook.EventHandler
 }
 
 // Option adjusts a Server, mostly for tests.
@@ -180,22 +185,23 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
-	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
+	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return nil, err
 	}
 	if cfg.JobLease > 0 {
-		s.dispatcher.lease = cfg.JobLease
+		s.dispatcher.Lease = cfg.JobLease
 	}
-	s.health = &storeHealth{st: st, log: s.log}
-	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
-	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.paused, log: s.log}
-	s.dispatcher.observe = s.metrics.ObserveJob
+	s.health = webhook.NewStoreHealth(st, s.log)
+	s.dispatcher.Paused, s.scheduler.paused = s.health.Paused, s.health.Paused
+	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.Paused, log: s.log}
+	s.dispatcher.Transient = transient
+	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
-	s.dispatcher.failed = s.reportJobFailure
-	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
+	s.dispatcher.Failed = s.reportJobFailure
+	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return nil, err
 	}
-	s.intake.observe = s.metrics.ObserveDelivery
+	s.intake.Observe = s.metrics.ObserveDelivery
 	return s, nil
 }
 
@@ -221,15 +227,21 @@ func (s *Server) runApplyRedacted(ctx context.Context, job *ApplyJob) (ApplyStat
 	return state, s.redact.Redact(reason)
 }
 
-func (s *Server) handlers() []EventHandler {
+func (s *Server) handlers() []webhook.EventHandler {
 	base := &Base{s: s}
-	return []EventHandler{
+	hs := []webhook.EventHandler{
 		&PullRequest{Base: base},
 		&IssueComment{Base: base},
 		&CheckRun{Base: base},
 		&Installation{Base: base},
 		&Teams{Base: base},
 	}
+	for _, r := range s.replaced {
+		hs = slices.DeleteFunc(hs, func(h webhook.EventHandler) bool {
+			return slices.ContainsFunc(h.Handles(), func(e string) bool { return slices.Contains(r.Handles(), e) })
+		})
+	}
+	return append(hs, s.replaced...)
 }
 
 func hostname() string {
@@ -254,7 +266,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", s.health.readyz)
+	mux.HandleFunc("/readyz", s.health.Readyz)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -275,7 +287,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.dispatcher.Start(ctx); err != nil {
 		return err
 	}
-	s.health.start(ctx)
+	s.health.Start(ctx)
 	s.pruner.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
@@ -300,7 +312,7 @@ func (s *Server) Close(ctx context.Context) {
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
 	s.pruner.close()
-	s.health.close()
+	s.health.Close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
 	if err := s.run.close(); err != nil {
@@ -326,7 +338,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	defer stopAdmin()
-	srv := NewHTTPServer(s.cfg.Listen, s.Handler())
+	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
 	serve, err := s.listen(ctx, srv)
 	if err != nil {
 		s.Close(context.Background())

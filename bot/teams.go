@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at
@@ -106,12 +107,12 @@ func (s *Server) isApprover(ctx context.Context, gh ghapp.Teams, login string) (
 // change (the App must subscribe to the membership and team events).
 type Teams struct{ *Base }
 
-var _ EventHandler = (*Teams)(nil)
+var _ webhook.EventHandler = (*Teams)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *Teams) Handles() []string { return []string{"membership", "team"} }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	log := logctx.Logger(ctx).WithField("event", eventType)
 	switch eventType {

@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"context"
@@ -45,9 +45,9 @@ func TestDispatcherLostLeaseStopsTheJobAndRecordsNothing(t *testing.T) {
 	stalled := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1), err: errors.New("A's outcome")}
 	a, err := NewDispatcher(st, []EventHandler{stalled}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	a.lease = 20 * lease // A renews far too late: its claim expires meanwhile
+	a.Lease = 20 * lease // A renews far too late: its claim expires meanwhile
 	var reportedA atomic.Int32
-	a.failed = func(context.Context, *store.Job, error) { reportedA.Add(1) }
+	a.Failed = func(context.Context, *store.Job, error) { reportedA.Add(1) }
 	require.NoError(t, a.Start(context.Background()))
 	defer a.Close(context.Background())
 	<-stalled.started
@@ -55,7 +55,7 @@ func TestDispatcherLostLeaseStopsTheJobAndRecordsNothing(t *testing.T) {
 	other := &fakeHandler{}
 	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	b.lease, b.poll = lease, 20*time.Millisecond
+	b.Lease, b.Poll = lease, 20*time.Millisecond
 	require.NoError(t, b.Start(context.Background()))
 	defer b.Close(context.Background())
 	require.Eventually(t, func() bool {
@@ -83,7 +83,7 @@ func TestDispatcherHeartbeatsKeepALongJob(t *testing.T) {
 	long := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
 	a, err := NewDispatcher(st, []EventHandler{long}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	a.lease = lease
+	a.Lease = lease
 	require.NoError(t, a.Start(context.Background()))
 	defer a.Close(context.Background())
 	<-long.started
@@ -91,7 +91,7 @@ func TestDispatcherHeartbeatsKeepALongJob(t *testing.T) {
 	other := &fakeHandler{started: make(chan string, 1)}
 	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	b.lease, b.poll = lease, 10*time.Millisecond
+	b.Lease, b.Poll = lease, 10*time.Millisecond
 	require.NoError(t, b.Start(context.Background()))
 	defer b.Close(context.Background())
 	started := time.Now()
@@ -127,7 +127,7 @@ func TestDispatcherStopsAJobItCouldNotRenewForALease(t *testing.T) {
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
 	d, err := NewDispatcher(st, []EventHandler{h}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	d.lease = 90 * time.Millisecond
+	d.Lease = 90 * time.Millisecond
 	require.NoError(t, d.Start(context.Background()))
 	defer d.Close(context.Background())
 	<-h.started
