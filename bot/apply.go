@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -29,7 +30,7 @@ const (
 // AuditRecord is kept for every finished apply job.
 type AuditRecord struct {
 	Seq                 string               `json:"seq"`
-	Ref                 PRRef                `json:"ref"`
+	Ref                 pullreq.Ref          `json:"ref"`
 	Project             string               `json:"project"`
 	MergedBy            string               `json:"merged_by"`
 	MergeSHA            string               `json:"merge_sha"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -97,7 +98,7 @@ func withFinal(ctx context.Context, j *ApplyJob) context.Context {
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref PRRef) error {
+func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.pr(ctx, ref)
@@ -115,7 +116,7 @@ func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref PRRe
 }
 
 // applyStatus summarises the PR's applies once they have all finished.
-func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
+func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	jobs, err := s.appliesForPR(ctx, ref)
 	if err != nil || len(jobs) == 0 {
 		return ""
@@ -138,7 +139,7 @@ func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
-func (s *Server) renderApplies(ctx context.Context, ref PRRef) string {
+func (s *Server) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	if s.applies == nil {
 		return ""
 	}
@@ -192,7 +193,7 @@ func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Server) appliesForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*ApplyJob, error) {
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return nil, err

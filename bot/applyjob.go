@@ -2,6 +2,8 @@ package bot
 
 import (
 	"time"
+
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // ApplyState is where an apply job is.
@@ -27,9 +29,9 @@ func (s ApplyState) Finished() bool { return s == ApplyApplied || s == ApplyFail
 type ApplyJob struct {
 	// Seq is assigned at enqueue, increasing in merge order (zero-padded, so
 	// key order is merge order).
-	Seq     string `json:"seq"`
-	Ref     PRRef  `json:"ref"`
-	Project string `json:"project"`
+	Seq     string      `json:"seq"`
+	Ref     pullreq.Ref `json:"ref"`
+	Project string      `json:"project"`
 	// Streams are the streams (planparse.StreamKey: coordinator and prefix) the
 	// reviewed plan touches, sorted.
 	Streams     []string `json:"streams"`

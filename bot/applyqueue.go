@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -47,7 +48,7 @@ const (
 	// ApplyJob JSON), written in the transaction that writes the job: the
 	// scheduler's scans read it alone, so they grow with the live jobs, not
 	// with the history. applyPRBucket indexes every job by pull request
-	// (PRRef.Key, NUL, Seq → Seq) for ListForPR.
+	// (pullreq.Ref.Key, NUL, Seq → Seq) for ListForPR.
 	applyLiveBucket = "applies_live"
 	applyPRBucket   = "applies_pr"
 )
@@ -207,7 +208,7 @@ func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
 
 // ListForPR returns the jobs of one pull request in Seq order, read through
 // the index by pull request: the other pull requests' jobs are not read.
-func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+func (q *ApplyQueue) ListForPR(ctx context.Context, ref pullreq.Ref) ([]*ApplyJob, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	if err := q.ensureIndexes(ctx); err != nil {
@@ -293,7 +294,7 @@ func leaseLive(j *ApplyJob, now time.Time) bool {
 type Blocker struct {
 	Stream  string
 	Seq     string
-	Ref     PRRef
+	Ref     pullreq.Ref
 	Project string
 	State   ApplyState
 }

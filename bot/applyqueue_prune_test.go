@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -97,7 +98,7 @@ func historyQueue(t *testing.T) (*ApplyQueue, *readWatch, []*ApplyJob) {
 		}
 		require.NoError(t, q.Finish(ctx, j.Seq, state, ""))
 	}
-	ref := PRRef{Installation: 1, Owner: "acme", Repo: "infra", Number: 8}
+	ref := pullreq.Ref{Installation: 1, Owner: "acme", Repo: "infra", Number: 8}
 	var live []*ApplyJob
 	for _, p := range []string{"first", "second"} {
 		j := &ApplyJob{Ref: ref, Project: p, Streams: []string{"s"}}

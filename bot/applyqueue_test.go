@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -52,7 +53,7 @@ func newApplyTestQueue(t *testing.T, owner string) (*ApplyQueue, *store.Bolt) {
 	return NewApplyQueue(st, owner, time.Minute, nil), st
 }
 
-var applyTestRef = PRRef{Installation: 1, Owner: "acme", Repo: "infra", Number: 7}
+var applyTestRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "infra", Number: 7}
 
 func enqueueApply(t *testing.T, q *ApplyQueue, project string, streams ...string) *ApplyJob {
 	t.Helper()

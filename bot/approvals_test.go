@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
@@ -85,8 +86,8 @@ func (h *harness) commentPayload(pr githubtest.PullRequest, c githubtest.Comment
 		Author: author, CommentID: c.ID, Body: c.Body, User: c.User})
 }
 
-func (h *harness) ref(pr githubtest.PullRequest) PRRef {
-	return PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
+func (h *harness) ref(pr githubtest.PullRequest) pullreq.Ref {
+	return pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
 }
 
 // attestedStreams are the streams attested for head sha, with their actors.

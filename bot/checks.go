@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -24,17 +25,19 @@ const bucketChecks = "check_runs"
 // completed. It is written before the creation (ID 0 until GitHub answers),
 // so no check run can be left in progress without a trace.
 type openCheck struct {
-	Ref  PRRef  `json:"ref"`
-	Name string `json:"name"`
-	SHA  string `json:"sha"`
-	ID   int64  `json:"id,omitempty"`
+	Ref  pullreq.Ref `json:"ref"`
+	Name string      `json:"name"`
+	SHA  string      `json:"sha"`
+	ID   int64       `json:"id,omitempty"`
 	// Job is the webhook job that started it; a start leaves the check to that
 	// job while the job is queued or running.
 	Job     string    `json:"job,omitempty"`
 	Started time.Time `json:"started"`
 }
 
-func openCheckKey(ref PRRef, sha, name string) string { return ref.Key() + "@" + sha + "/" + name }
+func openCheckKey(ref pullreq.Ref, sha, name string) string {
+	return ref.Key() + "@" + sha + "/" + name
+}
 
 var plainProject = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,64}$`)
 
@@ -59,7 +62,7 @@ func checkExternalID(name, sha string) string {
 // startCheck opens an in-progress check run on sha. A run of this check that
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
-func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) (int64, error) {
+func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref pullreq.Ref, name, sha string) (int64, error) {
 	if strings.HasPrefix(name, CheckPlanPrefix) {
 		s.supersedeChecks(ctx, gh, ref, name, sha)
 	}
@@ -88,7 +91,7 @@ func (s *Server) startCheck(ctx context.Context, gh *github.Client, ref PRRef, n
 
 // finishCheck completes a check run, creating it when id is 0 and none of its
 // runs exists yet. Title, summary and text are redacted.
-func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref PRRef, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
+func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref pullreq.Ref, id int64, name, sha, conclusion string, out *github.CheckRunOutput) (int64, error) {
 	out = s.redactOutput(out)
 	status, ext := "completed", checkExternalID(name, sha)
 	now := github.Timestamp{Time: s.now()}
@@ -117,7 +120,7 @@ func (s *Server) finishCheck(ctx context.Context, gh *github.Client, ref PRRef, 
 
 // findCheck returns the newest run of this check on sha that shardgate made
 // (by external_id), only among runs still in progress when openOnly; 0 if none.
-func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, name, sha string, openOnly bool) (int64, error) {
+func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref pullreq.Ref, name, sha string, openOnly bool) (int64, error) {
 	ext := checkExternalID(name, sha)
 	opts := &github.ListCheckRunsOptions{CheckName: &name, Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	if s.cfg.AppID > 0 {
@@ -145,7 +148,7 @@ func (s *Server) findCheck(ctx context.Context, gh *github.Client, ref PRRef, na
 // supersedeChecks completes the runs of this plan check that are still open
 // on other commits of the pull request (a job retried after a push plans the
 // new head): nothing else would ever finish them.
-func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref PRRef, name, sha string) {
+func (s *Server) supersedeChecks(ctx context.Context, gh *github.Client, ref pullreq.Ref, name, sha string) {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("list open check runs")

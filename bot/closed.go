@@ -6,11 +6,12 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // closed queues the applies of a merged pull request (in merge order) and
 // notes on the comment that it was closed or merged.
-func (s *Server) closed(ctx context.Context, ref PRRef, pr *github.PullRequest) error {
+func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullRequest) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.pr(ctx, ref)

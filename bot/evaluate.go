@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
 )
 
@@ -33,7 +34,7 @@ type engineCache struct {
 
 // policyFor reads .shardgate.yaml and the policy settings from the base branch,
 // never from the pull request, so a pull request cannot loosen its own gate.
-func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref PRRef, baseRef, baseSHA string) (*repoPolicy, error) {
+func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
 	at := baseSHA
 	if at == "" {
 		at = baseRef
@@ -67,7 +68,7 @@ func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref PRRef, ba
 
 // repoEngine compiles the builtin policies plus the repository's policy dirs as
 // they are on the base commit.
-func (s *Server) repoEngine(ctx context.Context, ref PRRef, baseSHA string, dirs []string) (*policy.Engine, error) {
+func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
 	key := ref.FullName() + "@" + baseSHA
 	s.engines.mu.Lock()
 	e, ok := s.engines.m[key]
@@ -129,7 +130,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 
 // reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
-func (s *Server) reevaluate(ctx context.Context, ref PRRef) error {
+func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)

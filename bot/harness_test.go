@@ -25,6 +25,7 @@ import (
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
@@ -352,7 +353,7 @@ func (h *harness) waitApplies(pr githubtest.PullRequest) []*ApplyJob {
 	var jobs []*ApplyJob
 	require.Eventually(h.t, func() bool {
 		var err error
-		jobs, err = h.srv.applies.ListForPR(context.Background(), PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
+		jobs, err = h.srv.applies.ListForPR(context.Background(), pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
 		if err != nil || len(jobs) == 0 {
 			return false
 		}

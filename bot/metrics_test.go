@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -116,7 +117,7 @@ func TestStoreMetricsAtScrape(t *testing.T) {
 	st := openTestBolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	for _, p := range []string{"a", "b"} {
-		require.NoError(t, srv.applies.Enqueue(ctx, &ApplyJob{Ref: PRRef{Owner: owner, Repo: repoName, Number: 1},
+		require.NoError(t, srv.applies.Enqueue(ctx, &ApplyJob{Ref: pullreq.Ref{Owner: owner, Repo: repoName, Number: 1},
 			Project: p, Streams: []string{"http://coord|s-" + p}, MergeSHA: "abc"}))
 	}
 	web := httptest.NewServer(srv.Handler())

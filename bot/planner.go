@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
@@ -24,7 +25,7 @@ import (
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
-	ref PRRef
+	ref pullreq.Ref
 	// explicit is set when someone asked (a /shardgate plan comment, a re-run
 	// check): drafts are planned then too.
 	explicit bool
@@ -44,7 +45,7 @@ func (s *Server) planPR(ctx context.Context, req planRequest) error {
 // noteQueued tells the PR that its plan waits for another shardgate job of the
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
-func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
+func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	st, err := s.rec.pr(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
@@ -266,7 +267,7 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *P
 }
 
 // checkout fetches the head tree into a fresh directory; cleanup removes it.
-func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, func(), error) {
+func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
 	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
 	if err != nil {
 		return "", func() {}, err
@@ -284,7 +285,7 @@ func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, f
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github.PullRequest, *PRState, error) {
+func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *PRState, error) {
 	gh, err := s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
@@ -323,7 +324,7 @@ func isFork(pr *github.PullRequest) bool {
 }
 
 // changedFiles lists the files a pull request changes (GitHub caps this at 3000).
-func changedFiles(ctx context.Context, gh *github.Client, ref PRRef) ([]string, error) {
+func changedFiles(ctx context.Context, gh *github.Client, ref pullreq.Ref) ([]string, error) {
 	var files []string
 	opts := &github.ListOptions{PerPage: 100}
 	for page := 0; page < 30; page++ {

@@ -9,6 +9,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/webhook"
 )
 
@@ -47,7 +48,7 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 // label judges the PR again when an exception label changed. Who added it, and
 // when, come from GitHub's issue events, never from the delivery (whose sender
 // a forged delivery can name at will); each labeled event is judged once.
-func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullRequestEvent) error {
+func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.PullRequestEvent) error {
 	name := ev.GetLabel().GetName()
 	if !strings.HasPrefix(name, policy.ExceptionLabelPrefix) {
 		return nil

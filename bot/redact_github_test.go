@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -28,7 +29,7 @@ type githubServer struct {
 	st   *store.Bolt
 	cfg  *serverconfig.Config
 	pr   githubtest.PullRequest
-	ref  PRRef
+	ref  pullreq.Ref
 	logs *lockedBuffer
 }
 
@@ -50,7 +51,7 @@ func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githu
 	repo.Checkout("main")
 	g.gh.AddRepo(owner, repoName, repo)
 	g.pr = g.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "leak", User: author})
-	g.ref = PRRef{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
+	g.ref = pullreq.Ref{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
 	g.cfg = &serverconfig.Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: serverconfig.NewSecret(string(g.gh.AppPrivateKeyPEM())),
 		WebhookSecret: serverconfig.NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
 		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: serverconfig.NewSecret(coordinatorPassword)}},

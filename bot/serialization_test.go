@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // Thirty merged pull requests over six streams, applied by the real apply
@@ -65,7 +66,7 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 	mergeOrder := map[string][]int{} // stream -> PR numbers in merge order
 	for i := 0; i < 30; i++ {
 		stream := streams[(i*7)%len(streams)]
-		job := &ApplyJob{Ref: PRRef{Installation: 1, Owner: "acme", Repo: "streams", Number: i + 1}, Project: "streams",
+		job := &ApplyJob{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: i + 1}, Project: "streams",
 			Streams: []string{stream}, MergeSHA: fmt.Sprintf("sha%02d", i)}
 		require.NoError(t, q.Enqueue(context.Background(), job))
 		mergeOrder[stream] = append(mergeOrder[stream], i+1)
