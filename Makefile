@@ -126,7 +126,7 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./webhook
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./webhook
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./webhook
-	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./applyqueue
 	$(BENCH_PROCESS)
 
 ## bench-process: only the whole-process benchmark of `make bench`

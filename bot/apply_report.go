@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
@@ -17,13 +18,13 @@ import (
 
 // progress records the job's step and detail and shows them on the PR. Errors
 // here never stop an apply: they are logged.
-func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string) {
+func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail string) {
 	r.job.State, r.job.Progress = state, detail
-	err := r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error {
+	err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
 		j.State, j.Progress = state, detail
 		return nil
 	})
-	if errors.Is(err, ErrNotHolder) {
+	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
 		return
 	}
@@ -50,11 +51,11 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		return
 	}
 	r.job.CheckRunID = id
-	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error { j.CheckRunID = id; return nil })
+	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil })
 }
 
 // finish completes the check run, writes the audit record and shows the outcome.
-func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) {
+func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
 	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
@@ -66,7 +67,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	if err == nil {
 		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
 	}
-	if errors.Is(err, ErrNotHolder) {
+	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
 		return
 	}
@@ -93,7 +94,7 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 type finalKey struct{}
 
 // withFinal carries the outcome of an apply job that the queue has not recorded yet.
-func withFinal(ctx context.Context, j *ApplyJob) context.Context {
+func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 	return context.WithValue(ctx, finalKey{}, j)
 }
 
@@ -124,9 +125,9 @@ func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	applied, failed := 0, 0
 	for _, j := range jobs {
 		switch {
-		case j.State == ApplyApplied:
+		case j.State == applyqueue.Applied:
 			applied++
-		case j.State == ApplyFailed:
+		case j.State == applyqueue.Failed:
 			failed++
 		default:
 			return ""
@@ -155,29 +156,29 @@ func (s *Server) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	return b.String()
 }
 
-func applyStateText(st ApplyState) string {
+func applyStateText(st applyqueue.State) string {
 	switch st {
-	case ApplyApplied:
+	case applyqueue.Applied:
 		return "✅ applied"
-	case ApplyFailed:
+	case applyqueue.Failed:
 		return "❌ not applied"
-	case ApplyQueued:
+	case applyqueue.Queued:
 		return "⏳ queued"
 	}
 	return "🔄 " + string(st)
 }
 
-func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
+func (s *Server) applyDetail(ctx context.Context, j *applyqueue.Job) string {
 	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
 }
 
-func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
+func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
 	switch {
-	case j.State == ApplyFailed:
+	case j.State == applyqueue.Failed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
-	case j.State == ApplyApplied:
+	case j.State == applyqueue.Applied:
 		return report.Escape(oneLine(j.Reason))
-	case j.State == ApplyQueued:
+	case j.State == applyqueue.Queued:
 		blockers, err := s.applies.Blockers(ctx, j.Seq)
 		if err != nil || len(blockers) == 0 {
 			return "starting"
@@ -193,12 +194,12 @@ func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*ApplyJob, error) {
+func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if final, ok := ctx.Value(finalKey{}).(*ApplyJob); ok {
+	if final, ok := ctx.Value(finalKey{}).(*applyqueue.Job); ok {
 		for i, j := range jobs {
 			if j.Seq == final.Seq {
 				jobs[i] = final

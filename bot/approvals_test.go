@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
@@ -28,10 +29,10 @@ const exceptionLabel = "policy-exception/shard_delta"
 
 // newApprovalHarness is the service and the fake GitHub without a coordinator
 // or terraform state.
-func newApprovalHarness(t *testing.T) (*harness, *applyClock) {
+func newApprovalHarness(t *testing.T) (*harness, *coordsim.FakeClock) {
 	t.Helper()
 	// Real time to start with: the App's JWTs are signed with it.
-	clock := &applyClock{t: time.Now().UTC().Truncate(time.Second)}
+	clock := coordsim.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{}}
 	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n")
 	h.repo.WriteFile("docs/README.md", "streams\n")

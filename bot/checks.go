@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
@@ -189,9 +190,9 @@ func (s *Server) redactOutput(out *github.CheckRunOutput) *github.CheckRunOutput
 }
 
 // applyCheckOutput is the apply check run's conclusion and output for an outcome.
-func applyCheckOutput(state ApplyState, reason string) (string, *github.CheckRunOutput) {
+func applyCheckOutput(state applyqueue.State, reason string) (string, *github.CheckRunOutput) {
 	conclusion, title := "success", "Applied"
-	if state != ApplyApplied {
+	if state != applyqueue.Applied {
 		conclusion, title = "failure", "Not applied"
 	}
 	summary := truncate(report.CodeBlock(reason), maxCheckText)

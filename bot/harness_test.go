@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
@@ -348,9 +349,9 @@ func (h *harness) merge(pr githubtest.PullRequest, mergedBy string) string {
 }
 
 // waitApplies waits until every apply job of the PR has finished.
-func (h *harness) waitApplies(pr githubtest.PullRequest) []*ApplyJob {
+func (h *harness) waitApplies(pr githubtest.PullRequest) []*applyqueue.Job {
 	h.t.Helper()
-	var jobs []*ApplyJob
+	var jobs []*applyqueue.Job
 	require.Eventually(h.t, func() bool {
 		var err error
 		jobs, err = h.srv.applies.ListForPR(context.Background(), pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})

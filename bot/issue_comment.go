@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
@@ -163,7 +164,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pu
 	}
 	retried := 0
 	for _, j := range jobs {
-		if j.State != ApplyFailed {
+		if j.State != applyqueue.Failed {
 			continue
 		}
 		if _, err := h.s.applies.Requeue(ctx, j.Seq); err != nil {

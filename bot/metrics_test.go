@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
@@ -34,7 +35,7 @@ func readMetricsDoc(t *testing.T) map[string]metricstest.Documented {
 
 // The apply job states are the metrics' state label values, in order.
 func TestApplyStatesAreTheMetricsStates(t *testing.T) {
-	states := []ApplyState{ApplyQueued, ApplyPreflight, ApplyPlanning, ApplyApplying, ApplyConverging, ApplyApplied, ApplyFailed}
+	states := []applyqueue.State{applyqueue.Queued, applyqueue.Preflight, applyqueue.Planning, applyqueue.Applying, applyqueue.Converging, applyqueue.Applied, applyqueue.Failed}
 	var names []string
 	for _, s := range states {
 		names = append(names, string(s))
@@ -117,7 +118,7 @@ func TestStoreMetricsAtScrape(t *testing.T) {
 	st := openTestBolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	for _, p := range []string{"a", "b"} {
-		require.NoError(t, srv.applies.Enqueue(ctx, &ApplyJob{Ref: pullreq.Ref{Owner: owner, Repo: repoName, Number: 1},
+		require.NoError(t, srv.applies.Enqueue(ctx, &applyqueue.Job{Ref: pullreq.Ref{Owner: owner, Repo: repoName, Number: 1},
 			Project: p, Streams: []string{"http://coord|s-" + p}, MergeSHA: "abc"}))
 	}
 	web := httptest.NewServer(srv.Handler())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
@@ -98,7 +99,7 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 		return false, err
 	}
 	project := strings.TrimPrefix(oc.Name, CheckApplyPrefix)
-	var last *ApplyJob
+	var last *applyqueue.Job
 	for _, j := range jobs {
 		if j.Project != project || j.MergeSHA != oc.SHA {
 			continue
@@ -110,7 +111,7 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 			last = j
 		}
 	}
-	state, reason := ApplyFailed, "shardgate restarted and holds no record of this apply; nothing was applied after the restart."
+	state, reason := applyqueue.Failed, "shardgate restarted and holds no record of this apply; nothing was applied after the restart."
 	if last != nil {
 		state, reason = last.State, last.Reason
 		if oc.ID == 0 {

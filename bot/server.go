@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
@@ -65,8 +66,8 @@ type Server struct {
 	engines   engineCache
 	teamCache teamCache
 
-	applies         *ApplyQueue
-	scheduler       *ApplyScheduler
+	applies         *applyqueue.Queue
+	scheduler       *applyqueue.Scheduler
 	preflightWait   time.Duration
 	attestationWait time.Duration
 	applyPoll       time.Duration
@@ -178,31 +179,42 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	s.rules = s.engine.Rules()
 	s.metrics.SetRules(metrics.RuleIDs(s.rules))
-	owner := processOwner()
-	s.applies = NewApplyQueue(st, owner, s.applyLease(), s.now)
-	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
+	if err := s.wireQueues(processOwner()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// wireQueues builds the apply queue and its scheduler, the dispatcher of the
+// event handlers and the intake that feeds it, the store health check that
+// pauses them and the pruner; every part reports to the metrics. owner names
+// this process in leases.
+func (s *Server) wireQueues(owner string) (err error) {
+	cfg, st := s.cfg, s.store
+	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
+	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
 	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.JobLease > 0 {
 		s.dispatcher.Lease = cfg.JobLease
 	}
 	s.health = webhook.NewStoreHealth(st, s.log)
-	s.dispatcher.Paused, s.scheduler.paused = s.health.Paused, s.health.Paused
+	s.dispatcher.Paused, s.scheduler.Paused = s.health.Paused, s.health.Paused
 	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.Paused, log: s.log}
 	s.dispatcher.Transient = transient
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.Failed = s.reportJobFailure
 	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
-		return nil, err
+		return err
 	}
 	s.intake.Observe = s.metrics.ObserveDelivery
-	return s, nil
+	return nil
 }
 
 // openWorkDir makes this process's run directory under the configured work
@@ -222,7 +234,7 @@ func (s *Server) openWorkDir() error {
 
 // runApplyRedacted runs an apply; its reason, which the queue stores and the
 // comment shows, is redacted.
-func (s *Server) runApplyRedacted(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 	state, reason := s.runApply(ctx, job)
 	return state, s.redact.Redact(reason)
 }
@@ -324,7 +336,7 @@ func (s *Server) applyLease() time.Duration {
 	if s.cfg.ApplyLease > 0 {
 		return s.cfg.ApplyLease
 	}
-	return DefaultApplyLease
+	return applyqueue.DefaultLease
 }
 
 // Run serves on cfg.Listen until ctx ends, then shuts down gracefully.

@@ -135,7 +135,7 @@ func (c *countingStore) Claim(ctx context.Context, owner string) (*store.Job, er
 }
 
 func (c *countingStore) List(ctx context.Context, bucket, prefix string) ([]store.KV, error) {
-	if strings.HasPrefix(bucket, applyBucket) {
+	if strings.HasPrefix(bucket, "applies") { // the apply queue's buckets
 		c.applyScans.Add(1)
 	}
 	return c.Postgres.List(ctx, bucket, prefix)
@@ -215,7 +215,7 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	l.srv, err = New(cfg, l.st, WithLogEntry(logrus.NewEntry(log)), withHandler(l.handler))
 	require.NoError(t, err)
-	l.srv.dispatcher.Poll, l.srv.scheduler.poll, l.srv.health.Every = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+	l.srv.dispatcher.Poll, l.srv.scheduler.Poll, l.srv.health.Every = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
 	paused := l.srv.health.Paused
 	count := func(n *atomic.Int64) func() bool {
 		return func() bool {
@@ -226,7 +226,7 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 			return p
 		}
 	}
-	l.srv.dispatcher.Paused, l.srv.scheduler.paused = count(&l.dispatcherPaused), count(&l.schedulerPaused)
+	l.srv.dispatcher.Paused, l.srv.scheduler.Paused = count(&l.dispatcherPaused), count(&l.schedulerPaused)
 	l.web = httptest.NewServer(l.srv.Handler())
 	t.Cleanup(l.web.Close)
 	require.NoError(t, l.srv.Start(context.Background()))
