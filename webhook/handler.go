@@ -4,7 +4,7 @@
 // failures with backoff and hands each job to the one handler of its event;
 // the store health check pauses claiming while the store cannot be reached
 // and answers /readyz. What a delivery means is the handlers' business
-// (package bot): this package only gets it to them, once.
+// (package bot): this package only gets each delivery to them.
 package webhook
 
 import (
