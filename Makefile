@@ -96,7 +96,7 @@ fmt:
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (seed corpora: testdata/ and each package's f.Add seeds)
 FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue planparse:FuzzCheckValue \
-	bot:FuzzIntake bot:FuzzParseCommands bot:FuzzExtractTarball
+	webhook:FuzzIntake bot:FuzzParseCommands ghapp:FuzzExtractTarball
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \
@@ -123,10 +123,10 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
 	$(GO) test -run '^$$' -bench 'BenchmarkClaim|BenchmarkEnqueueParallel' -benchtime 3000x -benchmem ./store
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./bot
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./bot
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./bot
-	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./applyqueue
 	$(BENCH_PROCESS)
 
 ## bench-process: only the whole-process benchmark of `make bench`

@@ -18,8 +18,10 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 const adminToken = "0123456789abcdef0123456789abcdef"
@@ -121,9 +123,9 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
 	st := openTestBolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
-	ref := PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
+	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
 	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
-	job := &store.Job{DeliveryID: "delivery-1", Kind: JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
+	job := &store.Job{DeliveryID: "delivery-1", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
 	require.NoError(t, st.Enqueue(ctx, job, 0))
 
 	stop, err := srv.startAdmin()
@@ -137,7 +139,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	require.EqualValues(t, len(backup), resp.ContentLength)
 
 	// Written after the backup: not restored.
-	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: 8}}))
+	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8}}))
 	stop()
 	require.NoError(t, st.Close())
 
@@ -154,7 +156,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, pr)
 	require.Equal(t, "abc123", pr.HeadSHA)
-	later, err := srv.rec.pr(ctx, PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: 8})
+	later, err := srv.rec.pr(ctx, pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8})
 	require.NoError(t, err)
 	require.Nil(t, later)
 }

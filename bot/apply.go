@@ -10,10 +10,12 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -29,7 +31,7 @@ const (
 // AuditRecord is kept for every finished apply job.
 type AuditRecord struct {
 	Seq                 string               `json:"seq"`
-	Ref                 PRRef                `json:"ref"`
+	Ref                 pullreq.Ref          `json:"ref"`
 	Project             string               `json:"project"`
 	MergedBy            string               `json:"merged_by"`
 	MergeSHA            string               `json:"merge_sha"`
@@ -38,7 +40,7 @@ type AuditRecord struct {
 	AppliedFingerprint  string               `json:"applied_fingerprint,omitempty"`
 	Exceptions          []string             `json:"exceptions"`
 	Attestations        []policy.Attestation `json:"attestations"`
-	Outcome             ApplyState           `json:"outcome"`
+	Outcome             applyqueue.State     `json:"outcome"`
 	Reason              string               `json:"reason,omitempty"`
 	TerraformOutcome    string               `json:"terraform_outcome"`
 	ConvergenceSeconds  float64              `json:"convergence_seconds"`
@@ -77,10 +79,10 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 		if hasApply(existing, p.Project, pr.GetMergeCommitSHA()) {
 			continue
 		}
-		job := &ApplyJob{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
+		job := &applyqueue.Job{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
 			Sensitive: p.ChangeSet.SensitiveValues(),
 			MergeSHA:  pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
-		if err := s.applies.Enqueue(ctx, job); errors.Is(err, ErrApplyExists) {
+		if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 			continue // a redelivered or re-run merge event: already queued
 		} else if err != nil {
 			return err
@@ -99,7 +101,7 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 	return nil
 }
 
-func hasApply(jobs []*ApplyJob, project, mergeSHA string) bool {
+func hasApply(jobs []*applyqueue.Job, project, mergeSHA string) bool {
 	for _, j := range jobs {
 		if j.Project == project && j.MergeSHA == mergeSHA {
 			return true
@@ -111,7 +113,7 @@ func hasApply(jobs []*ApplyJob, project, mergeSHA string) bool {
 // applyRun is one attempt at an apply job, with what it needs along the way.
 type applyRun struct {
 	s        *Server
-	job      *ApplyJob
+	job      *applyqueue.Job
 	gh       *github.Client
 	reviewed *PlanRecord
 	resuming bool
@@ -131,7 +133,7 @@ type applyRun struct {
 // called by the scheduler with the job's stream locks held, and again after a
 // crash (the lease expired): every step re-reads the world, so resuming is
 // re-planning from the current state, never re-applying a stale plan.
-func (s *Server) runApply(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+func (s *Server) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 	// An earlier attempt of this apply (cut short by a crash, or failed and
 	// retried with /shardgate apply) may have moved the starting point itself.
 	r := &applyRun{s: s, job: job, started: s.now(),
@@ -145,14 +147,14 @@ func (s *Server) runApply(ctx context.Context, job *ApplyJob) (ApplyState, strin
 	return state, reason
 }
 
-func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
+func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	s, job := r.s, r.job
 	var err error
 	if r.gh, err = s.clients.NewInstallationClient(job.Ref.Installation); err != nil {
-		return ApplyFailed, "GitHub: " + err.Error()
+		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
 	if r.reviewed, err = s.rec.plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
-		return ApplyFailed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
+		return applyqueue.Failed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
 	r.audit = AuditRecord{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endStateFingerprint(r.reviewed.ChangeSet),
@@ -162,7 +164,7 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by "+e.Actor)
 	}
 	if !r.reviewed.Decision.Allowed {
-		return ApplyFailed, "the reviewed plan was denied by policy; a denied plan is never applied"
+		return applyqueue.Failed, "the reviewed plan was denied by policy; a denied plan is never applied"
 	}
 	r.startCheck(ctx)
 	if state, reason, ok := r.preflight(ctx); !ok {
@@ -183,10 +185,10 @@ func (r *applyRun) run(ctx context.Context) (ApplyState, string) {
 }
 
 // preflight checks the attestations and the coordinator before anything runs.
-func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
-	r.progress(ctx, ApplyPreflight, "checking the coordinator and the attestations")
+func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, bool) {
+	r.progress(ctx, applyqueue.Preflight, "checking the coordinator and the attestations")
 	if reason, ok := r.waitAttestations(ctx); !ok {
-		return ApplyFailed, reason, false
+		return applyqueue.Failed, reason, false
 	}
 	targets := scaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	for _, stream := range r.job.Streams {
@@ -197,13 +199,13 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 		coordinator, prefix := planparse.SplitStreamKey(stream)
 		client, err := r.s.coordClient(coordinator)
 		if err != nil {
-			return ApplyFailed, err.Error(), false
+			return applyqueue.Failed, err.Error(), false
 		}
 		deadline := r.s.now().Add(r.s.preflightWait)
 		for {
 			res, err := client.Preflight(ctx, prefix, target)
 			if err != nil {
-				return ApplyFailed, "pre-flight: the coordinator could not be read: " + oneLine(err.Error()), false
+				return applyqueue.Failed, "pre-flight: the coordinator could not be read: " + oneLine(err.Error()), false
 			}
 			if res.OK() {
 				break
@@ -218,14 +220,14 @@ func (r *applyRun) preflight(ctx context.Context) (ApplyState, string, bool) {
 				break // our own scale's migration, from before the crash: converge will wait for it
 			}
 			if !waitable {
-				return ApplyFailed, "pre-flight refused: " + res.Summary(), false
+				return applyqueue.Failed, "pre-flight refused: " + res.Summary(), false
 			}
 			if r.s.now().After(deadline) {
-				return ApplyFailed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
+				return applyqueue.Failed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
 			}
-			r.progress(ctx, ApplyPreflight, "waiting: "+res.Summary())
+			r.progress(ctx, applyqueue.Preflight, "waiting: "+res.Summary())
 			if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
-				return ApplyFailed, "interrupted", false
+				return applyqueue.Failed, "interrupted", false
 			}
 		}
 	}
@@ -257,7 +259,7 @@ func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
 		for _, p := range expired {
 			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
 		}
-		r.progress(ctx, ApplyPreflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
+		r.progress(ctx, applyqueue.Preflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
 		if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
 			return "interrupted", false
 		}
@@ -274,28 +276,28 @@ func freshAttestation(atts []policy.Attestation, stream string, now time.Time) b
 }
 
 // replan plans the merge commit and compares it with the review.
-func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, ApplyState, string, bool) {
+func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
-	r.progress(ctx, ApplyPlanning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
+	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
 	checkout, cleanup, err := s.checkout(ctx, job.Ref, job.MergeSHA)
 	r.cleanup = cleanup
 	if err != nil {
-		return nil, nil, ApplyFailed, "fetch the merge commit: " + oneLine(err.Error()), false
+		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
 	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
 	if r.requestLog, err = newRequestLog(checkout); err != nil {
-		return nil, nil, ApplyFailed, err.Error(), false
+		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
 	env[RequestIDLogEnv] = r.requestLog
 	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
 	if err != nil {
-		return nil, nil, ApplyFailed, err.Error(), false
+		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
-	fail := func(reason string) (*planparse.ChangeSet, *runner.Job, ApplyState, string, bool) {
+	fail := func(reason string) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 		tj.Close()
-		return nil, nil, ApplyFailed, reason, false
+		return nil, nil, applyqueue.Failed, reason, false
 	}
 	if err := tj.Init(ctx); err != nil {
 		return fail("terraform init of the merge commit failed: " + tj.Redact(err.Error()))
@@ -422,33 +424,33 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 // apply runs terraform apply of the saved plan of the merge commit. A state
 // lock held by someone else is reported with its holder and waited out; it is
 // never broken.
-func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (ApplyState, string, bool) {
+func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (applyqueue.State, string, bool) {
 	if len(streamsOf(current)) == 0 && len(current.OtherChanges) == 0 {
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}
-	r.progress(ctx, ApplyApplying, "terraform apply of the merge commit's plan")
+	r.progress(ctx, applyqueue.Applying, "terraform apply of the merge commit's plan")
 	err := tj.Apply(ctx)
 	r.audit.RequestIDs = readRequestLog(r.requestLog)
 	if err != nil {
 		r.audit.TerraformOutcome = "failed"
 		var stale *runner.StalePlanError
 		if errors.As(err, &stale) {
-			return ApplyFailed, "not applied: the Terraform state changed between plan and apply; retry with `/shardgate apply`", false
+			return applyqueue.Failed, "not applied: the Terraform state changed between plan and apply; retry with `/shardgate apply`", false
 		}
 		reason := "terraform apply failed: " + tj.Redact(err.Error())
 		var af *runner.ApplyError
 		if errors.As(err, &af) && strings.TrimSpace(af.Tail) != "" {
 			reason += "\n" + tj.Redact(lastLines(af.Tail, 25))
 		}
-		return ApplyFailed, reason, false
+		return applyqueue.Failed, reason, false
 	}
 	r.audit.TerraformOutcome = "applied"
 	return "", "", true
 }
 
 // converge waits until every stream the plan scaled is complete and safe.
-func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ApplyState, string) {
+func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (applyqueue.State, string) {
 	targets := scaleTargets(current)
 	if len(targets) == 0 {
 		// Resumed after the apply: wait for the reviewed targets.
@@ -464,9 +466,9 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (Ap
 		coordinator, prefix := planparse.SplitStreamKey(stream)
 		client, err := r.s.coordClient(coordinator)
 		if err != nil {
-			return ApplyFailed, "applied, but " + err.Error()
+			return applyqueue.Failed, "applied, but " + err.Error()
 		}
-		r.progress(ctx, ApplyConverging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
+		r.progress(ctx, applyqueue.Converging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
 		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
 		last := time.Time{}
 		err = client.WaitConverged(wctx, prefix, target, func(st coord.ConvergenceStatus) {
@@ -474,28 +476,28 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (Ap
 				return
 			}
 			last = time.Now()
-			r.progress(ctx, ApplyConverging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
+			r.progress(ctx, applyqueue.Converging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()
 		r.s.metrics.ObserveConvergence(err, r.s.now().Sub(start))
 		if err != nil {
 			if ctx.Err() != nil {
-				return ApplyConverging, "interrupted"
+				return applyqueue.Converging, "interrupted"
 			}
 			var regressed *coord.MetadataRegressedError
 			if errors.As(err, &regressed) {
-				return ApplyFailed, fmt.Sprintf("applied, but stream %s's coordinator metadata went back while converging (%s): "+
+				return applyqueue.Failed, fmt.Sprintf("applied, but stream %s's coordinator metadata went back while converging (%s): "+
 					"Redis was probably restored from older data; stop admin changes to the stream and check the coordinator", prefix, oneLine(err.Error()))
 			}
-			return ApplyFailed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
+			return applyqueue.Failed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
 		}
 		done = append(done, fmt.Sprintf("`%s` at %d shards", prefix, target))
 	}
 	r.audit.ConvergenceSeconds = r.s.now().Sub(start).Seconds()
 	if len(done) == 0 {
-		return ApplyApplied, "applied; nothing to converge (no shard count changed)"
+		return applyqueue.Applied, "applied; nothing to converge (no shard count changed)"
 	}
-	return ApplyApplied, fmt.Sprintf("applied and converged in %s: %s", r.s.now().Sub(start).Round(time.Second), strings.Join(done, ", "))
+	return applyqueue.Applied, fmt.Sprintf("applied and converged in %s: %s", r.s.now().Sub(start).Round(time.Second), strings.Join(done, ", "))
 }
 
 func convergenceText(st coord.ConvergenceStatus) string {

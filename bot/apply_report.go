@@ -9,28 +9,31 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 )
 
 // progress records the job's step and detail and shows them on the PR. Errors
 // here never stop an apply: they are logged.
-func (r *applyRun) progress(ctx context.Context, state ApplyState, detail string) {
+func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail string) {
 	r.job.State, r.job.Progress = state, detail
-	err := r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error {
+	err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
 		j.State, j.Progress = state, detail
 		return nil
 	})
-	if errors.Is(err, ErrNotHolder) {
-		Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
+	if errors.Is(err, applyqueue.ErrNotHolder) {
+		logctx.Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
 		return
 	}
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("record apply progress")
+		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
 	if err := r.s.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
-		Logger(ctx).WithError(err).Warn("show apply progress on the PR")
+		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
 
@@ -40,20 +43,20 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		return
 	}
 	if err := r.s.applies.Fenced(ctx, r.job.Seq); err != nil {
-		Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
+		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
 	id, err := r.s.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("create the apply check run")
+		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
 	}
 	r.job.CheckRunID = id
-	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *ApplyJob) error { j.CheckRunID = id; return nil })
+	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil })
 }
 
 // finish completes the check run, writes the audit record and shows the outcome.
-func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) {
+func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
 	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
@@ -65,12 +68,12 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	if err == nil {
 		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
 	}
-	if errors.Is(err, ErrNotHolder) {
-		Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
+	if errors.Is(err, applyqueue.ErrNotHolder) {
+		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
 		return
 	}
 	if err != nil {
-		Logger(ctx).WithError(err).Error("write the apply audit record")
+		logctx.Logger(ctx).WithError(err).Error("write the apply audit record")
 	}
 	if r.gh == nil {
 		return
@@ -80,24 +83,24 @@ func (r *applyRun) finish(ctx context.Context, state ApplyState, reason string) 
 	final := *r.job
 	defer func() {
 		if err := r.s.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
-			Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
+			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
 	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
 	if _, err := r.s.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
-		Logger(ctx).WithError(err).Warn("complete the apply check run")
+		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }
 
 type finalKey struct{}
 
 // withFinal carries the outcome of an apply job that the queue has not recorded yet.
-func withFinal(ctx context.Context, j *ApplyJob) context.Context {
+func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 	return context.WithValue(ctx, finalKey{}, j)
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref PRRef) error {
+func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.pr(ctx, ref)
@@ -115,7 +118,7 @@ func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref PRRe
 }
 
 // applyStatus summarises the PR's applies once they have all finished.
-func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
+func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	jobs, err := s.appliesForPR(ctx, ref)
 	if err != nil || len(jobs) == 0 {
 		return ""
@@ -123,9 +126,9 @@ func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
 	applied, failed := 0, 0
 	for _, j := range jobs {
 		switch {
-		case j.State == ApplyApplied:
+		case j.State == applyqueue.Applied:
 			applied++
-		case j.State == ApplyFailed:
+		case j.State == applyqueue.Failed:
 			failed++
 		default:
 			return ""
@@ -138,7 +141,7 @@ func (s *Server) applyStatus(ctx context.Context, ref PRRef) string {
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
-func (s *Server) renderApplies(ctx context.Context, ref PRRef) string {
+func (s *Server) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	if s.applies == nil {
 		return ""
 	}
@@ -154,29 +157,29 @@ func (s *Server) renderApplies(ctx context.Context, ref PRRef) string {
 	return b.String()
 }
 
-func applyStateText(st ApplyState) string {
+func applyStateText(st applyqueue.State) string {
 	switch st {
-	case ApplyApplied:
+	case applyqueue.Applied:
 		return "✅ applied"
-	case ApplyFailed:
+	case applyqueue.Failed:
 		return "❌ not applied"
-	case ApplyQueued:
+	case applyqueue.Queued:
 		return "⏳ queued"
 	}
 	return "🔄 " + string(st)
 }
 
-func (s *Server) applyDetail(ctx context.Context, j *ApplyJob) string {
+func (s *Server) applyDetail(ctx context.Context, j *applyqueue.Job) string {
 	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
 }
 
-func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
+func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
 	switch {
-	case j.State == ApplyFailed:
+	case j.State == applyqueue.Failed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
-	case j.State == ApplyApplied:
+	case j.State == applyqueue.Applied:
 		return report.Escape(oneLine(j.Reason))
-	case j.State == ApplyQueued:
+	case j.State == applyqueue.Queued:
 		blockers, err := s.applies.Blockers(ctx, j.Seq)
 		if err != nil || len(blockers) == 0 {
 			return "starting"
@@ -192,12 +195,12 @@ func (s *Server) applyDetailText(ctx context.Context, j *ApplyJob) string {
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Server) appliesForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if final, ok := ctx.Value(finalKey{}).(*ApplyJob); ok {
+	if final, ok := ctx.Value(finalKey{}).(*applyqueue.Job); ok {
 		for i, j := range jobs {
 			if j.Seq == final.Seq {
 				jobs[i] = final

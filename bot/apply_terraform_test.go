@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/internal/tftest"
@@ -35,7 +36,7 @@ func TestApplyOnMerge(t *testing.T) {
 	mergeSHA := h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(t, jobs, 1)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Contains(t, jobs[0].Reason, "converged")
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 
@@ -62,7 +63,7 @@ func TestApplyOnMerge(t *testing.T) {
 	var rec AuditRecord
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, approver, rec.MergedBy)
-	require.Equal(t, ApplyApplied, rec.Outcome)
+	require.Equal(t, applyqueue.Applied, rec.Outcome)
 	require.Equal(t, rec.ReviewedFingerprint, rec.AppliedFingerprint)
 	require.Equal(t, "applied", rec.TerraformOutcome)
 	require.Len(t, rec.Attestations, 1)
@@ -116,7 +117,7 @@ func TestApplyRefusedWhenMainMoved(t *testing.T) {
 	h.repo.Commit("someone adds a group directly on main")
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Contains(t, jobs[0].Reason, "clicks/etl at "+h.simURL+": not in the reviewed plan")
 	require.Contains(t, jobs[0].Reason, "Policy on the merge commit's plan: denied")
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing applied")
@@ -130,7 +131,7 @@ func TestApplyFailureAndRetry(t *testing.T) {
 	h.sim.SetTerminating(true) // every mutation: 503 COORDINATOR_TERMINATING
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Contains(t, jobs[0].Reason, "terraform apply failed")
 	h.eventuallyComment(pr, "An approver can retry with `/shardgate apply`")
 
@@ -142,7 +143,7 @@ func TestApplyFailureAndRetry(t *testing.T) {
 	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
 	jobs = h.waitApplies(pr)
 	require.Len(t, jobs, 1)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 }
 
@@ -159,7 +160,7 @@ func TestApplyWaitsForActiveMigration(t *testing.T) {
 	h.eventuallyComment(pr, "active migration")
 	h.sim.SetDrainingStuck("create-order", false)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 }
 
@@ -177,7 +178,7 @@ func TestApplyAsksForAFreshAttestation(t *testing.T) {
 	h.cfg.AttestationTTL = time.Hour
 	h.comment(pr, teamMate, "/shardgate attest quiesce create-order")
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 }
 
 // A Terraform state lock held by another operator is reported with its holder
@@ -219,7 +220,7 @@ func TestApplyWaitsForStateLock(t *testing.T) {
 	require.Contains(t, body, "never force-unlocks")
 	require.NoError(t, operator.Wait(), opOut.String())
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.NoFileExists(t, lockInfo)
 }
 
@@ -250,9 +251,9 @@ func TestSecondMergeOnAStreamWaitsAndIsJudgedOnTheMergeCommit(t *testing.T) {
 	h.eventuallyComment(second, fmt.Sprintf("waiting behind #%d (`streams`) on stream `create-order`", first.Number))
 	h.sim.SetDelay(0)
 
-	require.Equal(t, ApplyApplied, h.waitApplies(first)[0].State)
+	require.Equal(t, applyqueue.Applied, h.waitApplies(first)[0].State)
 	jobs := h.waitApplies(second)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Contains(t, jobs[0].Reason, "on the merge commit the policy denies the change: conflicting_shard_count")
 	_, exists := h.simShards("create-order")["reports"]
 	require.False(t, exists, "nothing applied for the second merge")
@@ -267,7 +268,7 @@ func TestApplyRefusesScaleOutWithoutLiveMembers(t *testing.T) {
 	require.True(t, h.sim.SetLiveMembers("create-order", "audit", 0))
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Contains(t, jobs[0].Reason, "pre-flight refused")
 	require.Contains(t, strings.ToLower(jobs[0].Reason), "live member")
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing scaled")

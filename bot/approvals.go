@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // prComment is a pull-request comment as GitHub has it now.
@@ -26,7 +28,7 @@ type prComment struct {
 
 // readComment reads a comment back from GitHub. nil when it is gone, is not on
 // this pull request (a delivery naming another issue's comment) or a bot's.
-func readComment(ctx context.Context, gh ghapp.Comments, ref PRRef, id int64) (*prComment, error) {
+func readComment(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, id int64) (*prComment, error) {
 	c, err := gh.GetComment(ctx, ref.Owner, ref.Repo, id)
 	switch {
 	case errors.Is(err, ghapp.ErrNotFound):
@@ -34,7 +36,7 @@ func readComment(ctx context.Context, gh ghapp.Comments, ref PRRef, id int64) (*
 	case err != nil:
 		return nil, fmt.Errorf("read comment %d on %s: %w", id, ref, err)
 	}
-	log := Logger(ctx).WithField("comment_id", id)
+	log := logctx.Logger(ctx).WithField("comment_id", id)
 	if !strings.HasSuffix(c.IssueURL, fmt.Sprintf("/issues/%d", ref.Number)) {
 		log.Warn("the delivery names a comment of another issue; not run")
 		return nil, nil
@@ -53,7 +55,7 @@ func readComment(ctx context.Context, gh ghapp.Comments, ref PRRef, id int64) (*
 // headWhen is the head commit an approval made at GitHub time t counts for,
 // and the current head. It first updates the PR's head sightings from GitHub,
 // so a push shardgate has not processed yet is known to follow t.
-func (s *Server) headWhen(ctx context.Context, ref PRRef, t time.Time) (head, current string, err error) {
+func (s *Server) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	_, _, st, err := s.loadPR(ctx, ref)

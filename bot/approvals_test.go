@@ -12,8 +12,10 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
@@ -27,10 +29,10 @@ const exceptionLabel = "policy-exception/shard_delta"
 
 // newApprovalHarness is the service and the fake GitHub without a coordinator
 // or terraform state.
-func newApprovalHarness(t *testing.T) (*harness, *applyClock) {
+func newApprovalHarness(t *testing.T) (*harness, *fakeclock.Clock) {
 	t.Helper()
 	// Real time to start with: the App's JWTs are signed with it.
-	clock := &applyClock{t: time.Now().UTC().Truncate(time.Second)}
+	clock := fakeclock.New(time.Now().UTC().Truncate(time.Second))
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{}}
 	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n")
 	h.repo.WriteFile("docs/README.md", "streams\n")
@@ -85,8 +87,8 @@ func (h *harness) commentPayload(pr githubtest.PullRequest, c githubtest.Comment
 		Author: author, CommentID: c.ID, Body: c.Body, User: c.User})
 }
 
-func (h *harness) ref(pr githubtest.PullRequest) PRRef {
-	return PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
+func (h *harness) ref(pr githubtest.PullRequest) pullreq.Ref {
+	return pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
 }
 
 // attestedStreams are the streams attested for head sha, with their actors.

@@ -6,6 +6,9 @@ import (
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // Base is what every event handler shares: the server and payload decoding.
@@ -27,14 +30,14 @@ func parse[T any](eventType string, payload []byte) (T, error) {
 }
 
 // prRef names the pull request of an event from its repository and number.
-func prRef(inst *github.Installation, repo *github.Repository, number int) (PRRef, error) {
+func prRef(inst *github.Installation, repo *github.Repository, number int) (pullreq.Ref, error) {
 	if inst.GetID() == 0 {
-		return PRRef{}, errNoInstallation
+		return pullreq.Ref{}, errNoInstallation
 	}
-	return PRRef{Installation: inst.GetID(), Owner: repo.GetOwner().GetLogin(), Repo: repo.GetName(), Number: number}, nil
+	return pullreq.Ref{Installation: inst.GetID(), Owner: repo.GetOwner().GetLogin(), Repo: repo.GetName(), Number: number}, nil
 }
 
 // withPR enriches the context's logger with the pull request.
-func withPR(ctx context.Context, ref PRRef) context.Context {
-	return WithLogger(ctx, Logger(ctx).WithFields(logrus.Fields{FieldInstallation: ref.Installation, FieldRepo: ref.FullName(), FieldPR: ref.Number}))
+func withPR(ctx context.Context, ref pullreq.Ref) context.Context {
+	return logctx.WithLogger(ctx, logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldInstallation: ref.Installation, logctx.FieldRepo: ref.FullName(), logctx.FieldPR: ref.Number}))
 }

@@ -6,17 +6,19 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // CheckRun re-plans when someone re-runs one of shardgate's plan checks.
 type CheckRun struct{ *Base }
 
-var _ EventHandler = (*CheckRun)(nil)
+var _ webhook.EventHandler = (*CheckRun)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *CheckRun) Handles() []string { return []string{"check_run"} }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	ev, err := parse[*github.CheckRunEvent](eventType, payload)
 	if err != nil {

@@ -9,8 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // bucketChecks holds the check runs shardgate started and has not completed
@@ -21,17 +25,19 @@ const bucketChecks = "check_runs"
 // completed. It is written before the creation (ID 0 until GitHub answers),
 // so no check run can be left in progress without a trace.
 type openCheck struct {
-	Ref  PRRef  `json:"ref"`
-	Name string `json:"name"`
-	SHA  string `json:"sha"`
-	ID   int64  `json:"id,omitempty"`
+	Ref  pullreq.Ref `json:"ref"`
+	Name string      `json:"name"`
+	SHA  string      `json:"sha"`
+	ID   int64       `json:"id,omitempty"`
 	// Job is the webhook job that started it; a start leaves the check to that
 	// job while the job is queued or running.
 	Job     string    `json:"job,omitempty"`
 	Started time.Time `json:"started"`
 }
 
-func openCheckKey(ref PRRef, sha, name string) string { return ref.Key() + "@" + sha + "/" + name }
+func openCheckKey(ref pullreq.Ref, sha, name string) string {
+	return ref.Key() + "@" + sha + "/" + name
+}
 
 var plainProject = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,64}$`)
 
@@ -56,12 +62,12 @@ func checkExternalID(name, sha string) string {
 // startCheck opens an in-progress check run on sha. A run of this check that
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
-func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string) (int64, error) {
+func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
 	if strings.HasPrefix(name, CheckPlanPrefix) {
 		s.supersedeChecks(ctx, gh, ref, name, sha)
 	}
 	ext := checkExternalID(name, sha)
-	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: jobIDOf(ctx), Started: s.now().UTC()}
+	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: webhook.JobID(ctx), Started: s.now().UTC()}
 	key := openCheckKey(ref, sha, name)
 	if err := putJSON(ctx, s.store, bucketChecks, key, open); err != nil {
 		return 0, err
@@ -83,7 +89,7 @@ func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, nam
 
 // finishCheck completes a check run, creating it when id is 0 and none of its
 // runs exists yet. Title, summary and text are redacted.
-func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error) {
+func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error) {
 	run := ghapp.CheckRunUpdate{Name: name, Status: "completed", Conclusion: conclusion, CompletedAt: s.now(),
 		Output: s.redactOutput(out), ExternalID: checkExternalID(name, sha)}
 	if id == 0 {
@@ -107,7 +113,7 @@ func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, id
 
 // findCheck returns the newest run of this check on sha that shardgate made
 // (by external_id), only among runs still in progress when openOnly; 0 if none.
-func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string, openOnly bool) (int64, error) {
+func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string, openOnly bool) (int64, error) {
 	ext := checkExternalID(name, sha)
 	var found int64
 	page := 0
@@ -132,10 +138,10 @@ func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref PRRef, name
 // supersedeChecks completes the runs of this plan check that are still open
 // on other commits of the pull request (a job retried after a push plans the
 // new head): nothing else would ever finish them.
-func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref PRRef, name, sha string) {
+func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("list open check runs")
+		logctx.Logger(ctx).WithError(err).Warn("list open check runs")
 		return
 	}
 	for _, kv := range kvs {
@@ -152,7 +158,7 @@ func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref PRRef
 			}
 		}
 		if _, err := s.finishCheck(ctx, gh, ref, oc.ID, name, oc.SHA, "cancelled", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
-			Logger(ctx).WithError(err).Warn("complete a superseded check run")
+			logctx.Logger(ctx).WithError(err).Warn("complete a superseded check run")
 		}
 	}
 }
@@ -166,9 +172,9 @@ func (s *Server) redactOutput(out *ghapp.CheckOutput) *ghapp.CheckOutput {
 }
 
 // applyCheckOutput is the apply check run's conclusion and output for an outcome.
-func applyCheckOutput(state ApplyState, reason string) (string, *ghapp.CheckOutput) {
+func applyCheckOutput(state applyqueue.State, reason string) (string, *ghapp.CheckOutput) {
 	conclusion, title := "success", "Applied"
-	if state != ApplyApplied {
+	if state != applyqueue.Applied {
 		conclusion, title = "failure", "Not applied"
 	}
 	return conclusion, &ghapp.CheckOutput{Title: title, Summary: truncate(report.CodeBlock(reason), maxCheckText)}

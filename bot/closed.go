@@ -4,11 +4,14 @@ import (
 	"context"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // closed queues the applies of a merged pull request (in merge order) and
 // notes on the comment that it was closed or merged.
-func (s *Server) closed(ctx context.Context, ref PRRef, pr *github.PullRequest) error {
+func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullRequest) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.pr(ctx, ref)
@@ -23,7 +26,7 @@ func (s *Server) closed(ctx context.Context, ref PRRef, pr *github.PullRequest) 
 	if fresh, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number); err == nil {
 		pr = fresh
 	} else {
-		Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
+		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
 	if pr.GetMerged() {
 		if err := s.enqueueApplies(ctx, gh, st, pr); err != nil {

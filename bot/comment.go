@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -127,7 +128,7 @@ func (s *Server) upsertComment(ctx context.Context, gh ghapp.Comments, st *PRSta
 // naming the comment and the answer, so a job retried after a creation whose
 // answer was lost finds its reply instead of posting it again. The body is
 // redacted.
-func (s *Server) reply(ctx context.Context, gh ghapp.Comments, ref PRRef, commentID int64, text string) error {
+func (s *Server) reply(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, commentID int64, text string) error {
 	sum := sha256.Sum256([]byte(text))
 	marker := fmt.Sprintf("<!-- shardgate:reply %d %x -->", commentID, sum[:8])
 	id, err := findMarked(ctx, gh, ref, marker)
@@ -141,13 +142,13 @@ func (s *Server) reply(ctx context.Context, gh ghapp.Comments, ref PRRef, commen
 	return nil
 }
 
-func findComment(ctx context.Context, gh ghapp.Comments, ref PRRef) (int64, error) {
+func findComment(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref) (int64, error) {
 	return findMarked(ctx, gh, ref, CommentMarker)
 }
 
 // findMarked returns the first comment of a bot on the PR that starts with
 // marker; 0 when there is none.
-func findMarked(ctx context.Context, gh ghapp.Comments, ref PRRef, marker string) (int64, error) {
+func findMarked(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, marker string) (int64, error) {
 	page := 0
 	for read := 0; read < 50; read++ {
 		comments, err := gh.ListComments(ctx, ref.Owner, ref.Repo, ref.Number, page)

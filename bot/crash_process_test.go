@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/tftest"
@@ -218,7 +219,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	require.Len(t, kvs, 1, "one audit record: the killed attempt never finished")
 	var rec AuditRecord
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, ApplyApplied, rec.Outcome)
+	require.Equal(t, applyqueue.Applied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
 }
 

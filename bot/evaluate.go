@@ -12,7 +12,9 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
 )
 
@@ -32,7 +34,7 @@ type engineCache struct {
 
 // policyFor reads .shardgate.yaml and the policy settings from the base branch,
 // never from the pull request, so a pull request cannot loosen its own gate.
-func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref PRRef, baseRef, baseSHA string) (*repoPolicy, error) {
+func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
 	at := baseSHA
 	if at == "" {
 		at = baseRef
@@ -66,7 +68,7 @@ func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref PRRef, ba
 
 // repoEngine compiles the builtin policies plus the repository's policy dirs as
 // they are on the base commit.
-func (s *Server) repoEngine(ctx context.Context, ref PRRef, baseSHA string, dirs []string) (*policy.Engine, error) {
+func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
 	key := ref.FullName() + "@" + baseSHA
 	s.engines.mu.Lock()
 	e, ok := s.engines.m[key]
@@ -116,7 +118,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 		Attestations: atts, Config: pol.config, Now: s.now()}
 	dec, err := pol.engine.Evaluate(ctx, req)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
+		logctx.Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}
 	if len(rec.TraceVarsMissing) > 0 {
 		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))
@@ -128,7 +130,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 
 // reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
-func (s *Server) reevaluate(ctx context.Context, ref PRRef) error {
+func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -88,7 +89,7 @@ func exceptionLabels(names []string) []string {
 	return out
 }
 
-func currentLabels(ctx context.Context, gh ghapp.Labels, ref PRRef) ([]string, error) {
+func currentLabels(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref) ([]string, error) {
 	var names []string
 	page := 0
 	for read := 0; read < 10; read++ {
@@ -111,7 +112,7 @@ const maxEventPages = 20
 
 // latestLabelEvents finds, for each name, the issue event that last added the
 // label. GitHub lists events oldest first, so the pages are read from the last.
-func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref PRRef, names []string) (map[string]*ghapp.IssueEvent, error) {
+func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, names []string) (map[string]*ghapp.IssueEvent, error) {
 	found := map[string]*ghapp.IssueEvent{}
 	if len(names) == 0 {
 		return found, nil

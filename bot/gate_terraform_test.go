@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 )
@@ -21,7 +22,7 @@ func TestTaintedRetryIsJudgedAsAScaleFromTheLiveCount(t *testing.T) {
 	h.sim.SetTerminating(true) // every mutation: 503, so apply.sh fails and taints
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "the failed apply scaled nothing")
 	h.sim.SetTerminating(false)
 
@@ -41,7 +42,7 @@ func TestTaintedRetryIsJudgedAsAScaleFromTheLiveCount(t *testing.T) {
 	h.merge(next, approver)
 	jobs = h.waitApplies(next)
 	require.Len(t, jobs, 1)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Contains(t, jobs[0].Reason, "converged", "the bot waited for the coordinator")
 	require.Contains(t, jobs[0].Reason, "`create-order` at 6 shards")
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
@@ -83,7 +84,7 @@ func TestOtherResourcesAreShownAndGuarded(t *testing.T) {
 	h.repo.Commit("drop the IAM policy directly on main")
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
-	require.Equal(t, ApplyFailed, jobs[0].State)
+	require.Equal(t, applyqueue.Failed, jobs[0].State)
 	require.Contains(t, jobs[0].Reason, "terraform_data.iam_policy (terraform_data): destroy is not in the reviewed plan")
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "nothing applied")
 }

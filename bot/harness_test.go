@@ -18,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
@@ -25,8 +26,10 @@ import (
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 const (
@@ -212,12 +215,12 @@ func (h *harness) stop() {
 }
 
 // deliver sends a signed webhook and returns the intake's answer.
-func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, intakeReply) {
+func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, webhook.Reply) {
 	h.t.Helper()
 	resp, err := githubtest.Deliver(h.web.URL+"/webhook", event, body, testSecret, opts...)
 	require.NoError(h.t, err)
 	defer resp.Body.Close()
-	var r intakeReply
+	var r webhook.Reply
 	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&r))
 	return resp.StatusCode, r
 }
@@ -334,12 +337,12 @@ func (h *harness) merge(pr githubtest.PullRequest, mergedBy string) string {
 }
 
 // waitApplies waits until every apply job of the PR has finished.
-func (h *harness) waitApplies(pr githubtest.PullRequest) []*ApplyJob {
+func (h *harness) waitApplies(pr githubtest.PullRequest) []*applyqueue.Job {
 	h.t.Helper()
-	var jobs []*ApplyJob
+	var jobs []*applyqueue.Job
 	require.Eventually(h.t, func() bool {
 		var err error
-		jobs, err = h.srv.applies.ListForPR(context.Background(), PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
+		jobs, err = h.srv.applies.ListForPR(context.Background(), pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
 		if err != nil || len(jobs) == 0 {
 			return false
 		}

@@ -4,15 +4,18 @@ import (
 	"context"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // Installation follows the App being installed on, or removed from, accounts
 // and repositories; any number of installations is served.
 type Installation struct{ *Base }
 
-var _ EventHandler = (*Installation)(nil)
+var _ webhook.EventHandler = (*Installation)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *Installation) Handles() []string {
 	return []string{"installation", "installation_repositories"}
 }
@@ -20,7 +23,7 @@ func (h *Installation) Handles() []string {
 // forgetter is a ClientCreator that can drop an installation's cached client.
 type forgetter interface{ Forget(installationID int64) }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var inst *github.Installation
 	var action string
@@ -38,7 +41,7 @@ func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string,
 		}
 		inst, action = ev.GetInstallation(), ev.GetAction()
 	}
-	log := Logger(ctx).WithField(FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
+	log := logctx.Logger(ctx).WithField(logctx.FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
 	if action == "deleted" || action == "suspend" {
 		if f, ok := h.s.clients.(forgetter); ok {
 			f.Forget(inst.GetID())

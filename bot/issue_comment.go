@@ -8,19 +8,22 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // IssueComment runs /shardgate commands written in pull-request comments.
 type IssueComment struct{ *Base }
 
-var _ EventHandler = (*IssueComment)(nil)
+var _ webhook.EventHandler = (*IssueComment)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
 
-// Handle implements EventHandler. The comment is read back from GitHub: its
+// Handle implements webhook.EventHandler. The comment is read back from GitHub: its
 // body, author and times are GitHub's, not the delivery's, and each version of
 // it (id and last edit) runs its commands once, however often it is delivered.
 func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
@@ -58,7 +61,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
-func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref PRRef, c *prComment) error {
+func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment) error {
 	cmds, perr := ParseCommands(c.body)
 	if len(cmds) == 0 && perr == nil {
 		return nil
@@ -83,7 +86,7 @@ func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref PRRef,
 	return nil
 }
 
-func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, c *prComment, cmd Command) error {
+func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, cmd Command) error {
 	switch cmd.Verb {
 	case CmdHelp:
 		return h.answer(ctx, gh, ref, c.id, "+1", HelpText)
@@ -112,7 +115,7 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref PRRef, c 
 // current when the comment was made (see PRState.headAt), valid for the
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
-func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef, c *prComment, prefix string) error {
+func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, prefix string) error {
 	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), c.actor)
 	if err != nil {
 		return err
@@ -146,7 +149,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref PRRef,
 
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
-func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, actor string) error {
+func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, actor string) error {
 	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), actor)
 	if err != nil {
 		return err
@@ -161,7 +164,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref PR
 	}
 	retried := 0
 	for _, j := range jobs {
-		if j.State != ApplyFailed {
+		if j.State != applyqueue.Failed {
 			continue
 		}
 		if _, err := h.s.applies.Requeue(ctx, j.Seq); err != nil {
@@ -180,14 +183,14 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref PR
 }
 
 // answer acknowledges a command with a reaction and replies with text.
-func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, reaction, text string) error {
+func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction, text string) error {
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
 	return h.s.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
 }
 
-func react(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, reaction string) error {
+func react(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction string) error {
 	if _, _, err := gh.Reactions.CreateIssueCommentReaction(ctx, ref.Owner, ref.Repo, commentID, reaction); err != nil {
 		return fmt.Errorf("react to comment %d on %s: %w", commentID, ref, err)
 	}
@@ -195,7 +198,7 @@ func react(ctx context.Context, gh *github.Client, ref PRRef, commentID int64, r
 }
 
 // hasWriteAccess says whether login may push to the repository.
-func hasWriteAccess(ctx context.Context, gh *github.Client, ref PRRef, login string) (bool, error) {
+func hasWriteAccess(ctx context.Context, gh *github.Client, ref pullreq.Ref, login string) (bool, error) {
 	p, _, err := gh.Repositories.GetPermissionLevel(ctx, ref.Owner, ref.Repo, login)
 	if err != nil {
 		return false, fmt.Errorf("read the permission of @%s on %s: %w", login, ref.FullName(), err)

@@ -9,11 +9,13 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
 // jobPR is the pull request a webhook job is about, read from its payload.
-func jobPR(payload []byte) (PRRef, bool) {
+func jobPR(payload []byte) (pullreq.Ref, bool) {
 	var p struct {
 		Installation struct {
 			ID int64 `json:"id"`
@@ -33,16 +35,16 @@ func jobPR(payload []byte) (PRRef, bool) {
 		} `json:"issue"`
 	}
 	if json.Unmarshal(payload, &p) != nil || p.Installation.ID == 0 || p.Repository.Name == "" {
-		return PRRef{}, false
+		return pullreq.Ref{}, false
 	}
-	ref := PRRef{Installation: p.Installation.ID, Owner: p.Repository.Owner.Login, Repo: p.Repository.Name}
+	ref := pullreq.Ref{Installation: p.Installation.ID, Owner: p.Repository.Owner.Login, Repo: p.Repository.Name}
 	switch {
 	case p.PullRequest != nil && p.PullRequest.Number > 0:
 		ref.Number = p.PullRequest.Number
 	case p.Issue != nil && p.Issue.Number > 0 && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null":
 		ref.Number = p.Issue.Number
 	default:
-		return PRRef{}, false
+		return pullreq.Ref{}, false
 	}
 	return ref, true
 }
@@ -59,11 +61,11 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	if err := s.reportJobFailureLocked(ctx, ref, job, jobErr); err != nil {
-		Logger(ctx).WithError(err).Error("report a failed job on its pull request")
+		logctx.Logger(ctx).WithError(err).Error("report a failed job on its pull request")
 	}
 }
 
-func (s *Server) reportJobFailureLocked(ctx context.Context, ref PRRef, job *store.Job, jobErr error) error {
+func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, job *store.Job, jobErr error) error {
 	gh, err := s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref PRRef, job *sto
 
 // finishJobChecks completes the plan check runs the failed job left open (a
 // project's check run is started before its plan is stored).
-func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref PRRef, jobID, reason string) error {
+func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref pullreq.Ref, jobID, reason string) error {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
@@ -109,7 +110,7 @@ func TestJudgeLabelsReadsTheLatestLabeledEvent(t *testing.T) {
 
 	// The events API knows nothing of this label (its event lies beyond what
 	// is read, or was never written).
-	other := &PRState{Ref: PRRef{Installation: 1, Owner: "acme", Repo: "streams", Number: 8}, Author: "bob", HeadSHA: firstHead,
+	other := &PRState{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 8}, Author: "bob", HeadSHA: firstHead,
 		Heads: st.Heads[:1]}
 	gh.AddLabel(other.Ref.Owner, other.Ref.Repo, other.Ref.Number, exception, "alice")
 	judgedOther, err := s.judgeLabels(context.Background(), labelsWithoutEvents{gh}, other)

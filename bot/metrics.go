@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/metrics"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // scrapeTimeout bounds each store read of a scrape.
@@ -42,11 +43,11 @@ func (s *Server) metricSources() metrics.Sources {
 
 // countRunning wraps the event handlers so that the running-jobs gauge counts
 // the jobs in their Handle.
-func countRunning(m *metrics.Metrics, hs []EventHandler) []EventHandler {
+func countRunning(m *metrics.Metrics, hs []webhook.EventHandler) []webhook.EventHandler {
 	if m == nil {
 		return hs
 	}
-	out := make([]EventHandler, len(hs))
+	out := make([]webhook.EventHandler, len(hs))
 	for i, h := range hs {
 		out[i] = runningHandler{EventHandler: h, m: m}
 	}
@@ -54,7 +55,7 @@ func countRunning(m *metrics.Metrics, hs []EventHandler) []EventHandler {
 }
 
 type runningHandler struct {
-	EventHandler
+	webhook.EventHandler
 	m *metrics.Metrics
 }
 

@@ -13,10 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 var (
@@ -32,7 +35,7 @@ func readMetricsDoc(t *testing.T) map[string]metricstest.Documented {
 
 // The apply job states are the metrics' state label values, in order.
 func TestApplyStatesAreTheMetricsStates(t *testing.T) {
-	states := []ApplyState{ApplyQueued, ApplyPreflight, ApplyPlanning, ApplyApplying, ApplyConverging, ApplyApplied, ApplyFailed}
+	states := []applyqueue.State{applyqueue.Queued, applyqueue.Preflight, applyqueue.Planning, applyqueue.Applying, applyqueue.Converging, applyqueue.Applied, applyqueue.Failed}
 	var names []string
 	for _, s := range states {
 		names = append(names, string(s))
@@ -98,7 +101,7 @@ func TestRunningJobsGauge(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, metrics.Sources{})
 	h := blockingHandler{started: make(chan struct{}), release: make(chan struct{})}
-	wrapped := countRunning(m, []EventHandler{h})
+	wrapped := countRunning(m, []webhook.EventHandler{h})
 	require.Equal(t, []string{"pull_request"}, wrapped[0].Handles())
 	done := make(chan error)
 	go func() { done <- wrapped[0].Handle(context.Background(), "pull_request", "d", nil) }()
@@ -115,7 +118,7 @@ func TestStoreMetricsAtScrape(t *testing.T) {
 	st := openTestBolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	for _, p := range []string{"a", "b"} {
-		require.NoError(t, srv.applies.Enqueue(ctx, &ApplyJob{Ref: PRRef{Owner: owner, Repo: repoName, Number: 1},
+		require.NoError(t, srv.applies.Enqueue(ctx, &applyqueue.Job{Ref: pullreq.Ref{Owner: owner, Repo: repoName, Number: 1},
 			Project: p, Streams: []string{"http://coord|s-" + p}, MergeSHA: "abc"}))
 	}
 	web := httptest.NewServer(srv.Handler())

@@ -19,7 +19,7 @@ func outageHarness(t *testing.T) *harness {
 	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 3, Base: 10 * time.Millisecond,
 		MaxWait: time.Second, Timeout: time.Second})}
 	h.tune = func(s *Server) {
-		s.dispatcher.retryBase, s.dispatcher.retryMax = 50*time.Millisecond, 200*time.Millisecond
+		s.dispatcher.RetryBase, s.dispatcher.RetryMax = 50*time.Millisecond, 200*time.Millisecond
 	}
 	h.start()
 	return h

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 func with(groups map[string]int, changes map[string]int) map[string]int {
@@ -275,7 +276,7 @@ func TestCoordinatorUnreachableFailsClosed(t *testing.T) {
 func TestQueuedPlanIsShown(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("queued", with(baseGroups, map[string]int{"payments/ledger": 3}))
-	ref := PRRef{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
+	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
 	unlock := h.srv.prLocks.lock(ref.Key()) // another job of this PR is running
 	before := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	h.repo.Checkout(pr.HeadRef)

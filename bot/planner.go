@@ -14,7 +14,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
@@ -23,7 +25,7 @@ import (
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
-	ref PRRef
+	ref pullreq.Ref
 	// explicit is set when someone asked (a /shardgate plan comment, a re-run
 	// check): drafts are planned then too.
 	explicit bool
@@ -43,7 +45,7 @@ func (s *Server) planPR(ctx context.Context, req planRequest) error {
 // noteQueued tells the PR that its plan waits for another shardgate job of the
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
-func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
+func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	st, err := s.rec.pr(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
@@ -54,12 +56,12 @@ func (s *Server) noteQueued(ctx context.Context, ref PRRef) {
 	}
 	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
 	if err != nil {
-		Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
+		logctx.Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
 	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
-		Logger(ctx).WithError(err).Warn("show the queued status")
+		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
 
@@ -68,7 +70,7 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 	if err != nil {
 		return err
 	}
-	log := Logger(ctx).WithFields(logrus.Fields{FieldRepo: req.ref.FullName(), FieldPR: req.ref.Number, FieldSHA: st.HeadSHA})
+	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.ref.FullName(), logctx.FieldPR: req.ref.Number, logctx.FieldSHA: st.HeadSHA})
 	switch {
 	case pr.GetState() != "open":
 		log.Info("pull request is not open; not planning")
@@ -171,7 +173,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
 			if err := s.publish(ctx, gh, st, plans); err != nil {
-				Logger(ctx).WithError(err).Warn("could not report a state lock wait")
+				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
 		}})
 	if err != nil {
@@ -265,7 +267,7 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *P
 }
 
 // checkout fetches the head tree into a fresh directory; cleanup removes it.
-func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, func(), error) {
+func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
 	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
 	if err != nil {
 		return "", func() {}, err
@@ -283,7 +285,7 @@ func (s *Server) checkout(ctx context.Context, ref PRRef, sha string) (string, f
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref PRRef) (*github.Client, *github.PullRequest, *PRState, error) {
+func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *PRState, error) {
 	gh, err := s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
@@ -322,7 +324,7 @@ func isFork(pr *github.PullRequest) bool {
 }
 
 // changedFiles lists the files a pull request changes (GitHub caps this at 3000).
-func changedFiles(ctx context.Context, gh *github.Client, ref PRRef) ([]string, error) {
+func changedFiles(ctx context.Context, gh *github.Client, ref pullreq.Ref) ([]string, error) {
 	var files []string
 	opts := &github.ListOptions{PerPage: 100}
 	for page := 0; page < 30; page++ {

@@ -7,18 +7,21 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // PullRequest plans on pushes and re-judges on exception labels.
 type PullRequest struct{ *Base }
 
-var _ EventHandler = (*PullRequest)(nil)
+var _ webhook.EventHandler = (*PullRequest)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	ev, err := parse[*github.PullRequestEvent](eventType, payload)
 	if err != nil {
@@ -45,7 +48,7 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 // label judges the PR again when an exception label changed. Who added it, and
 // when, come from GitHub's issue events, never from the delivery (whose sender
 // a forged delivery can name at will); each labeled event is judged once.
-func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullRequestEvent) error {
+func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.PullRequestEvent) error {
 	name := ev.GetLabel().GetName()
 	if !strings.HasPrefix(name, policy.ExceptionLabelPrefix) {
 		return nil
@@ -66,7 +69,7 @@ func (h *PullRequest) label(ctx context.Context, ref PRRef, ev *github.PullReque
 	}
 	e := events[name]
 	if e == nil {
-		Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
+		logctx.Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
 		return nil
 	}
 	key := labelEventKey(ref, e.ID)

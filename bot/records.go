@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/store"
@@ -29,27 +30,11 @@ const (
 	bucketCommands     = "commands"
 )
 
-// PRRef names one pull request of one installation.
-type PRRef struct {
-	Installation int64  `json:"installation"`
-	Owner        string `json:"owner"`
-	Repo         string `json:"repo"`
-	Number       int    `json:"number"`
-}
-
-// FullName is "owner/repo".
-func (p PRRef) FullName() string { return p.Owner + "/" + p.Repo }
-
-// Key orders a repository's pull requests by number.
-func (p PRRef) Key() string { return fmt.Sprintf("%s/%s#%08d", p.Owner, p.Repo, p.Number) }
-
-func (p PRRef) String() string { return fmt.Sprintf("%s/%s#%d", p.Owner, p.Repo, p.Number) }
-
 // PRState is what shardgate remembers of a pull request between events.
 type PRState struct {
-	Ref     PRRef  `json:"ref"`
-	Author  string `json:"author"`
-	HeadSHA string `json:"head_sha"`
+	Ref     pullreq.Ref `json:"ref"`
+	Author  string      `json:"author"`
+	HeadSHA string      `json:"head_sha"`
 	// HeadSeenAt is GitHub's time (whole seconds) when shardgate first saw
 	// HeadSHA; Heads are the heads seen so far, oldest first (see headAt).
 	HeadSeenAt time.Time      `json:"head_seen_at"`
@@ -205,7 +190,7 @@ func putJSON(ctx context.Context, st store.Store, bucket, key string, v any) err
 	return st.Put(ctx, bucket, key, b)
 }
 
-func (r records) pr(ctx context.Context, ref PRRef) (*PRState, error) {
+func (r records) pr(ctx context.Context, ref pullreq.Ref) (*PRState, error) {
 	return getJSON[PRState](ctx, r.st, bucketPRs, ref.Key())
 }
 
@@ -214,21 +199,21 @@ func (r records) putPR(ctx context.Context, s *PRState) error {
 	return putJSON(ctx, r.st, bucketPRs, s.Ref.Key(), s)
 }
 
-func planKey(ref PRRef, sha, project string) string {
+func planKey(ref pullreq.Ref, sha, project string) string {
 	return ref.Key() + "@" + sha + "/" + project
 }
 
-func (r records) plan(ctx context.Context, ref PRRef, sha, project string) (*PlanRecord, error) {
+func (r records) plan(ctx context.Context, ref pullreq.Ref, sha, project string) (*PlanRecord, error) {
 	return getJSON[PlanRecord](ctx, r.st, bucketPlans, planKey(ref, sha, project))
 }
 
-func (r records) putPlan(ctx context.Context, ref PRRef, p *PlanRecord) error {
+func (r records) putPlan(ctx context.Context, ref pullreq.Ref, p *PlanRecord) error {
 	r.redact.Scrub(p)
 	return putJSON(ctx, r.st, bucketPlans, planKey(ref, p.HeadSHA, p.Project), p)
 }
 
 // plans returns the plan records of one head commit, by project name.
-func (r records) plans(ctx context.Context, ref PRRef, sha string) ([]*PlanRecord, error) {
+func (r records) plans(ctx context.Context, ref pullreq.Ref, sha string) ([]*PlanRecord, error) {
 	kvs, err := r.st.List(ctx, bucketPlans, ref.Key()+"@"+sha+"/")
 	if err != nil {
 		return nil, err
@@ -244,28 +229,28 @@ func (r records) plans(ctx context.Context, ref PRRef, sha string) ([]*PlanRecor
 	return out, nil
 }
 
-func labelKey(ref PRRef, label string) string { return ref.Key() + "/" + label }
+func labelKey(ref pullreq.Ref, label string) string { return ref.Key() + "/" + label }
 
-func (r records) label(ctx context.Context, ref PRRef, label string) (*LabelRecord, error) {
+func (r records) label(ctx context.Context, ref pullreq.Ref, label string) (*LabelRecord, error) {
 	return getJSON[LabelRecord](ctx, r.st, bucketLabels, labelKey(ref, label))
 }
 
-func (r records) putLabel(ctx context.Context, ref PRRef, l *LabelRecord) error {
+func (r records) putLabel(ctx context.Context, ref pullreq.Ref, l *LabelRecord) error {
 	return putJSON(ctx, r.st, bucketLabels, labelKey(ref, l.Label), l)
 }
 
-func (r records) deleteLabel(ctx context.Context, ref PRRef, label string) error {
+func (r records) deleteLabel(ctx context.Context, ref pullreq.Ref, label string) error {
 	return r.st.Delete(ctx, bucketLabels, labelKey(ref, label))
 }
 
 // attestationKey keeps one attestation per head and stream, so a late
 // attestation of an older head never replaces one of the current head.
-func attestationKey(ref PRRef, sha, prefix string) string {
+func attestationKey(ref pullreq.Ref, sha, prefix string) string {
 	return ref.Key() + "/" + sha + "/" + prefix
 }
 
 // putAttestation keeps the latest attestation of a head and stream.
-func (r records) putAttestation(ctx context.Context, ref PRRef, a policy.Attestation) error {
+func (r records) putAttestation(ctx context.Context, ref pullreq.Ref, a policy.Attestation) error {
 	return r.st.Update(ctx, bucketAttestations, attestationKey(ref, a.HeadSHA, a.StreamPrefix), func(old []byte) ([]byte, error) {
 		var prev policy.Attestation
 		if old != nil && json.Unmarshal(old, &prev) == nil && prev.CreatedAt.After(a.CreatedAt) {
@@ -277,12 +262,12 @@ func (r records) putAttestation(ctx context.Context, ref PRRef, a policy.Attesta
 
 // commandKey names one version of a comment: its id and last edit. Its
 // commands run once, however often its delivery comes.
-func commandKey(ref PRRef, commentID int64, edited time.Time) string {
+func commandKey(ref pullreq.Ref, commentID int64, edited time.Time) string {
 	return fmt.Sprintf("%s/comment/%d@%d", ref.Key(), commentID, edited.Unix())
 }
 
 // labelEventKey names one labeled issue event: it is judged once.
-func labelEventKey(ref PRRef, eventID int64) string {
+func labelEventKey(ref pullreq.Ref, eventID int64) string {
 	return fmt.Sprintf("%s/label-event/%d", ref.Key(), eventID)
 }
 
@@ -301,7 +286,7 @@ func (r records) markHandled(ctx context.Context, key string, at time.Time) erro
 }
 
 // attestations returns the pull request's attestations made on head sha.
-func (r records) attestations(ctx context.Context, ref PRRef, sha string) ([]policy.Attestation, error) {
+func (r records) attestations(ctx context.Context, ref pullreq.Ref, sha string) ([]policy.Attestation, error) {
 	kvs, err := r.st.List(ctx, bucketAttestations, ref.Key()+"/")
 	if err != nil {
 		return nil, err

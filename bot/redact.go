@@ -3,8 +3,10 @@ package bot
 import (
 	"context"
 	"fmt"
-	"github.com/shardgate/shardgate/serverconfig"
 	"runtime/debug"
+
+	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/webhook"
 
 	"github.com/shardgate/shardgate/redact"
 )
@@ -19,11 +21,11 @@ func NewRedactor(cfg *serverconfig.Config) *redact.Redactor {
 // the job fails for good. A panic becomes such an error too (its value may
 // quote what a pull request wrote).
 type redactingHandler struct {
-	EventHandler
+	webhook.EventHandler
 	r *redact.Redactor
 }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h redactingHandler) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

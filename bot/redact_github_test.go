@@ -12,8 +12,10 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -28,7 +30,7 @@ type githubServer struct {
 	st   *store.Bolt
 	cfg  *serverconfig.Config
 	pr   githubtest.PullRequest
-	ref  PRRef
+	ref  pullreq.Ref
 	logs *lockedBuffer
 }
 
@@ -50,15 +52,15 @@ func newGitHubServerIn(t *testing.T, coordinatorPassword, workDir string) *githu
 	repo.Checkout("main")
 	g.gh.AddRepo(owner, repoName, repo)
 	g.pr = g.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "leak", User: author})
-	g.ref = PRRef{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
+	g.ref = pullreq.Ref{Installation: githubtest.DefaultInstallationID, Owner: owner, Repo: repoName, Number: g.pr.Number}
 	g.cfg = &serverconfig.Config{GitHubAPIURL: g.gh.URL(), AppID: g.gh.AppID(), PrivateKey: serverconfig.NewSecret(string(g.gh.AppPrivateKeyPEM())),
 		WebhookSecret: serverconfig.NewSecret(testSecret), StorePath: filepath.Join(t.TempDir(), "shardgate.db"), TerraformBinary: tftest.Binary(t),
-		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: NewSecret(coordinatorPassword)}},
+		Coordinators:  []serverconfig.CoordinatorCredentials{{URLPrefix: "http://127.0.0.1:1", Username: "admin", Password: serverconfig.NewSecret(coordinatorPassword)}},
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), QueueSize: 10, Workers: 1, WorkDir: workDir}
 	var err error
 	g.st, err = store.OpenBolt(g.cfg.StorePath)
 	require.NoError(t, err)
-	g.srv, err = New(g.cfg, g.st, WithLogEntry(NewLogger(g.logs, logrus.DebugLevel)))
+	g.srv, err = New(g.cfg, g.st, WithLogEntry(logctx.NewLogger(g.logs, logrus.DebugLevel)))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		g.srv.Close(context.Background())
@@ -76,7 +78,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 	g := newGitHubServer(t, password)
 	key := string(g.gh.AppPrivateKeyPEM())
 	secrets := []string{testSecret, password, key}
-	ctx := WithLogger(context.Background(), g.srv.log)
+	ctx := logctx.WithLogger(context.Background(), g.srv.log)
 	gh, err := g.srv.clients.NewInstallationClient(g.ref.Installation)
 	require.NoError(t, err)
 
@@ -91,7 +93,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		require.NoError(t, g.srv.finishPlan(ctx, gh, st, p))
 	}
 	require.NoError(t, g.srv.publish(ctx, gh, st, []*PlanRecord{rec, failed}))
-	Logger(ctx).WithField(FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + pemBody(key)[3])
+	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + pemBody(key)[3])
 	// A job failing on an error that quotes a secret is reported on the PR.
 	payload := githubtest.PullRequestOpened(t, g.gh.PRPayload(owner, repoName, g.pr.Number))
 	g.srv.reportJobFailure(ctx, &store.Job{ID: "7", Event: "pull_request", Attempts: 3, Payload: payload},

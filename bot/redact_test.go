@@ -78,8 +78,8 @@ func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
 	key := testPEM(t)
 	cfg := &serverconfig.Config{PrivateKey: serverconfig.NewSecret(key), WebhookSecret: serverconfig.NewSecret("the-webhook-secret"),
 		Coordinators: []serverconfig.CoordinatorCredentials{
-			{URLPrefix: "https://a.example", Username: "writer", Password: NewSecret("coordinator-a-password")},
-			{URLPrefix: "https://b.example", Username: "writer", Password: NewSecret("coordinator-b-password")},
+			{URLPrefix: "https://a.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-a-password")},
+			{URLPrefix: "https://b.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-b-password")},
 		}}
 	r := NewRedactor(cfg)
 	text := fmt.Sprintf("%s %s %s %s", "the-webhook-secret", "coordinator-a-password", "coordinator-b-password", pemBody(key)[2])

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/store"
@@ -34,7 +35,7 @@ type replicaSet struct {
 	h     *harness
 	procs []*serveProcess
 	st    *store.Postgres
-	queue *ApplyQueue
+	queue *applyqueue.Queue
 }
 
 // startReplicas builds shardgate and starts n replicas sharing one database
@@ -46,7 +47,7 @@ func startReplicas(t *testing.T, h *harness, n int) *replicaSet {
 	require.NoError(t, os.WriteFile(urlFile, []byte(url), 0o600))
 	bin := buildShardgate(t)
 	rs := &replicaSet{t: t, h: h, st: openPostgresAt(t, url, replicaJobLease)}
-	rs.queue = NewApplyQueue(rs.st, "test-observer", replicaApplyLease, nil)
+	rs.queue = applyqueue.New(rs.st, "test-observer", replicaApplyLease, nil)
 	for range n {
 		listen := freePort(t)
 		cfgPath := writeServeConfig(t, h, listen)
@@ -82,7 +83,7 @@ func startReplicas(t *testing.T, h *harness, n int) *replicaSet {
 func (rs *replicaSet) any() *serveProcess { return rs.procs[rand.IntN(len(rs.procs))] }
 
 // holder is the replica whose process holds the apply job's lease.
-func (rs *replicaSet) holder(j *ApplyJob) *serveProcess {
+func (rs *replicaSet) holder(j *applyqueue.Job) *serveProcess {
 	for _, p := range rs.procs {
 		if p.cmd.ProcessState == nil && ownerPid(j.LeaseOwner) == p.cmd.Process.Pid {
 			return p
@@ -102,9 +103,9 @@ func ownerPid(owner string) int {
 }
 
 // onlyApply waits until the queue holds one job and it matches ok.
-func (rs *replicaSet) onlyApply(what string, timeout time.Duration, ok func(j *ApplyJob) bool) *ApplyJob {
+func (rs *replicaSet) onlyApply(what string, timeout time.Duration, ok func(j *applyqueue.Job) bool) *applyqueue.Job {
 	rs.t.Helper()
-	var got *ApplyJob
+	var got *applyqueue.Job
 	require.Eventually(rs.t, func() bool {
 		jobs, err := rs.queue.List(context.Background())
 		if err != nil || len(jobs) != 1 {
@@ -154,7 +155,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 	t, h := rs.t, rs.h
 	body := h.eventuallyComment(pr, "✅ applied")
 	require.Contains(t, body, "merged and applied (1 project)")
-	job := rs.onlyApply("applied", time.Minute, func(j *ApplyJob) bool { return j.State == ApplyApplied })
+	job := rs.onlyApply("applied", time.Minute, func(j *applyqueue.Job) bool { return j.State == applyqueue.Applied })
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 	scales := 0
 	for _, a := range auditOf(h) {
@@ -174,7 +175,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 	require.Len(t, kvs, 1, "one audit record: only the attempt that finished wrote one")
 	var rec AuditRecord
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, ApplyApplied, rec.Outcome)
+	require.Equal(t, applyqueue.Applied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, minAttempt)
 	require.Equal(t, job.Attempt, rec.Attempt, "the audit record is the finishing attempt's")
 	return rec
@@ -246,8 +247,8 @@ func TestReplicaKilledMidApplyIsTakenOverOnceAndFenced(t *testing.T) {
 	h.sim.SetDelay(1500 * time.Millisecond) // terraform apply's steps take seconds each
 	calls := h.simCalls.Load()
 	sha := rs.merge(pr, 0)
-	running := rs.onlyApply("reached terraform apply", 2*time.Minute, func(j *ApplyJob) bool {
-		return j.State == ApplyApplying && j.LeaseOwner != ""
+	running := rs.onlyApply("reached terraform apply", 2*time.Minute, func(j *applyqueue.Job) bool {
+		return j.State == applyqueue.Applying && j.LeaseOwner != ""
 	})
 	// Observed: terraform apply is calling the coordinator.
 	applyCalls := h.simCalls.Load()
@@ -262,7 +263,7 @@ func TestReplicaKilledMidApplyIsTakenOverOnceAndFenced(t *testing.T) {
 	require.True(t, time.Now().Before(running.LeaseUntil), "the restart came within the old lease (it ends %s)", running.LeaseUntil)
 
 	// Nobody holds it before the old lease ran out.
-	var took *ApplyJob
+	var took *applyqueue.Job
 	require.Eventually(t, func() bool {
 		j, err := rs.queue.Get(context.Background(), running.Seq)
 		if err != nil || j.Fence == running.Fence {
@@ -300,13 +301,13 @@ func TestReplicaPausedPastItsLeaseIsFenced(t *testing.T) {
 	}
 	stall(true)
 	sha := rs.merge(pr, 1)
-	running := rs.onlyApply("started converging", 2*time.Minute, func(j *ApplyJob) bool {
-		return j.State == ApplyConverging && j.LeaseOwner != ""
+	running := rs.onlyApply("started converging", 2*time.Minute, func(j *applyqueue.Job) bool {
+		return j.State == applyqueue.Converging && j.LeaseOwner != ""
 	})
 	paused := rs.holder(running)
 	require.NotNil(t, paused)
 	require.NoError(t, paused.cmd.Process.Signal(syscall.SIGSTOP))
-	took := rs.onlyApply("taken over", time.Minute, func(j *ApplyJob) bool { return j.Fence != running.Fence })
+	took := rs.onlyApply("taken over", time.Minute, func(j *applyqueue.Job) bool { return j.Fence != running.Fence })
 	require.NotEqual(t, running.LeaseOwner, took.LeaseOwner)
 	// The new holder waits for convergence too; the paused one wakes up now.
 	require.NoError(t, paused.cmd.Process.Signal(syscall.SIGCONT))

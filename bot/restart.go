@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -50,7 +52,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 		}
 		done, err := s.finishAbandoned(ctx, kv.Key, oc)
 		if err != nil {
-			s.log.WithError(err).WithFields(map[string]any{FieldRepo: oc.Ref.FullName(), FieldPR: oc.Ref.Number, "check": oc.Name}).
+			s.log.WithError(err).WithFields(map[string]any{logctx.FieldRepo: oc.Ref.FullName(), logctx.FieldPR: oc.Ref.Number, "check": oc.Name}).
 				Warn("finish a check run left in progress; trying again at the next start")
 		}
 		if done {
@@ -96,7 +98,7 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 		return false, err
 	}
 	project := strings.TrimPrefix(oc.Name, CheckApplyPrefix)
-	var last *ApplyJob
+	var last *applyqueue.Job
 	for _, j := range jobs {
 		if j.Project != project || j.MergeSHA != oc.SHA {
 			continue
@@ -108,7 +110,7 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 			last = j
 		}
 	}
-	state, reason := ApplyFailed, "shardgate restarted and holds no record of this apply; nothing was applied after the restart."
+	state, reason := applyqueue.Failed, "shardgate restarted and holds no record of this apply; nothing was applied after the restart."
 	if last != nil {
 		state, reason = last.State, last.Reason
 		if oc.ID == 0 {

@@ -24,7 +24,7 @@ func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 	h := newHarnessBase(t)
 	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: httpTransport(), Attempts: 3, Base: 10 * time.Millisecond,
 		MaxWait: time.Second, Timeout: 5 * time.Second})}
-	h.tune = func(s *Server) { s.dispatcher.attempts = 1 }
+	h.tune = func(s *Server) { s.dispatcher.Attempts = 1 }
 	h.start()
 	h.repo.Checkout("main")
 	h.repo.Branch("scale")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -89,7 +90,7 @@ func TestPhaseCredentials(t *testing.T) {
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(t, jobs, 1)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, []string{"apply-phase-pw", "plan-phase-pw"}, probe.seen(), "the merge commit's re-plan and apply had the apply credentials")
 	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
 		require.NotContains(t, c.Body, "phase-pw")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -35,4 +36,4 @@ func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Ser
 	return s, ghapptest.New(clock.Now), clock
 }
 
-var seamRef = PRRef{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}
+var seamRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/report"
 )
@@ -61,7 +62,7 @@ func TestSensitiveNamesAreJudgedButNeverShown(t *testing.T) {
 	mergeSHA := h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(t, jobs, 1)
-	require.Equal(t, ApplyApplied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, map[string]int{"payout-b41e": 2}, h.simShards("ledger-7f3a9c"), "the coordinator got the real names")
 
 	body = h.eventuallyComment(pr, "✅ applied")

@@ -11,8 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // Thirty merged pull requests over six streams, applied by the real apply
@@ -40,31 +43,31 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 	}
 
 	st := openStore(t)
-	q := NewApplyQueue(st, "test", time.Minute, nil)
+	q := applyqueue.New(st, "test", time.Minute, nil)
 	var mu sync.Mutex
 	durations := map[string]time.Duration{}
-	run := func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	run := func(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 		start := time.Now()
 		stream := job.Streams[0]
 		target := 3 + job.Ref.Number // every merge asks for a new count
 		rctx := coord.WithRequestID(ctx, fmt.Sprintf("merge-%s-pr-%d", job.Seq, job.Ref.Number))
 		if _, err := c.ScaleStream(rctx, stream, coord.ScaleRequest{TargetShardCount: target, RequestedBy: fmt.Sprintf("pr-%d", job.Ref.Number), Reason: "merged"}); err != nil {
-			return ApplyFailed, err.Error()
+			return applyqueue.Failed, err.Error()
 		}
 		if err := c.WaitConverged(ctx, stream, target, nil); err != nil {
-			return ApplyFailed, err.Error()
+			return applyqueue.Failed, err.Error()
 		}
 		mu.Lock()
 		durations[job.Seq] = time.Since(start)
 		mu.Unlock()
-		return ApplyApplied, "converged"
+		return applyqueue.Applied, "converged"
 	}
-	sched := NewApplyScheduler(q, run, Logger(context.Background()), WithApplyPollInterval(20*time.Millisecond))
+	sched := applyqueue.NewScheduler(q, run, logctx.Logger(context.Background()), applyqueue.WithPollInterval(20*time.Millisecond))
 
 	mergeOrder := map[string][]int{} // stream -> PR numbers in merge order
 	for i := 0; i < 30; i++ {
 		stream := streams[(i*7)%len(streams)]
-		job := &ApplyJob{Ref: PRRef{Installation: 1, Owner: "acme", Repo: "streams", Number: i + 1}, Project: "streams",
+		job := &applyqueue.Job{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: i + 1}, Project: "streams",
 			Streams: []string{stream}, MergeSHA: fmt.Sprintf("sha%02d", i)}
 		require.NoError(t, q.Enqueue(context.Background(), job))
 		mergeOrder[stream] = append(mergeOrder[stream], i+1)
@@ -90,7 +93,7 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 	require.NoError(t, err)
 	var serial time.Duration
 	for _, j := range jobs {
-		require.Equal(t, ApplyApplied, j.State, j.Reason)
+		require.Equal(t, applyqueue.Applied, j.State, j.Reason)
 		serial += durations[j.Seq]
 	}
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,14 +19,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // Server is shardgate's GitHub App service.
@@ -62,20 +66,23 @@ type Server struct {
 	engines   engineCache
 	teamCache teamCache
 
-	applies         *ApplyQueue
-	scheduler       *ApplyScheduler
+	applies         *applyqueue.Queue
+	scheduler       *applyqueue.Scheduler
 	preflightWait   time.Duration
 	attestationWait time.Duration
 	applyPoll       time.Duration
 	progressEvery   time.Duration
 
-	dispatcher *Dispatcher
-	health     *storeHealth
+	dispatcher *webhook.Dispatcher
+	health     *webhook.StoreHealth
 	pruner     *pruner
-	intake     *Intake
+	intake     *webhook.Intake
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
+	// replaced are handlers (tests) that take the place of the ones of the
+	// events they name.
+	replaced []webhook.EventHandler
 }
 
 // Option adjusts a Server, mostly for tests.
@@ -107,7 +114,7 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // in place, see redact.Logs), GitHub bodies, stored errors.
 func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
-		log: NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
+		log: logctx.NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	for _, o := range opts {
 		o(s)
@@ -172,30 +179,42 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	s.rules = s.engine.Rules()
 	s.metrics.SetRules(metrics.RuleIDs(s.rules))
-	owner := processOwner()
-	s.applies = NewApplyQueue(st, owner, s.applyLease(), s.now)
-	s.scheduler = NewApplyScheduler(s.applies, s.runApplyRedacted, s.log)
+	if err := s.wireQueues(processOwner()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// wireQueues builds the apply queue and its scheduler, the dispatcher of the
+// event handlers and the intake that feeds it, the store health check that
+// pauses them and the pruner; every part reports to the metrics. owner names
+// this process in leases.
+func (s *Server) wireQueues(owner string) (err error) {
+	cfg, st := s.cfg, s.store
+	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
+	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
 	}
-	if s.dispatcher, err = NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
-		return nil, err
+	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
+		return err
 	}
 	if cfg.JobLease > 0 {
-		s.dispatcher.lease = cfg.JobLease
+		s.dispatcher.Lease = cfg.JobLease
 	}
-	s.health = &storeHealth{st: st, log: s.log}
-	s.dispatcher.paused, s.scheduler.paused = s.health.paused, s.health.paused
-	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.paused, log: s.log}
-	s.dispatcher.observe = s.metrics.ObserveJob
+	s.health = webhook.NewStoreHealth(st, s.log)
+	s.dispatcher.Paused, s.scheduler.Paused = s.health.Paused, s.health.Paused
+	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.Paused, log: s.log}
+	s.dispatcher.Transient = transient
+	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
-	s.dispatcher.failed = s.reportJobFailure
-	if s.intake, err = NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
-		return nil, err
+	s.dispatcher.Failed = s.reportJobFailure
+	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
+		return err
 	}
-	s.intake.observe = s.metrics.ObserveDelivery
-	return s, nil
+	s.intake.Observe = s.metrics.ObserveDelivery
+	return nil
 }
 
 // openWorkDir makes this process's run directory under the configured work
@@ -215,20 +234,26 @@ func (s *Server) openWorkDir() error {
 
 // runApplyRedacted runs an apply; its reason, which the queue stores and the
 // comment shows, is redacted.
-func (s *Server) runApplyRedacted(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 	state, reason := s.runApply(ctx, job)
 	return state, s.redact.Redact(reason)
 }
 
-func (s *Server) handlers() []EventHandler {
+func (s *Server) handlers() []webhook.EventHandler {
 	base := &Base{s: s}
-	return []EventHandler{
+	hs := []webhook.EventHandler{
 		&PullRequest{Base: base},
 		&IssueComment{Base: base},
 		&CheckRun{Base: base},
 		&Installation{Base: base},
 		&Teams{Base: base},
 	}
+	for _, r := range s.replaced {
+		hs = slices.DeleteFunc(hs, func(h webhook.EventHandler) bool {
+			return slices.ContainsFunc(h.Handles(), func(e string) bool { return slices.Contains(r.Handles(), e) })
+		})
+	}
+	return append(hs, s.replaced...)
 }
 
 func hostname() string {
@@ -253,7 +278,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", s.health.readyz)
+	mux.HandleFunc("/readyz", s.health.Readyz)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -274,7 +299,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.dispatcher.Start(ctx); err != nil {
 		return err
 	}
-	s.health.start(ctx)
+	s.health.Start(ctx)
 	s.pruner.start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
@@ -299,7 +324,7 @@ func (s *Server) Close(ctx context.Context) {
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
 	s.pruner.close()
-	s.health.close()
+	s.health.Close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
 	if err := s.run.close(); err != nil {
@@ -311,7 +336,7 @@ func (s *Server) applyLease() time.Duration {
 	if s.cfg.ApplyLease > 0 {
 		return s.cfg.ApplyLease
 	}
-	return DefaultApplyLease
+	return applyqueue.DefaultLease
 }
 
 // Run serves on cfg.Listen until ctx ends, then shuts down gracefully.
@@ -325,7 +350,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	defer stopAdmin()
-	srv := NewHTTPServer(s.cfg.Listen, s.Handler())
+	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
 	serve, err := s.listen(ctx, srv)
 	if err != nil {
 		s.Close(context.Background())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
@@ -23,7 +24,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 // The configuration's default apply lease is the apply queue's.
 func TestDefaultApplyLeaseIsTheQueues(t *testing.T) {
-	require.Equal(t, DefaultApplyLease, serverconfig.DefaultApplyLease)
+	require.Equal(t, applyqueue.DefaultLease, serverconfig.DefaultApplyLease)
 }
 
 // A private key GitHub's client cannot use is named by its file at start.

@@ -24,6 +24,7 @@ import (
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // tcpProxy forwards connections to a target until it is cut: then every
@@ -134,7 +135,7 @@ func (c *countingStore) Claim(ctx context.Context, owner string) (*store.Job, er
 }
 
 func (c *countingStore) List(ctx context.Context, bucket, prefix string) ([]store.KV, error) {
-	if strings.HasPrefix(bucket, applyBucket) {
+	if strings.HasPrefix(bucket, "applies") { // the apply queue's buckets
 		c.applyScans.Add(1)
 	}
 	return c.Postgres.List(ctx, bucket, prefix)
@@ -204,7 +205,7 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 	gh := githubtest.New(t)
 	cfg := &serverconfig.Config{
 		Listen: "127.0.0.1:0", GitHubAPIURL: gh.URL(), AppID: gh.AppID(),
-		PrivateKey: NewSecret(string(gh.AppPrivateKeyPEM())), WebhookSecret: NewSecret(testSecret),
+		PrivateKey: serverconfig.NewSecret(string(gh.AppPrivateKeyPEM())), WebhookSecret: serverconfig.NewSecret(testSecret),
 		TerraformBinary: tftest.Binary(t), LockTimeout: time.Minute,
 		ApproverUsers: []string{approver}, Policy: policy.DefaultConfig(), AttestationTTL: time.Hour,
 		QueueSize: 100, Workers: 2, WorkDir: t.TempDir(), ConvergeTimeout: time.Minute, ApplyLease: 5 * time.Second,
@@ -212,11 +213,10 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 	log := logrus.New()
 	log.SetOutput(l.logs)
 	log.SetFormatter(&logrus.JSONFormatter{})
-	l.srv, err = New(cfg, l.st, WithLogEntry(logrus.NewEntry(log)))
+	l.srv, err = New(cfg, l.st, WithLogEntry(logrus.NewEntry(log)), withHandler(l.handler))
 	require.NoError(t, err)
-	l.srv.dispatcher.handlers["pull_request"] = l.handler
-	l.srv.dispatcher.poll, l.srv.scheduler.poll, l.srv.health.every = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
-	paused := l.srv.health.paused
+	l.srv.dispatcher.Poll, l.srv.scheduler.Poll, l.srv.health.Every = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+	paused := l.srv.health.Paused
 	count := func(n *atomic.Int64) func() bool {
 		return func() bool {
 			p := paused()
@@ -226,7 +226,7 @@ func newLostDBServer(t *testing.T) *lostDBServer {
 			return p
 		}
 	}
-	l.srv.dispatcher.paused, l.srv.scheduler.paused = count(&l.dispatcherPaused), count(&l.schedulerPaused)
+	l.srv.dispatcher.Paused, l.srv.scheduler.Paused = count(&l.dispatcherPaused), count(&l.schedulerPaused)
 	l.web = httptest.NewServer(l.srv.Handler())
 	t.Cleanup(l.web.Close)
 	require.NoError(t, l.srv.Start(context.Background()))
@@ -247,7 +247,7 @@ func (l *lostDBServer) deliver(id string) (int, string) {
 	resp, err := githubtest.Deliver(l.web.URL+"/webhook", "pull_request", []byte(`{}`), testSecret, githubtest.WithDeliveryID(id))
 	require.NoError(l.t, err)
 	defer resp.Body.Close()
-	var r intakeReply
+	var r webhook.Reply
 	require.NoError(l.t, json.NewDecoder(resp.Body).Decode(&r))
 	return resp.StatusCode, r.JobID
 }
@@ -301,7 +301,7 @@ func TestLostDatabasePausesAndLosesNoAcknowledgedDelivery(t *testing.T) {
 	code, body = l.readyz()
 	require.Equal(t, 503, code)
 	require.Contains(t, body, "PostgreSQL store is not reachable")
-	require.Eventually(t, l.srv.health.paused, 30*time.Second, 10*time.Millisecond, "the health check notices")
+	require.Eventually(t, l.srv.health.Paused, 30*time.Second, 10*time.Millisecond, "the health check notices")
 
 	// While paused: the idle worker and the scheduler each ask several times
 	// and are told to wait; none claims, scans or logs an error meanwhile.
@@ -321,7 +321,7 @@ func TestLostDatabasePausesAndLosesNoAcknowledgedDelivery(t *testing.T) {
 
 	l.proxy.restore()
 	require.Eventually(t, func() bool { code, _ := l.readyz(); return code == 200 }, 30*time.Second, 20*time.Millisecond)
-	require.Eventually(t, func() bool { return !l.srv.health.paused() }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return !l.srv.health.Paused() }, 30*time.Second, 10*time.Millisecond)
 	for i := range 3 {
 		d := fmt.Sprintf("during-%d", i)
 		code, id := l.deliver(d) // GitHub redelivers what was refused

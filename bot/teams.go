@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at
@@ -105,14 +107,14 @@ func (s *Server) isApprover(ctx context.Context, gh ghapp.Teams, login string) (
 // change (the App must subscribe to the membership and team events).
 type Teams struct{ *Base }
 
-var _ EventHandler = (*Teams)(nil)
+var _ webhook.EventHandler = (*Teams)(nil)
 
-// Handles implements EventHandler.
+// Handles implements webhook.EventHandler.
 func (h *Teams) Handles() []string { return []string{"membership", "team"} }
 
-// Handle implements EventHandler.
+// Handle implements webhook.EventHandler.
 func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	log := Logger(ctx).WithField("event", eventType)
+	log := logctx.Logger(ctx).WithField("event", eventType)
 	switch eventType {
 	case "membership":
 		ev, err := parse[*github.MembershipEvent](eventType, payload)

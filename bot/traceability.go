@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 // Root-module variables through which an apply tells the coordinator who asked
@@ -30,7 +31,7 @@ var traceVars = []string{TraceVarRequestedBy, TraceVarReason, TraceVarRequestIDP
 // traceEnv are the trace variables of one apply, as TF_VAR_ entries of a job's
 // environment (the runner passes them as -var), for the root module in dir: only
 // those it declares, since a -var of an undeclared variable is an error.
-func traceEnv(dir string, ref PRRef, mergeSHA, mergedBy, jobSeq string) map[string]string {
+func traceEnv(dir string, ref pullreq.Ref, mergeSHA, mergedBy, jobSeq string) map[string]string {
 	env := map[string]string{
 		"TF_VAR_" + TraceVarRequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", ref.FullName(), ref.Number, mergedBy),
 		"TF_VAR_" + TraceVarReason:          fmt.Sprintf("apply %s of %s#%d", shortSHA(mergeSHA), ref.FullName(), ref.Number),
@@ -45,7 +46,7 @@ func traceEnv(dir string, ref PRRef, mergeSHA, mergedBy, jobSeq string) map[stri
 // requestIDPrefix starts the X-Request-Id of every coordinator call an apply
 // makes: the audit record keeps it, so the coordinator's audit log can be
 // searched for the apply's requests.
-func requestIDPrefix(ref PRRef, jobSeq string) string {
+func requestIDPrefix(ref pullreq.Ref, jobSeq string) string {
 	seq := strings.TrimLeft(jobSeq, "0")
 	if seq == "" {
 		seq = "0"

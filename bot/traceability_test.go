@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/pullreq"
 )
 
 func TestTraceEnv(t *testing.T) {
-	ref := PRRef{Owner: "acme", Repo: "infra", Number: 42}
+	ref := pullreq.Ref{Owner: "acme", Repo: "infra", Number: 42}
 	dir := t.TempDir()
 	require.Empty(t, traceEnv(dir, ref, "0123456789abcdef", "alice", "7"), "never a -var the root does not declare")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`variable "shardgate_requested_by" {}
@@ -20,7 +22,7 @@ variable "shardgate_request_id_prefix" {}
 	require.Equal(t, "shardgate:acme/infra#42 merged by alice", env["TF_VAR_shardgate_requested_by"])
 	require.Equal(t, "apply 0123456 of acme/infra#42", env["TF_VAR_shardgate_reason"])
 	require.Equal(t, "shardgate-infra-pr42-7", env["TF_VAR_shardgate_request_id_prefix"])
-	require.Equal(t, "shardgate-a-b-pr1-0", requestIDPrefix(PRRef{Repo: "a b", Number: 1}, "000"))
+	require.Equal(t, "shardgate-a-b-pr1-0", requestIDPrefix(pullreq.Ref{Repo: "a b", Number: 1}, "000"))
 }
 
 func TestMissingTraceVars(t *testing.T) {

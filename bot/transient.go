@@ -7,21 +7,10 @@ import (
 	"net"
 	"net/http"
 	"syscall"
-	"time"
 
-	"github.com/cenkalti/backoff/v5"
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/coord"
-)
-
-// Job retry defaults: a job failing on a transient error (GitHub 5xx, a reset,
-// a timeout, a coordinator 503) is tried again after a growing pause, up to
-// DefaultJobAttempts in all (about ten minutes), then reported on the PR.
-const (
-	DefaultJobAttempts     = 8
-	DefaultJobRetryBase    = 2 * time.Second
-	DefaultJobRetryMaxWait = 3 * time.Minute
 )
 
 // transient says whether err is worth trying the job again for: the failure is
@@ -51,15 +40,4 @@ func transient(err error) bool {
 
 func retryableStatus(code int) bool {
 	return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
-}
-
-// jobBackoff is the pause before attempt+1 of a job.
-func jobBackoff(attempt int, base, maxWait time.Duration) time.Duration {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval, b.MaxInterval = base, maxWait
-	var d time.Duration
-	for i := 0; i < max(attempt, 1); i++ {
-		d = b.NextBackOff()
-	}
-	return d
 }

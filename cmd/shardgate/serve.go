@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
@@ -48,7 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer st.Close()
-	log := bot.NewLogger(stderr, logrus.InfoLevel)
+	log := logctx.NewLogger(stderr, logrus.InfoLevel)
 	srv, err := bot.New(cfg, st, bot.WithLogEntry(log), bot.WithOnListening(func(addr net.Addr) {
 		fmt.Fprintf(stdout, "shardgate serving on %s\n", addr)
 	}))

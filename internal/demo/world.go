@@ -26,6 +26,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // The cast and the repository of the story.
@@ -198,7 +199,7 @@ func (w *world) startService(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen for shardgate: %w", err)
 	}
-	hs := bot.NewHTTPServer("", w.srv.Handler())
+	hs := webhook.NewHTTPServer("", w.srv.Handler())
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.tb.Errorf("shardgate's listener: %v", err)

@@ -1,40 +1,19 @@
-package bot
+package applyqueue
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
-
-// applyClock is a settable clock for lease tests.
-type applyClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newApplyClock() *applyClock {
-	return &applyClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-}
-
-func (c *applyClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *applyClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // openApplyStore opens a Bolt store for queue tests; fsync is off, as these
 // tests are about ordering, not durability (the benchmark keeps it on).
@@ -46,22 +25,22 @@ func openApplyStore(t *testing.T, path string) *store.Bolt {
 	return st
 }
 
-func newApplyTestQueue(t *testing.T, owner string) (*ApplyQueue, *store.Bolt) {
+func newApplyTestQueue(t *testing.T, owner string) (*Queue, *store.Bolt) {
 	t.Helper()
 	st := openApplyStore(t, filepath.Join(t.TempDir(), "store.db"))
-	return NewApplyQueue(st, owner, time.Minute, nil), st
+	return New(st, owner, time.Minute, nil), st
 }
 
-var applyTestRef = PRRef{Installation: 1, Owner: "acme", Repo: "infra", Number: 7}
+var applyTestRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "infra", Number: 7}
 
-func enqueueApply(t *testing.T, q *ApplyQueue, project string, streams ...string) *ApplyJob {
+func enqueueApply(t *testing.T, q *Queue, project string, streams ...string) *Job {
 	t.Helper()
-	job := &ApplyJob{Ref: applyTestRef, Project: project, Streams: streams}
+	job := &Job{Ref: applyTestRef, Project: project, Streams: streams}
 	require.NoError(t, q.Enqueue(context.Background(), job))
 	return job
 }
 
-func applyProjects(jobs []*ApplyJob) []string {
+func applyProjects(jobs []*Job) []string {
 	out := []string{}
 	for _, j := range jobs {
 		out = append(out, j.Project)
@@ -73,12 +52,12 @@ func TestApplyQueueEnqueue(t *testing.T) {
 	ctx := context.Background()
 	q, _ := newApplyTestQueue(t, "p1")
 
-	job := &ApplyJob{Ref: applyTestRef, Project: "orders", Streams: []string{"b", "a", "", "b"}, MergeSHA: "m1",
-		State: ApplyApplied, Attempt: 5, LeaseOwner: "someone", Reason: "stale", RetryOf: "000000000009"}
+	job := &Job{Ref: applyTestRef, Project: "orders", Streams: []string{"b", "a", "", "b"}, MergeSHA: "m1",
+		State: Applied, Attempt: 5, LeaseOwner: "someone", Reason: "stale", RetryOf: "000000000009"}
 	require.NoError(t, q.Enqueue(ctx, job))
 	require.Equal(t, "000000000001", job.Seq)
 	require.Equal(t, []string{"a", "b"}, job.Streams)
-	require.Equal(t, ApplyQueued, job.State)
+	require.Equal(t, Queued, job.State)
 	require.Zero(t, job.Attempt)
 	require.Empty(t, job.LeaseOwner)
 	require.Empty(t, job.Reason)
@@ -86,20 +65,20 @@ func TestApplyQueueEnqueue(t *testing.T) {
 	require.False(t, job.CreatedAt.IsZero())
 
 	t.Run("the same merge of the same project is refused", func(t *testing.T) {
-		again := &ApplyJob{Ref: applyTestRef, Project: "orders", MergeSHA: "m1"}
+		again := &Job{Ref: applyTestRef, Project: "orders", MergeSHA: "m1"}
 		err := q.Enqueue(ctx, again)
 		require.ErrorIs(t, err, ErrApplyExists)
 		require.Empty(t, again.Seq, "a refused job is not filled in")
 	})
 	t.Run("another project of the same merge is queued after", func(t *testing.T) {
-		other := &ApplyJob{Ref: applyTestRef, Project: "billing", MergeSHA: "m1"}
+		other := &Job{Ref: applyTestRef, Project: "billing", MergeSHA: "m1"}
 		require.NoError(t, q.Enqueue(ctx, other))
 		require.Equal(t, "000000000002", other.Seq)
 	})
 	t.Run("ListForPR keeps one pull request's jobs", func(t *testing.T) {
 		otherPR := applyTestRef
 		otherPR.Number = 8
-		require.NoError(t, q.Enqueue(ctx, &ApplyJob{Ref: otherPR, Project: "orders", MergeSHA: "m2"}))
+		require.NoError(t, q.Enqueue(ctx, &Job{Ref: otherPR, Project: "orders", MergeSHA: "m2"}))
 		jobs, err := q.ListForPR(ctx, applyTestRef)
 		require.NoError(t, err)
 		require.Equal(t, []string{"orders", "billing"}, applyProjects(jobs))
@@ -210,10 +189,10 @@ func TestApplyQueueRunnable(t *testing.T) {
 					}
 				}
 				for _, p := range step.apply {
-					require.NoError(t, q.Finish(ctx, seqs[p], ApplyApplied, ""), "step %d: finish %s", i, p)
+					require.NoError(t, q.Finish(ctx, seqs[p], Applied, ""), "step %d: finish %s", i, p)
 				}
 				for _, p := range step.fail {
-					require.NoError(t, q.Finish(ctx, seqs[p], ApplyFailed, "boom"), "step %d: fail %s", i, p)
+					require.NoError(t, q.Finish(ctx, seqs[p], Failed, "boom"), "step %d: fail %s", i, p)
 				}
 				got, err := q.Runnable(ctx)
 				require.NoError(t, err)
@@ -252,7 +231,7 @@ func TestApplyQueueBlockers(t *testing.T) {
 	require.Equal(t, []string{"a<j1/queued/" + j1.Seq, "b<j2/queued/" + j2.Seq}, blockers(j3.Seq))
 	require.Equal(t, []string{"a<j1/queued/" + j1.Seq}, blockers(j4.Seq), "the front of the line, not the job just ahead")
 
-	require.NoError(t, q.Finish(ctx, j1.Seq, ApplyApplied, ""))
+	require.NoError(t, q.Finish(ctx, j1.Seq, Applied, ""))
 	require.Equal(t, []string{"a<j3/queued/" + j3.Seq}, blockers(j4.Seq))
 	require.Equal(t, []string{"b<j2/queued/" + j2.Seq}, blockers(j3.Seq))
 	require.Equal(t, []string{}, blockers(j1.Seq), "a finished job waits for nobody")
@@ -266,7 +245,7 @@ func TestApplyQueuePersistence(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	st, err := store.OpenBolt(path, store.WithoutSync())
 	require.NoError(t, err)
-	q := NewApplyQueue(st, "p1", time.Minute, nil)
+	q := New(st, "p1", time.Minute, nil)
 	for _, p := range []string{"j1", "j2", "j3"} {
 		enqueueApply(t, q, p, "a")
 	}
@@ -277,7 +256,7 @@ func TestApplyQueuePersistence(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 
-	q2 := NewApplyQueue(openApplyStore(t, path), "p2", time.Minute, nil)
+	q2 := New(openApplyStore(t, path), "p2", time.Minute, nil)
 	after, err := q2.List(ctx)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
@@ -291,10 +270,10 @@ func TestApplyQueuePersistence(t *testing.T) {
 
 func TestApplyQueueLeaseRecovery(t *testing.T) {
 	ctx := context.Background()
-	clock := newApplyClock()
+	clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	_, st := newApplyTestQueue(t, "unused")
-	old := NewApplyQueue(st, "old", time.Second, clock.Now)
-	fresh := NewApplyQueue(st, "new", time.Second, clock.Now)
+	old := New(st, "old", time.Second, clock.Now)
+	fresh := New(st, "new", time.Second, clock.Now)
 	job := enqueueApply(t, old, "orders", "a")
 	later := enqueueApply(t, old, "billing", "a")
 
@@ -320,7 +299,7 @@ func TestApplyQueueLeaseRecovery(t *testing.T) {
 	clock.Advance(900 * time.Millisecond)
 	notRunnable("a renewed lease")
 	require.ErrorIs(t, fresh.Renew(ctx, job.Seq), ErrNotHolder)
-	require.ErrorIs(t, fresh.Finish(ctx, job.Seq, ApplyApplied, ""), ErrNotHolder)
+	require.ErrorIs(t, fresh.Finish(ctx, job.Seq, Applied, ""), ErrNotHolder)
 
 	clock.Advance(100 * time.Millisecond) // exactly at LeaseUntil: expired
 	r, err := fresh.Runnable(ctx)
@@ -333,11 +312,11 @@ func TestApplyQueueLeaseRecovery(t *testing.T) {
 
 	t.Run("the process that lost the lease can no longer touch the job", func(t *testing.T) {
 		require.ErrorIs(t, old.Renew(ctx, job.Seq), ErrNotHolder)
-		require.ErrorIs(t, old.Update(ctx, job.Seq, func(j *ApplyJob) error { j.Progress = "x"; return nil }), ErrNotHolder)
-		require.ErrorIs(t, old.Finish(ctx, job.Seq, ApplyApplied, ""), ErrNotHolder)
+		require.ErrorIs(t, old.Update(ctx, job.Seq, func(j *Job) error { j.Progress = "x"; return nil }), ErrNotHolder)
+		require.ErrorIs(t, old.Finish(ctx, job.Seq, Applied, ""), ErrNotHolder)
 	})
-	require.NoError(t, fresh.Finish(ctx, job.Seq, ApplyApplied, ""))
-	require.ErrorIs(t, fresh.Finish(ctx, job.Seq, ApplyApplied, ""), ErrNotHolder, "finished twice")
+	require.NoError(t, fresh.Finish(ctx, job.Seq, Applied, ""))
+	require.ErrorIs(t, fresh.Finish(ctx, job.Seq, Applied, ""), ErrNotHolder, "finished twice")
 	r, err = fresh.Runnable(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"billing"}, applyProjects(r))
@@ -346,15 +325,15 @@ func TestApplyQueueLeaseRecovery(t *testing.T) {
 func TestApplyQueueUpdate(t *testing.T) {
 	tests := []struct {
 		name    string
-		fn      func(*ApplyJob) error
+		fn      func(*Job) error
 		wantErr string
 	}{
-		{name: "state and progress", fn: func(j *ApplyJob) error { j.State, j.Progress = ApplyApplying, "terraform apply"; return nil }},
-		{name: "streams", fn: func(j *ApplyJob) error { j.Streams = append(j.Streams, "z"); return nil }, wantErr: "streams"},
-		{name: "seq", fn: func(j *ApplyJob) error { j.Seq = "000000000000"; return nil }, wantErr: "place in the order"},
-		{name: "lease", fn: func(j *ApplyJob) error { j.LeaseUntil = j.LeaseUntil.Add(time.Hour); return nil }, wantErr: "lease"},
-		{name: "finishing", fn: func(j *ApplyJob) error { j.State = ApplyApplied; return nil }, wantErr: "use Finish"},
-		{name: "fn error", fn: func(*ApplyJob) error { return errors.New("no thanks") }, wantErr: "no thanks"},
+		{name: "state and progress", fn: func(j *Job) error { j.State, j.Progress = Applying, "terraform apply"; return nil }},
+		{name: "streams", fn: func(j *Job) error { j.Streams = append(j.Streams, "z"); return nil }, wantErr: "streams"},
+		{name: "seq", fn: func(j *Job) error { j.Seq = "000000000000"; return nil }, wantErr: "place in the order"},
+		{name: "lease", fn: func(j *Job) error { j.LeaseUntil = j.LeaseUntil.Add(time.Hour); return nil }, wantErr: "lease"},
+		{name: "finishing", fn: func(j *Job) error { j.State = Applied; return nil }, wantErr: "use Finish"},
+		{name: "fn error", fn: func(*Job) error { return errors.New("no thanks") }, wantErr: "no thanks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,7 +351,7 @@ func TestApplyQueueUpdate(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, ApplyApplying, got.State)
+			require.Equal(t, Applying, got.State)
 			require.Equal(t, "terraform apply", got.Progress)
 			require.Equal(t, acquired.LeaseUntil, got.LeaseUntil)
 		})
@@ -382,7 +361,7 @@ func TestApplyQueueUpdate(t *testing.T) {
 		job := enqueueApply(t, q, "orders", "a")
 		_, err := q.Acquire(context.Background(), job.Seq)
 		require.NoError(t, err)
-		require.ErrorContains(t, q.Finish(context.Background(), job.Seq, ApplyConverging, ""), "not applied or failed")
+		require.ErrorContains(t, q.Finish(context.Background(), job.Seq, Converging, ""), "not applied or failed")
 	})
 }
 
@@ -394,7 +373,7 @@ func TestApplyQueueRequeue(t *testing.T) {
 	j3 := enqueueApply(t, q, "j3", "b")
 	_, err := q.Acquire(ctx, j1.Seq)
 	require.NoError(t, err)
-	require.NoError(t, q.Finish(ctx, j1.Seq, ApplyFailed, "state lock held"))
+	require.NoError(t, q.Finish(ctx, j1.Seq, Failed, "state lock held"))
 	failed, err := q.Get(ctx, j1.Seq)
 	require.NoError(t, err)
 
@@ -406,7 +385,7 @@ func TestApplyQueueRequeue(t *testing.T) {
 	retry, err := q.Requeue(ctx, j1.Seq)
 	require.NoError(t, err)
 	require.Greater(t, retry.Seq, j3.Seq, "a retry goes to the end of the order")
-	require.Equal(t, ApplyQueued, retry.State)
+	require.Equal(t, Queued, retry.State)
 	require.Empty(t, retry.Reason)
 	require.Zero(t, retry.Attempt)
 	require.Equal(t, j1.Seq, retry.RetryOf)
@@ -438,19 +417,19 @@ func TestApplyQueueRequeue(t *testing.T) {
 
 func TestApplyQueuePrune(t *testing.T) {
 	ctx := context.Background()
-	clock := newApplyClock()
+	clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	_, st := newApplyTestQueue(t, "unused")
-	q := NewApplyQueue(st, "p1", time.Minute, clock.Now)
-	finish := func(j *ApplyJob, state ApplyState) {
+	q := New(st, "p1", time.Minute, clock.Now)
+	finish := func(j *Job, state State) {
 		t.Helper()
 		_, err := q.Acquire(ctx, j.Seq)
 		require.NoError(t, err)
 		require.NoError(t, q.Finish(ctx, j.Seq, state, ""))
 	}
 	applied := enqueueApply(t, q, "applied-old", "a")
-	finish(applied, ApplyApplied)
+	finish(applied, Applied)
 	failed := enqueueApply(t, q, "failed-old", "b")
-	finish(failed, ApplyFailed)
+	finish(failed, Failed)
 	stale, err := q.Get(ctx, failed.Seq)
 	require.NoError(t, err)
 	retried, err := q.Requeue(ctx, failed.Seq)
@@ -461,7 +440,7 @@ func TestApplyQueuePrune(t *testing.T) {
 	waiting := enqueueApply(t, q, "waiting", "c")
 	clock.Advance(2 * time.Hour)
 	recent := enqueueApply(t, q, "applied-recent", "d")
-	finish(recent, ApplyApplied)
+	finish(recent, Applied)
 
 	n, err := q.Prune(ctx, clock.Now().Add(-time.Hour))
 	require.NoError(t, err)
@@ -473,4 +452,15 @@ func TestApplyQueuePrune(t *testing.T) {
 	require.Equal(t, waiting.Seq, all[1].Seq)
 	next := enqueueApply(t, q, "next", "a")
 	require.Equal(t, "000000000006", next.Seq, "Seqs are not reused")
+}
+
+// openPostgresAt opens one more replica's store on url.
+func openPostgresAt(t testing.TB, url string, lease time.Duration) *store.Postgres {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.OpenPostgres(ctx, url, store.WithLease(lease))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

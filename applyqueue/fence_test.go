@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
 )
@@ -18,6 +19,9 @@ import (
 // sharedStores returns, per store kind, an opener of two handles on one
 // store, as two processes would have: the same bbolt store (one process per
 // file), or two pools on one PostgreSQL schema.
+// testBucket is a bucket of the caller's that PutFenced writes to.
+const testBucket = "audit"
+
 func sharedStores() map[string]func(t *testing.T) (store.Store, store.Store) {
 	return map[string]func(t *testing.T) (store.Store, store.Store){
 		"bolt": func(t *testing.T) (store.Store, store.Store) {
@@ -40,14 +44,14 @@ func TestApplyQueueFencesAnOldHolder(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			stA, stB := open(t)
-			clock := newApplyClock()
-			a := NewApplyQueue(stA, "replica-a", time.Second, clock.Now)
-			b := NewApplyQueue(stB, "replica-b", time.Second, clock.Now)
+			clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+			a := New(stA, "replica-a", time.Second, clock.Now)
+			b := New(stB, "replica-b", time.Second, clock.Now)
 			job := enqueueApply(t, a, "orders", "coord|orders")
 			held, err := a.Acquire(ctx, job.Seq)
 			require.NoError(t, err)
 			require.NoError(t, a.Fenced(ctx, job.Seq))
-			require.NoError(t, a.PutFenced(ctx, job.Seq, bucketAudit, "a-ok", []byte("{}")))
+			require.NoError(t, a.PutFenced(ctx, job.Seq, testBucket, "a-ok", []byte("{}")))
 
 			clock.Advance(2 * time.Second) // A paused past its lease
 			require.ErrorIs(t, a.Fenced(ctx, job.Seq), ErrNotHolder, "by its own clock A knows it may have lost the job")
@@ -57,20 +61,20 @@ func TestApplyQueueFencesAnOldHolder(t *testing.T) {
 			require.Equal(t, 2, took.Attempt)
 
 			// A wakes up.
-			require.ErrorIs(t, a.Update(ctx, job.Seq, func(j *ApplyJob) error { j.Progress = "late"; return nil }), ErrNotHolder)
-			require.ErrorIs(t, a.PutFenced(ctx, job.Seq, bucketAudit, "a-late", []byte("{}")), ErrNotHolder)
-			require.ErrorIs(t, a.Finish(ctx, job.Seq, ApplyFailed, "late"), ErrNotHolder)
+			require.ErrorIs(t, a.Update(ctx, job.Seq, func(j *Job) error { j.Progress = "late"; return nil }), ErrNotHolder)
+			require.ErrorIs(t, a.PutFenced(ctx, job.Seq, testBucket, "a-late", []byte("{}")), ErrNotHolder)
+			require.ErrorIs(t, a.Finish(ctx, job.Seq, Failed, "late"), ErrNotHolder)
 			require.ErrorIs(t, a.Renew(ctx, job.Seq), ErrNotHolder)
 			require.ErrorIs(t, a.Fenced(ctx, job.Seq), ErrNotHolder)
-			_, err = stA.Get(ctx, bucketAudit, "a-late")
+			_, err = stA.Get(ctx, testBucket, "a-late")
 			require.ErrorIs(t, err, store.ErrNotFound, "the late audit record was not written")
 
-			require.NoError(t, b.Update(ctx, job.Seq, func(j *ApplyJob) error { j.Progress = "b"; return nil }))
-			require.NoError(t, b.PutFenced(ctx, job.Seq, bucketAudit, "b-ok", []byte("{}")))
-			require.NoError(t, b.Finish(ctx, job.Seq, ApplyApplied, "applied by b"))
+			require.NoError(t, b.Update(ctx, job.Seq, func(j *Job) error { j.Progress = "b"; return nil }))
+			require.NoError(t, b.PutFenced(ctx, job.Seq, testBucket, "b-ok", []byte("{}")))
+			require.NoError(t, b.Finish(ctx, job.Seq, Applied, "applied by b"))
 			got, err := b.Get(ctx, job.Seq)
 			require.NoError(t, err)
-			require.Equal(t, ApplyApplied, got.State)
+			require.Equal(t, Applied, got.State)
 			require.Equal(t, "applied by b", got.Reason)
 			require.Equal(t, "b", got.Progress)
 		})
@@ -82,16 +86,16 @@ func TestApplyQueueFencesAnOldHolder(t *testing.T) {
 // earlier run's token: it must acquire the job anew.
 func TestApplyQueueRestartedHolderIsFenced(t *testing.T) {
 	ctx := context.Background()
-	clock := newApplyClock()
+	clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	q, st := newApplyTestQueue(t, "same")
-	q = NewApplyQueue(st, "same", time.Second, clock.Now)
+	q = New(st, "same", time.Second, clock.Now)
 	job := enqueueApply(t, q, "orders", "coord|orders")
 	_, err := q.Acquire(ctx, job.Seq)
 	require.NoError(t, err)
-	restarted := NewApplyQueue(st, "same", time.Second, clock.Now)
-	require.ErrorIs(t, restarted.Finish(ctx, job.Seq, ApplyApplied, ""), ErrNotHolder)
+	restarted := New(st, "same", time.Second, clock.Now)
+	require.ErrorIs(t, restarted.Finish(ctx, job.Seq, Applied, ""), ErrNotHolder)
 	require.ErrorIs(t, restarted.Fenced(ctx, job.Seq), ErrNotHolder)
-	require.NoError(t, q.Finish(ctx, job.Seq, ApplyApplied, ""))
+	require.NoError(t, q.Finish(ctx, job.Seq, Applied, ""))
 }
 
 // Processes racing on one queue: a job is acquired by one of them only, a
@@ -102,9 +106,9 @@ func TestApplyQueueRacesAcrossProcesses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			stA, stB := open(t)
-			queues := []*ApplyQueue{NewApplyQueue(stA, "a", time.Minute, nil), NewApplyQueue(stB, "b", time.Minute, nil),
-				NewApplyQueue(stA, "c", time.Minute, nil), NewApplyQueue(stB, "d", time.Minute, nil)}
-			race := func(fn func(q *ApplyQueue) error) (ok int32) {
+			queues := []*Queue{New(stA, "a", time.Minute, nil), New(stB, "b", time.Minute, nil),
+				New(stA, "c", time.Minute, nil), New(stB, "d", time.Minute, nil)}
+			race := func(fn func(q *Queue) error) (ok int32) {
 				var wg sync.WaitGroup
 				var n atomic.Int32
 				for _, q := range queues {
@@ -119,16 +123,16 @@ func TestApplyQueueRacesAcrossProcesses(t *testing.T) {
 				wg.Wait()
 				return n.Load()
 			}
-			merge := func(q *ApplyQueue) error {
-				return q.Enqueue(ctx, &ApplyJob{Ref: applyTestRef, Project: "orders", Streams: []string{"s"}, MergeSHA: "abc"})
+			merge := func(q *Queue) error {
+				return q.Enqueue(ctx, &Job{Ref: applyTestRef, Project: "orders", Streams: []string{"s"}, MergeSHA: "abc"})
 			}
 			require.Equal(t, int32(1), race(merge), "one merge, one job")
 			jobs, err := queues[0].List(ctx)
 			require.NoError(t, err)
 			require.Len(t, jobs, 1)
 			seq := jobs[0].Seq
-			var winner atomic.Pointer[ApplyQueue]
-			require.Equal(t, int32(1), race(func(q *ApplyQueue) error {
+			var winner atomic.Pointer[Queue]
+			require.Equal(t, int32(1), race(func(q *Queue) error {
 				_, err := q.Acquire(ctx, seq)
 				if err == nil {
 					winner.Store(q)
@@ -137,10 +141,10 @@ func TestApplyQueueRacesAcrossProcesses(t *testing.T) {
 				}
 				return err
 			}), "one holder")
-			require.NoError(t, winner.Load().Finish(ctx, seq, ApplyFailed, "boom"))
+			require.NoError(t, winner.Load().Finish(ctx, seq, Failed, "boom"))
 			copies := map[string]bool{}
 			var mu sync.Mutex
-			race(func(q *ApplyQueue) error {
+			race(func(q *Queue) error {
 				c, err := q.Requeue(ctx, seq)
 				if err == nil {
 					mu.Lock()
@@ -153,7 +157,7 @@ func TestApplyQueueRacesAcrossProcesses(t *testing.T) {
 			jobs, err = queues[0].List(ctx)
 			require.NoError(t, err)
 			require.Len(t, jobs, 1)
-			require.Equal(t, ApplyQueued, jobs[0].State)
+			require.Equal(t, Queued, jobs[0].State)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -11,51 +11,54 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
-// DefaultApplyPollInterval is how often the apply scheduler looks for work it
+// DefaultPollInterval is how often the apply scheduler looks for work it
 // was not told about: jobs whose holder died and whose lease has now expired.
-const DefaultApplyPollInterval = time.Second
+const DefaultPollInterval = time.Second
 
-// ApplyRunFunc runs one acquired apply job and returns its outcome: applied or
-// failed, with the reason. It persists its own progress with ApplyQueue.Update
+// RunFunc runs one acquired apply job and returns its outcome: applied or
+// failed, with the reason. It persists its own progress with Queue.Update
 // and must return soon after ctx is cancelled (shutdown, or the lease was
 // lost); the outcome is then ignored and the job stays unfinished, to be
 // resumed by whichever process next acquires it.
-type ApplyRunFunc func(ctx context.Context, job *ApplyJob) (ApplyState, string)
+type RunFunc func(ctx context.Context, job *Job) (State, string)
 
-// ApplySchedulerOption tunes NewApplyScheduler.
-type ApplySchedulerOption func(*ApplyScheduler)
+// SchedulerOption tunes NewScheduler.
+type SchedulerOption func(*Scheduler)
 
 // WithMaxParallel bounds how many jobs run at once (n < 1: no bound, the
 // default; the stream locks are the only limit).
-func WithMaxParallel(n int) ApplySchedulerOption {
-	return func(s *ApplyScheduler) { s.maxParallel = n }
+func WithMaxParallel(n int) SchedulerOption {
+	return func(s *Scheduler) { s.maxParallel = n }
 }
 
-// WithApplyPollInterval sets how often the scheduler looks for runnable jobs
-// without being notified (DefaultApplyPollInterval).
-func WithApplyPollInterval(d time.Duration) ApplySchedulerOption {
-	return func(s *ApplyScheduler) {
+// WithPollInterval sets how often the scheduler looks for runnable jobs
+// without being notified (DefaultPollInterval).
+func WithPollInterval(d time.Duration) SchedulerOption {
+	return func(s *Scheduler) {
 		if d > 0 {
-			s.poll = d
+			s.Poll = d
 		}
 	}
 }
 
-// ApplyScheduler starts every runnable apply job as soon as its streams are
+// Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
 // stream in common run in parallel.
-type ApplyScheduler struct {
-	q           *ApplyQueue
-	run         ApplyRunFunc
+type Scheduler struct {
+	q           *Queue
+	run         RunFunc
 	log         *logrus.Entry
 	maxParallel int
-	poll        time.Duration
-	// paused says whether to start nothing (the store cannot be reached);
-	// may be nil.
-	paused func() bool
+	// Poll is how often the scheduler looks for runnable jobs without being
+	// notified (WithPollInterval); set it before Start.
+	Poll time.Duration
+	// Paused says whether to start nothing (the store cannot be reached);
+	// may be nil. Set it before Start.
+	Paused func() bool
 
 	wake      chan struct{}
 	stop      chan struct{}
@@ -69,9 +72,9 @@ type ApplyScheduler struct {
 	running map[string]bool // Seqs this process has started and not yet finished
 }
 
-// NewApplyScheduler returns a scheduler running the jobs of q with run.
-func NewApplyScheduler(q *ApplyQueue, run ApplyRunFunc, log *logrus.Entry, opts ...ApplySchedulerOption) *ApplyScheduler {
-	s := &ApplyScheduler{q: q, run: run, log: log, poll: DefaultApplyPollInterval,
+// NewScheduler returns a scheduler running the jobs of q with run.
+func NewScheduler(q *Queue, run RunFunc, log *logrus.Entry, opts ...SchedulerOption) *Scheduler {
+	s := &Scheduler{q: q, run: run, log: log, Poll: DefaultPollInterval,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
 		running: map[string]bool{}}
 	for _, o := range opts {
@@ -81,7 +84,7 @@ func NewApplyScheduler(q *ApplyQueue, run ApplyRunFunc, log *logrus.Entry, opts 
 }
 
 // Notify wakes the scheduler (after an Enqueue or Requeue); it never blocks.
-func (s *ApplyScheduler) Notify() {
+func (s *Scheduler) Notify() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -91,7 +94,7 @@ func (s *ApplyScheduler) Notify() {
 // Start begins scheduling; a second Start, or one after Close, is an error.
 // Jobs run on a context detached from ctx's cancellation (it keeps its
 // values); Close ends them.
-func (s *ApplyScheduler) Start(ctx context.Context) error {
+func (s *Scheduler) Start(ctx context.Context) error {
 	started := false
 	s.startOnce.Do(func() {
 		started = true
@@ -109,7 +112,7 @@ func (s *ApplyScheduler) Start(ctx context.Context) error {
 // then it cancels them and waits for them to return. A cancelled job is left
 // as it is, lease included: the lease expires and the next process resumes
 // the job. It returns ctx's error when jobs had to be cancelled.
-func (s *ApplyScheduler) Close(ctx context.Context) error {
+func (s *Scheduler) Close(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.startOnce.Do(func() { close(s.loopDone) }) // never started: nothing runs
 	<-s.loopDone
@@ -129,9 +132,9 @@ func (s *ApplyScheduler) Close(ctx context.Context) error {
 	}
 }
 
-func (s *ApplyScheduler) loop(ctx context.Context) {
+func (s *Scheduler) loop(ctx context.Context) {
 	defer close(s.loopDone)
-	timer := time.NewTimer(s.poll)
+	timer := time.NewTimer(s.Poll)
 	defer timer.Stop()
 	for {
 		select {
@@ -140,7 +143,7 @@ func (s *ApplyScheduler) loop(ctx context.Context) {
 		default:
 		}
 		s.schedule(ctx)
-		timer.Reset(s.poll)
+		timer.Reset(s.Poll)
 		select {
 		case <-s.stop:
 			return
@@ -152,9 +155,9 @@ func (s *ApplyScheduler) loop(ctx context.Context) {
 
 // schedule starts every runnable job that this process is not running yet.
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
-// free of earlier jobs (see ApplyQueue.takeLease).
-func (s *ApplyScheduler) schedule(ctx context.Context) {
-	if s.paused != nil && s.paused() {
+// free of earlier jobs (see Queue.takeLease).
+func (s *Scheduler) schedule(ctx context.Context) {
+	if s.Paused != nil && s.Paused() {
 		return
 	}
 	jobs, err := s.q.Runnable(ctx)
@@ -178,7 +181,7 @@ func (s *ApplyScheduler) schedule(ctx context.Context) {
 }
 
 // start acquires, runs and finishes one job.
-func (s *ApplyScheduler) start(ctx context.Context, seq string) {
+func (s *Scheduler) start(ctx context.Context, seq string) {
 	defer s.jobs.Done()
 	defer func() {
 		s.mu.Lock()
@@ -189,13 +192,13 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 	job, err := s.q.takeLease(ctx, seq)
 	if err != nil {
 		if !errors.Is(err, ErrNotRunnable) && ctx.Err() == nil {
-			s.log.WithError(err).WithField(FieldJob, seq).Error("acquire apply job")
+			s.log.WithError(err).WithField(logctx.FieldJob, seq).Error("acquire apply job")
 		}
 		return
 	}
-	log := s.log.WithFields(logrus.Fields{FieldJob: job.Seq, FieldRepo: job.Ref.FullName(), FieldPR: job.Ref.Number,
-		FieldProject: job.Project, "attempt": job.Attempt})
-	jobCtx, cancel := context.WithCancel(WithLogger(ctx, log))
+	log := s.log.WithFields(logrus.Fields{logctx.FieldJob: job.Seq, logctx.FieldRepo: job.Ref.FullName(), logctx.FieldPR: job.Ref.Number,
+		logctx.FieldProject: job.Project, "attempt": job.Attempt})
+	jobCtx, cancel := context.WithCancel(logctx.WithLogger(ctx, log))
 	var lost atomic.Bool
 	renewed := make(chan struct{})
 	go s.renew(jobCtx, cancel, job.Seq, &lost, log, renewed)
@@ -213,7 +216,7 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 	}
 	if !state.Finished() {
 		reason = fmt.Sprintf("the apply run ended in state %q instead of applied or failed", state)
-		state = ApplyFailed
+		state = Failed
 	}
 	if err := s.q.Finish(context.WithoutCancel(ctx), job.Seq, state, reason); err != nil {
 		log.WithError(err).Error("record an apply job's outcome")
@@ -226,7 +229,7 @@ func (s *ApplyScheduler) start(ctx context.Context, seq string) {
 // another process has taken the job over, or no renewal succeeded for a
 // whole lease (the store unreachable: another process may have it by now),
 // the run is cancelled: two processes must never apply it.
-func (s *ApplyScheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
+func (s *Scheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
 	log *logrus.Entry, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(max(s.q.Lease()/3, time.Millisecond))
@@ -263,10 +266,10 @@ func (s *ApplyScheduler) renew(ctx context.Context, cancel context.CancelFunc, s
 }
 
 // call runs the job; a panic fails it with the stack.
-func (s *ApplyScheduler) call(ctx context.Context, job *ApplyJob) (state ApplyState, reason string) {
+func (s *Scheduler) call(ctx context.Context, job *Job) (state State, reason string) {
 	defer func() {
 		if p := recover(); p != nil {
-			state, reason = ApplyFailed, fmt.Sprintf("apply panic: %v\n%s", p, debug.Stack())
+			state, reason = Failed, fmt.Sprintf("apply panic: %v\n%s", p, debug.Stack())
 		}
 	}()
 	return s.run(ctx, job)

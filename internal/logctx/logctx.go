@@ -1,4 +1,6 @@
-package bot
+// Package logctx carries a logger in a context and names the log fields every
+// part of shardgate writes, so that the lines of one job can be joined.
+package logctx
 
 import (
 	"context"

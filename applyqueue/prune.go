@@ -1,17 +1,12 @@
-package bot
+package applyqueue
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -27,7 +22,7 @@ import (
 //
 // It reads the whole history once (a pass an hour, see pruner); each job
 // goes in a transaction of its own that re-checks it.
-func (q *ApplyQueue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+func (q *Queue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if err := q.ensureIndexes(ctx); err != nil {
@@ -39,8 +34,8 @@ func (q *ApplyQueue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 	n := 0
 	for _, kv := range kvs {
-		var j ApplyJob
-		if json.Unmarshal(kv.Value, &j) == nil && (!j.State.Finished() || (j.State != ApplyFailed && !j.UpdatedAt.Before(cutoff))) {
+		var j Job
+		if json.Unmarshal(kv.Value, &j) == nil && (!j.State.Finished() || (j.State != Failed && !j.UpdatedAt.Before(cutoff))) {
 			continue // kept, as pruneOne would find: no transaction for it
 		}
 		pruned, err := q.pruneOne(ctx, kv.Key, cutoff)
@@ -55,7 +50,7 @@ func (q *ApplyQueue) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 }
 
 // pruneOne deletes one job if Prune should.
-func (q *ApplyQueue) pruneOne(ctx context.Context, seq string, cutoff time.Time) (bool, error) {
+func (q *Queue) pruneOne(ctx context.Context, seq string, cutoff time.Time) (bool, error) {
 	pruned := false
 	err := q.st.Tx(ctx, func(tx store.RecordTx) error {
 		pruned = false
@@ -108,80 +103,4 @@ func deleteSeq(tx store.RecordTx, seq string) error {
 		return err
 	}
 	return deleteApply(tx, j)
-}
-
-// pruneEvery is how often the pruner runs.
-const pruneEvery = time.Hour
-
-// pruner deletes, once every pruneEvery, the apply jobs and the webhook jobs
-// that finished more than retention ago (webhook jobs at least
-// store.DeliveryRetention, so a late redelivery is still refused). It does
-// nothing while claiming is paused. Replicas pruning at once skip or repeat
-// each other's deletes harmlessly.
-type pruner struct {
-	applies   *ApplyQueue
-	st        store.Store
-	retention time.Duration
-	every     time.Duration
-	now       func() time.Time
-	paused    func() bool
-	log       *logrus.Entry
-	// passes counts the passes made (tests wait on it).
-	passes atomic.Int64
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func (p *pruner) start(ctx context.Context) {
-	ctx, p.stop = context.WithCancel(context.WithoutCancel(ctx))
-	every := p.every
-	if every <= 0 {
-		every = pruneEvery
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			p.pass(ctx)
-		}
-	}()
-}
-
-// pass prunes once.
-func (p *pruner) pass(ctx context.Context) {
-	defer p.passes.Add(1)
-	if p.paused != nil && p.paused() {
-		return
-	}
-	retention := p.retention
-	if retention <= 0 {
-		retention = serverconfig.DefaultRetention
-	}
-	now := p.now()
-	applies, err := p.applies.Prune(ctx, now.Add(-retention))
-	if err != nil && ctx.Err() == nil {
-		p.log.WithError(err).Error("prune finished apply jobs")
-	}
-	jobs, err := p.st.PruneDone(ctx, now.Add(-max(retention, store.DeliveryRetention)))
-	if err != nil && ctx.Err() == nil {
-		p.log.WithError(err).Error("prune finished webhook jobs")
-	}
-	if applies+jobs > 0 {
-		p.log.WithFields(logrus.Fields{"apply_jobs": applies, "webhook_jobs": jobs, "retention": retention.String()}).
-			Info("pruned finished jobs")
-	}
-}
-
-func (p *pruner) close() {
-	if p.stop != nil {
-		p.stop()
-	}
-	p.wg.Wait()
 }

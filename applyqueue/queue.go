@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
-// DefaultApplyLease is how long an apply job stays held by its process without
+// DefaultLease is how long an apply job stays held by its process without
 // a renewal, and so how long a dead process keeps its streams locked.
-const DefaultApplyLease = 2 * time.Minute
+const DefaultLease = 2 * time.Minute
 
 // Errors callers of the apply queue branch on.
 var (
@@ -34,7 +35,7 @@ var (
 )
 
 const (
-	applyBucket    = "applies"     // Seq → ApplyJob JSON
+	applyBucket    = "applies"     // Seq → Job JSON
 	applySeqBucket = "applies_seq" // applySeqKey → last Seq handed out, applyFenceKey → last fencing token
 	applySeqKey    = "last"
 	applyFenceKey  = "fence"
@@ -44,19 +45,19 @@ const (
 	applyMergeBucket = "applies_merge"
 	applyRetryBucket = "applies_retry"
 	// applyLiveBucket holds a copy of every unfinished job's record (Seq →
-	// ApplyJob JSON), written in the transaction that writes the job: the
+	// Job JSON), written in the transaction that writes the job: the
 	// scheduler's scans read it alone, so they grow with the live jobs, not
 	// with the history. applyPRBucket indexes every job by pull request
-	// (PRRef.Key, NUL, Seq → Seq) for ListForPR.
+	// (pullreq.Ref.Key, NUL, Seq → Seq) for ListForPR.
 	applyLiveBucket = "applies_live"
 	applyPRBucket   = "applies_pr"
 )
 
-// applyLocks holds one lock per store, shared by every ApplyQueue on it (a
+// applyLocks holds one lock per store, shared by every Queue on it (a
 // restarted scheduler in tests opens a second queue on the same store).
 var applyLocks sync.Map // store.Store → *sync.RWMutex
 
-// ApplyQueue is the persisted, merge-ordered list of apply jobs and the
+// Queue is the persisted, merge-ordered list of apply jobs and the
 // stream locks they imply: a job holds every stream in its Streams from the
 // moment it is acquired until it finishes, and waits behind every earlier
 // unfinished job that shares a stream.
@@ -77,7 +78,7 @@ var applyLocks sync.Map // store.Store → *sync.RWMutex
 // lease, partitioned) cannot update, report or finish it once another took
 // it over. An in-process lock keeps this process's own scans and inserts
 // apart as before.
-type ApplyQueue struct {
+type Queue struct {
 	st    store.Store
 	owner string
 	lease time.Duration
@@ -100,30 +101,30 @@ type ApplyQueue struct {
 
 type cachedApply struct {
 	raw []byte
-	job *ApplyJob
+	job *Job
 }
 
-// NewApplyQueue returns the queue kept in st. owner names this process in
+// New returns the queue kept in st. owner names this process in
 // leases and must differ between processes running at the same time; lease
-// (DefaultApplyLease when not positive) is how long a job stays held without
+// (DefaultLease when not positive) is how long a job stays held without
 // a renewal; now is the clock (time.Now when nil).
-func NewApplyQueue(st store.Store, owner string, lease time.Duration, now func() time.Time) *ApplyQueue {
+func New(st store.Store, owner string, lease time.Duration, now func() time.Time) *Queue {
 	if lease <= 0 {
-		lease = DefaultApplyLease
+		lease = DefaultLease
 	}
 	if now == nil {
 		now = time.Now
 	}
 	mu, _ := applyLocks.LoadOrStore(st, &sync.RWMutex{})
-	return &ApplyQueue{st: st, owner: owner, lease: lease, now: now, mu: mu.(*sync.RWMutex),
+	return &Queue{st: st, owner: owner, lease: lease, now: now, mu: mu.(*sync.RWMutex),
 		cache: map[string]cachedApply{}, held: map[string]heldLease{}}
 }
 
 // Owner is the name this queue leases jobs under.
-func (q *ApplyQueue) Owner() string { return q.owner }
+func (q *Queue) Owner() string { return q.owner }
 
 // Lease is how long an acquired job stays held without a renewal.
-func (q *ApplyQueue) Lease() time.Duration { return q.lease }
+func (q *Queue) Lease() time.Duration { return q.lease }
 
 // Enqueue persists job at the end of the order and fills in its Seq, State
 // (queued), times and normalised Streams; lease, attempt, reason and progress
@@ -131,7 +132,7 @@ func (q *ApplyQueue) Lease() time.Duration { return q.lease }
 // A second job with the same Ref, Project and a non-empty MergeSHA is refused
 // with ErrApplyExists, so a merge event handled again after a crash does not
 // apply twice.
-func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
+func (q *Queue) Enqueue(ctx context.Context, job *Job) error {
 	if job == nil {
 		return errors.New("enqueue apply job: job is nil")
 	}
@@ -142,7 +143,7 @@ func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
 	}
 	rec := cloneApply(job)
 	rec.Streams = normalizeStreams(job.Streams)
-	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
+	rec.State, rec.Reason, rec.Progress, rec.Attempt = Queued, "", "", 0
 	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, "", 0
 	if err := q.insert(ctx, rec); errors.Is(err, ErrApplyExists) {
 		seq, _ := q.st.Get(ctx, applyMergeBucket, mergeKey(rec))
@@ -155,14 +156,14 @@ func (q *ApplyQueue) Enqueue(ctx context.Context, job *ApplyJob) error {
 }
 
 // Get returns one job; an unknown (or requeued-away) Seq is store.ErrNotFound.
-func (q *ApplyQueue) Get(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *Queue) Get(ctx context.Context, seq string) (*Job, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	raw, err := q.st.Get(ctx, applyBucket, seq)
 	if err != nil {
 		return nil, fmt.Errorf("get apply job %s: %w", seq, err)
 	}
-	job := &ApplyJob{}
+	job := &Job{}
 	if err := json.Unmarshal(raw, job); err != nil {
 		return nil, fmt.Errorf("get apply job %s: decode: %w", seq, err)
 	}
@@ -178,8 +179,8 @@ func (q *ApplyQueue) Get(ctx context.Context, seq string) (*ApplyJob, error) {
 
 // replaced says whether j is a failed job whose Requeue was cut short
 // after its copy was written: the copy stands for it (see Requeue).
-func (q *ApplyQueue) replaced(ctx context.Context, j *ApplyJob) (bool, error) {
-	if j.State != ApplyFailed {
+func (q *Queue) replaced(ctx context.Context, j *Job) (bool, error) {
+	if j.State != Failed {
 		return false, nil
 	}
 	_, err := q.st.Get(ctx, applyRetryBucket, j.Seq)
@@ -195,7 +196,7 @@ func (q *ApplyQueue) replaced(ctx context.Context, j *ApplyJob) (bool, error) {
 // List returns every job kept, finished ones included, in Seq (merge)
 // order. It reads the whole history (what Prune left of it): the
 // scheduler's paths read the live jobs only.
-func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
+func (q *Queue) List(ctx context.Context) ([]*Job, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	jobs, err := q.loadAll(ctx)
@@ -207,7 +208,7 @@ func (q *ApplyQueue) List(ctx context.Context) ([]*ApplyJob, error) {
 
 // ListForPR returns the jobs of one pull request in Seq order, read through
 // the index by pull request: the other pull requests' jobs are not read.
-func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, error) {
+func (q *Queue) ListForPR(ctx context.Context, ref pullreq.Ref) ([]*Job, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	if err := q.ensureIndexes(ctx); err != nil {
@@ -217,7 +218,7 @@ func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, err
 	if err != nil {
 		return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
 	}
-	out := []*ApplyJob{}
+	out := []*Job{}
 	for _, kv := range kvs {
 		raw, err := q.st.Get(ctx, applyBucket, string(kv.Value))
 		if errors.Is(err, store.ErrNotFound) {
@@ -226,7 +227,7 @@ func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, err
 		if err != nil {
 			return nil, fmt.Errorf("list apply jobs of %s: %w", ref, err)
 		}
-		j := &ApplyJob{}
+		j := &Job{}
 		if err := json.Unmarshal(raw, j); err != nil {
 			return nil, fmt.Errorf("list apply jobs of %s: decode %s: %w", ref, kv.Value, err)
 		}
@@ -245,7 +246,7 @@ func (q *ApplyQueue) ListForPR(ctx context.Context, ref PRRef) ([]*ApplyJob, err
 // once its lease has expired, whoever held it: this process too, as after a
 // restart under the same owner name (the scheduler never starts a job twice
 // itself).
-func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
+func (q *Queue) Runnable(ctx context.Context) ([]*Job, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	jobs, err := q.loadLive(ctx)
@@ -263,9 +264,9 @@ func (q *ApplyQueue) Runnable(ctx context.Context) ([]*ApplyJob, error) {
 // job busy for all later ones, whether it runs or waits: a later job never
 // overtakes an earlier one on a stream, and as a job needs all its streams
 // free at once, no two jobs can each hold a stream the other waits for.
-func runnableApplies(jobs []*ApplyJob, now time.Time) []*ApplyJob {
+func runnableApplies(jobs []*Job, now time.Time) []*Job {
 	busy := map[string]bool{}
-	var out []*ApplyJob
+	var out []*Job
 	for _, j := range jobs {
 		if j.State.Finished() {
 			continue
@@ -283,9 +284,9 @@ func runnableApplies(jobs []*ApplyJob, now time.Time) []*ApplyJob {
 
 // clock is the queue's time as it reads back from the store: UTC, without a
 // monotonic reading, so a returned job equals the stored one.
-func (q *ApplyQueue) clock() time.Time { return q.now().UTC().Round(0) }
+func (q *Queue) clock() time.Time { return q.now().UTC().Round(0) }
 
-func leaseLive(j *ApplyJob, now time.Time) bool {
+func leaseLive(j *Job, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now)
 }
 
@@ -293,22 +294,22 @@ func leaseLive(j *ApplyJob, now time.Time) bool {
 type Blocker struct {
 	Stream  string
 	Seq     string
-	Ref     PRRef
+	Ref     pullreq.Ref
 	Project string
-	State   ApplyState
+	State   State
 }
 
 // Blockers returns, for each stream of the job, the earliest earlier unfinished
 // job on that stream (the one in front of the line); streams that are free are
 // left out, and a finished job has none.
-func (q *ApplyQueue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
+func (q *Queue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	jobs, err := q.loadLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("apply job blockers %s: %w", seq, err)
 	}
-	i := slices.IndexFunc(jobs, func(j *ApplyJob) bool { return j.Seq == seq })
+	i := slices.IndexFunc(jobs, func(j *Job) bool { return j.Seq == seq })
 	if i < 0 {
 		// Not live: finished (no blockers), or unknown.
 		if _, err := q.st.Get(ctx, applyBucket, seq); err != nil {
@@ -335,7 +336,7 @@ func normalizeStreams(in []string) []string {
 	return slices.Compact(out)
 }
 
-func cloneApply(j *ApplyJob) *ApplyJob {
+func cloneApply(j *Job) *Job {
 	c := *j
 	c.Streams = slices.Clone(j.Streams)
 	return &c

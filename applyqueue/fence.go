@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -21,7 +21,7 @@ type heldLease struct {
 
 // ensureCounters creates the Seq and fence counters once, so that the
 // transactions that bump them always find (and lock) them.
-func (q *ApplyQueue) ensureCounters(ctx context.Context) error {
+func (q *Queue) ensureCounters(ctx context.Context) error {
 	if q.countersReady.Load() {
 		return nil
 	}
@@ -55,7 +55,7 @@ func bump(tx store.RecordTx, key string) (uint64, error) {
 }
 
 // mergeKey names a merge's apply of one project, for applyMergeBucket.
-func mergeKey(j *ApplyJob) string {
+func mergeKey(j *Job) string {
 	return j.Ref.Key() + "\x00" + j.Project + "\x00" + j.MergeSHA
 }
 
@@ -65,12 +65,12 @@ func mergeKey(j *ApplyJob) string {
 // (no RetryOf) also claims its merge key, and a requeued copy the failed
 // job's retry key: a second insert of either, from any process, is refused
 // with ErrApplyExists (ErrExists from the store). The caller holds q.mu.
-func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
+func (q *Queue) insert(ctx context.Context, rec *Job) error {
 	if err := q.ensureCounters(ctx); err != nil {
 		return err
 	}
 	now := q.clock()
-	var stored ApplyJob
+	var stored Job
 	err := q.st.Tx(ctx, func(tx store.RecordTx) error {
 		n, err := bump(tx, applySeqKey)
 		if err != nil {
@@ -109,12 +109,12 @@ func (q *ApplyQueue) insert(ctx context.Context, rec *ApplyJob) error {
 // stream with a job, none ever will (Seqs become visible in order, finished
 // jobs stay finished, and Update cannot change Streams). Only the job's own
 // record can have changed, so that is re-checked here.
-func (q *ApplyQueue) takeLease(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *Queue) takeLease(ctx context.Context, seq string) (*Job, error) {
 	if err := q.ensureCounters(ctx); err != nil {
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 	}
 	start := q.clock()
-	var out *ApplyJob
+	var out *Job
 	err := q.st.Tx(ctx, func(tx store.RecordTx) error {
 		j, err := getApply(tx, seq)
 		if err != nil {
@@ -142,12 +142,12 @@ func (q *ApplyQueue) takeLease(ctx context.Context, seq string) (*ApplyJob, erro
 	return cloneApply(out), nil
 }
 
-func getApply(tx store.RecordTx, seq string) (*ApplyJob, error) {
+func getApply(tx store.RecordTx, seq string) (*Job, error) {
 	raw, err := tx.Get(applyBucket, seq)
 	if err != nil {
 		return nil, err
 	}
-	j := &ApplyJob{}
+	j := &Job{}
 	if err := json.Unmarshal(raw, j); err != nil {
 		return nil, fmt.Errorf("decode apply job: %w", err)
 	}
@@ -157,7 +157,7 @@ func getApply(tx store.RecordTx, seq string) (*ApplyJob, error) {
 // holds checks that this process still holds j: it acquired it, and the
 // fencing token stored in j is the one it got. An expired lease that no
 // other process has taken is still this one's.
-func (q *ApplyQueue) holds(j *ApplyJob) error {
+func (q *Queue) holds(j *Job) error {
 	q.heldMu.Lock()
 	h, ok := q.held[j.Seq]
 	q.heldMu.Unlock()
@@ -171,7 +171,7 @@ func (q *ApplyQueue) holds(j *ApplyJob) error {
 }
 
 // renewed records a successful renewal that started at start.
-func (q *ApplyQueue) renewed(seq string, start time.Time) {
+func (q *Queue) renewed(seq string, start time.Time) {
 	q.heldMu.Lock()
 	defer q.heldMu.Unlock()
 	if h, ok := q.held[seq]; ok {
@@ -181,7 +181,7 @@ func (q *ApplyQueue) renewed(seq string, start time.Time) {
 }
 
 // drop forgets a job this process finished or lost.
-func (q *ApplyQueue) drop(seq string) {
+func (q *Queue) drop(seq string) {
 	q.heldMu.Lock()
 	defer q.heldMu.Unlock()
 	delete(q.held, seq)
@@ -193,7 +193,7 @@ func (q *ApplyQueue) drop(seq string) {
 // (a process that was paused finds out here, before any database answer),
 // and the stored job still carries its fencing token. ErrNotHolder
 // otherwise: the write must not be made.
-func (q *ApplyQueue) Fenced(ctx context.Context, seq string) error {
+func (q *Queue) Fenced(ctx context.Context, seq string) error {
 	q.heldMu.Lock()
 	h, ok := q.held[seq]
 	q.heldMu.Unlock()
@@ -208,7 +208,7 @@ func (q *ApplyQueue) Fenced(ctx context.Context, seq string) error {
 	if err != nil {
 		return fmt.Errorf("apply job %s: %w", seq, err)
 	}
-	j := &ApplyJob{}
+	j := &Job{}
 	if err := json.Unmarshal(raw, j); err != nil {
 		return fmt.Errorf("apply job %s: decode: %w", seq, err)
 	}
@@ -221,7 +221,7 @@ func (q *ApplyQueue) Fenced(ctx context.Context, seq string) error {
 // PutFenced stores a record that the holder of seq writes (the audit
 // record), in one transaction with the check that it still holds the job:
 // ErrNotHolder, and nothing stored, once another process took it over.
-func (q *ApplyQueue) PutFenced(ctx context.Context, seq, bucket, key string, value []byte) error {
+func (q *Queue) PutFenced(ctx context.Context, seq, bucket, key string, value []byte) error {
 	err := q.st.Tx(ctx, func(tx store.RecordTx) error {
 		j, err := getApply(tx, seq)
 		if err != nil {

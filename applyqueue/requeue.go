@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // to it), which hides it: after a crash in between, the failed record is
 // neither listed nor requeued twice, and the next Requeue of it finishes the
 // deletion and returns the same copy.
-func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *Queue) Requeue(ctx context.Context, seq string) (*Job, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if err := q.ensureIndexes(ctx); err != nil {
@@ -35,15 +35,15 @@ func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error)
 	if err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: %w", seq, err)
 	}
-	old := &ApplyJob{}
+	old := &Job{}
 	if err := json.Unmarshal(raw, old); err != nil {
 		return nil, fmt.Errorf("requeue apply job %s: decode: %w", seq, err)
 	}
-	if old.State != ApplyFailed {
+	if old.State != Failed {
 		return nil, fmt.Errorf("requeue apply job %s: %w (it is %s)", seq, ErrNotFailed, old.State)
 	}
 	rec := cloneApply(old)
-	rec.State, rec.Reason, rec.Progress, rec.Attempt = ApplyQueued, "", "", 0
+	rec.State, rec.Reason, rec.Progress, rec.Attempt = Queued, "", "", 0
 	rec.LeaseOwner, rec.LeaseUntil, rec.RetryOf, rec.Fence = "", time.Time{}, seq, 0
 	if err := q.insert(ctx, rec); errors.Is(err, ErrApplyExists) {
 		// Another process requeued it at the same moment: its copy stands.
@@ -63,7 +63,7 @@ func (q *ApplyQueue) Requeue(ctx context.Context, seq string) (*ApplyJob, error)
 
 // requeuedCopy returns the copy a Requeue of seq made; store.ErrNotFound
 // when there is none.
-func (q *ApplyQueue) requeuedCopy(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *Queue) requeuedCopy(ctx context.Context, seq string) (*Job, error) {
 	cp, err := q.st.Get(ctx, applyRetryBucket, seq)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (q *ApplyQueue) requeuedCopy(ctx context.Context, seq string) (*ApplyJob, e
 	if err != nil {
 		return nil, fmt.Errorf("its copy %s: %w", cp, err)
 	}
-	j := &ApplyJob{}
+	j := &Job{}
 	if err := json.Unmarshal(raw, j); err != nil {
 		return nil, fmt.Errorf("decode its copy %s: %w", cp, err)
 	}
@@ -81,7 +81,7 @@ func (q *ApplyQueue) requeuedCopy(ctx context.Context, seq string) (*ApplyJob, e
 
 // deleteReplaced deletes the failed record a requeued copy replaced, with
 // its index entries.
-func (q *ApplyQueue) deleteReplaced(ctx context.Context, seq string) error {
+func (q *Queue) deleteReplaced(ctx context.Context, seq string) error {
 	err := q.st.Tx(ctx, func(tx store.RecordTx) error { return deleteSeq(tx, seq) })
 	if err != nil {
 		return fmt.Errorf("delete the failed record: %w", err)

@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -37,7 +39,7 @@ func sign(secret string, body []byte) string {
 }
 
 func newTestIntake(t testing.TB, st store.Store, maxQueued int) *Intake {
-	in, err := NewIntake(NewSecret(testSecret), st, []string{"pull_request", "issue_comment"}, maxQueued, Logger(context.Background()), nil)
+	in, err := NewIntake(serverconfig.NewSecret(testSecret), st, []string{"pull_request", "issue_comment"}, maxQueued, logctx.Logger(context.Background()), nil)
 	require.NoError(t, err)
 	return in
 }
@@ -134,11 +136,11 @@ func TestIntakeBodyLimit(t *testing.T) {
 	require.Equal(t, 413, rec.Code)
 	n, _ := st.CountQueued(context.Background())
 	require.Zero(t, n)
-	require.EqualValues(t, DefaultMaxWebhookBytes, newTestIntake(t, st, 1).maxBytes, "the default limit is 25 MiB")
+	require.EqualValues(t, serverconfig.DefaultMaxWebhookBytes, newTestIntake(t, st, 1).maxBytes, "the default limit is 25 MiB")
 }
 
 func TestNewIntakeRefusesNoSecret(t *testing.T) {
-	_, err := NewIntake(Secret{}, openStore(t), nil, 1, Logger(context.Background()), nil)
+	_, err := NewIntake(serverconfig.Secret{}, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
 	require.ErrorContains(t, err, "refuses unsigned webhooks")
 }
 
@@ -181,7 +183,7 @@ func TestIntakeRefusesFromTheHeaders(t *testing.T) {
 		code      int
 		reason    string
 	}{
-		{"declared length over the limit", DefaultMaxWebhookBytes + 1, forgedSignature, 413, "larger than 25 MiB"},
+		{"declared length over the limit", serverconfig.DefaultMaxWebhookBytes + 1, forgedSignature, 413, "larger than 25 MiB"},
 		{"no signature", 100, "", 401, "X-Hub-Signature-256"},
 		{"signature not hex", 100, "sha256=zz", 401, "does not match"},
 		{"signature too short", 100, "sha256=00", 401, "does not match"},

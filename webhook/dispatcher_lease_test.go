@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
 )
@@ -42,19 +43,19 @@ func TestDispatcherLostLeaseStopsTheJobAndRecordsNothing(t *testing.T) {
 	ids := enqueue(t, st, "d1")
 
 	stalled := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1), err: errors.New("A's outcome")}
-	a, err := NewDispatcher(st, []EventHandler{stalled}, 1, "replica-a", Logger(context.Background()))
+	a, err := NewDispatcher(st, []EventHandler{stalled}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	a.lease = 20 * lease // A renews far too late: its claim expires meanwhile
+	a.Lease = 20 * lease // A renews far too late: its claim expires meanwhile
 	var reportedA atomic.Int32
-	a.failed = func(context.Context, *store.Job, error) { reportedA.Add(1) }
+	a.Failed = func(context.Context, *store.Job, error) { reportedA.Add(1) }
 	require.NoError(t, a.Start(context.Background()))
 	defer a.Close(context.Background())
 	<-stalled.started
 
 	other := &fakeHandler{}
-	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", Logger(context.Background()))
+	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	b.lease, b.poll = lease, 20*time.Millisecond
+	b.Lease, b.Poll = lease, 20*time.Millisecond
 	require.NoError(t, b.Start(context.Background()))
 	defer b.Close(context.Background())
 	require.Eventually(t, func() bool {
@@ -80,17 +81,17 @@ func TestDispatcherHeartbeatsKeepALongJob(t *testing.T) {
 	stB := openPostgresAt(t, url, lease)
 	ids := enqueue(t, st, "long")
 	long := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
-	a, err := NewDispatcher(st, []EventHandler{long}, 1, "replica-a", Logger(context.Background()))
+	a, err := NewDispatcher(st, []EventHandler{long}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	a.lease = lease
+	a.Lease = lease
 	require.NoError(t, a.Start(context.Background()))
 	defer a.Close(context.Background())
 	<-long.started
 
 	other := &fakeHandler{started: make(chan string, 1)}
-	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", Logger(context.Background()))
+	b, err := NewDispatcher(stB, []EventHandler{other}, 1, "replica-b", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	b.lease, b.poll = lease, 10*time.Millisecond
+	b.Lease, b.Poll = lease, 10*time.Millisecond
 	require.NoError(t, b.Start(context.Background()))
 	defer b.Close(context.Background())
 	started := time.Now()
@@ -124,9 +125,9 @@ func TestDispatcherStopsAJobItCouldNotRenewForALease(t *testing.T) {
 	st := &failingHeartbeats{Store: openStore(t)}
 	ids := enqueue(t, st, "d1")
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "replica-a", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "replica-a", logctx.Logger(context.Background()))
 	require.NoError(t, err)
-	d.lease = 90 * time.Millisecond
+	d.Lease = 90 * time.Millisecond
 	require.NoError(t, d.Start(context.Background()))
 	defer d.Close(context.Background())
 	<-h.started

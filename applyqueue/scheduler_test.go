@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -10,14 +10,17 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 const applyWait = 5 * time.Second
 
-func startApplyScheduler(t *testing.T, q *ApplyQueue, run ApplyRunFunc, opts ...ApplySchedulerOption) *ApplyScheduler {
+func startApplyScheduler(t *testing.T, q *Queue, run RunFunc, opts ...SchedulerOption) *Scheduler {
 	t.Helper()
-	opts = append([]ApplySchedulerOption{WithApplyPollInterval(20 * time.Millisecond)}, opts...)
-	s := NewApplyScheduler(q, run, NewLogger(io.Discard, logrus.InfoLevel), opts...)
+	opts = append([]SchedulerOption{WithPollInterval(20 * time.Millisecond)}, opts...)
+	s := NewScheduler(q, run, logctx.NewLogger(io.Discard, logrus.InfoLevel), opts...)
 	require.NoError(t, s.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), applyWait)
@@ -28,9 +31,9 @@ func startApplyScheduler(t *testing.T, q *ApplyQueue, run ApplyRunFunc, opts ...
 }
 
 // waitApply waits until the job with seq satisfies ok.
-func waitApply(t *testing.T, q *ApplyQueue, seq string, what string, ok func(*ApplyJob) bool) *ApplyJob {
+func waitApply(t *testing.T, q *Queue, seq string, what string, ok func(*Job) bool) *Job {
 	t.Helper()
-	var job *ApplyJob
+	var job *Job
 	require.Eventually(t, func() bool {
 		j, err := q.Get(context.Background(), seq)
 		job = j
@@ -40,9 +43,9 @@ func waitApply(t *testing.T, q *ApplyQueue, seq string, what string, ok func(*Ap
 }
 
 // waitApplyState waits until the job with seq is in state.
-func waitApplyState(t *testing.T, q *ApplyQueue, seq string, state ApplyState) *ApplyJob {
+func waitApplyState(t *testing.T, q *Queue, seq string, state State) *Job {
 	t.Helper()
-	return waitApply(t, q, seq, "reached "+string(state), func(j *ApplyJob) bool { return j.State == state })
+	return waitApply(t, q, seq, "reached "+string(state), func(j *Job) bool { return j.State == state })
 }
 
 func TestApplySchedulerDisjointStreamsOverlap(t *testing.T) {
@@ -53,17 +56,17 @@ func TestApplySchedulerDisjointStreamsOverlap(t *testing.T) {
 	both.Add(2)
 	allIn := make(chan struct{})
 	go func() { both.Wait(); close(allIn) }()
-	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		both.Done()
 		select { // each run waits until the other one is running too
 		case <-allIn:
-			return ApplyApplied, ""
+			return Applied, ""
 		case <-time.After(applyWait):
-			return ApplyFailed, "the other job never ran at the same time"
+			return Failed, "the other job never ran at the same time"
 		}
 	})
-	require.Empty(t, waitApplyState(t, q, j1.Seq, ApplyApplied).Reason)
-	waitApplyState(t, q, j2.Seq, ApplyApplied)
+	require.Empty(t, waitApplyState(t, q, j1.Seq, Applied).Reason)
+	waitApplyState(t, q, j2.Seq, Applied)
 }
 
 func TestApplySchedulerOneStreamWaits(t *testing.T) {
@@ -72,12 +75,12 @@ func TestApplySchedulerOneStreamWaits(t *testing.T) {
 	j2 := enqueueApply(t, q, "j2", "a", "b")
 	release := make(chan struct{})
 	started := make(chan string, 2)
-	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		started <- job.Project
 		if job.Project == "j1" {
 			<-release
 		}
-		return ApplyApplied, ""
+		return Applied, ""
 	})
 	require.Equal(t, "j1", <-started)
 	select {
@@ -87,8 +90,8 @@ func TestApplySchedulerOneStreamWaits(t *testing.T) {
 	}
 	close(release)
 	require.Equal(t, "j2", <-started)
-	waitApplyState(t, q, j1.Seq, ApplyApplied)
-	waitApplyState(t, q, j2.Seq, ApplyApplied)
+	waitApplyState(t, q, j1.Seq, Applied)
+	waitApplyState(t, q, j2.Seq, Applied)
 }
 
 func TestApplySchedulerCrossPattern(t *testing.T) {
@@ -96,23 +99,23 @@ func TestApplySchedulerCrossPattern(t *testing.T) {
 	type span struct{ start, end time.Time }
 	var mu sync.Mutex
 	spans := map[string]span{}
-	jobs := []*ApplyJob{
+	jobs := []*Job{
 		enqueueApply(t, q, "j1", "a"),
 		enqueueApply(t, q, "j2", "b"),
 		enqueueApply(t, q, "j3", "a", "b"),
 		enqueueApply(t, q, "j4", "b", "a"),
 		enqueueApply(t, q, "j5", "a"),
 	}
-	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		start := time.Now()
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
 		spans[job.Project] = span{start, time.Now()}
 		mu.Unlock()
-		return ApplyApplied, ""
+		return Applied, ""
 	})
 	for _, j := range jobs {
-		waitApplyState(t, q, j.Seq, ApplyApplied)
+		waitApplyState(t, q, j.Seq, Applied)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -126,17 +129,17 @@ func TestApplySchedulerCrossPattern(t *testing.T) {
 }
 
 func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
-	clock := newApplyClock()
+	clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	_, st := newApplyTestQueue(t, "unused")
-	q1 := NewApplyQueue(st, "p1", time.Second, clock.Now)
+	q1 := New(st, "p1", time.Second, clock.Now)
 	job := enqueueApply(t, q1, "orders", "a")
 
 	started := make(chan error)
-	s1 := NewApplyScheduler(q1, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
-		started <- q1.Update(ctx, j.Seq, func(j *ApplyJob) error { j.State = ApplyApplying; return nil })
+	s1 := NewScheduler(q1, func(ctx context.Context, j *Job) (State, string) {
+		started <- q1.Update(ctx, j.Seq, func(j *Job) error { j.State = Applying; return nil })
 		<-ctx.Done()
-		return ApplyApplied, "must not be recorded: the run was cut short"
-	}, NewLogger(io.Discard, logrus.InfoLevel), WithApplyPollInterval(20*time.Millisecond))
+		return Applied, "must not be recorded: the run was cut short"
+	}, logctx.NewLogger(io.Discard, logrus.InfoLevel), WithPollInterval(20*time.Millisecond))
 	require.NoError(t, s1.Start(context.Background()))
 	require.NoError(t, <-started)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -145,14 +148,14 @@ func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
 
 	left, err := q1.Get(context.Background(), job.Seq)
 	require.NoError(t, err)
-	require.Equal(t, ApplyApplying, left.State, "not finished")
+	require.Equal(t, Applying, left.State, "not finished")
 	require.Equal(t, "p1", left.LeaseOwner, "still leased until the lease expires")
 
-	q2 := NewApplyQueue(st, "p2", time.Second, clock.Now)
-	resumed := make(chan *ApplyJob, 2)
-	startApplyScheduler(t, q2, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+	q2 := New(st, "p2", time.Second, clock.Now)
+	resumed := make(chan *Job, 2)
+	startApplyScheduler(t, q2, func(ctx context.Context, j *Job) (State, string) {
 		resumed <- j
-		return ApplyApplied, ""
+		return Applied, ""
 	})
 	select {
 	case <-resumed:
@@ -163,33 +166,33 @@ func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
 	select {
 	case j := <-resumed:
 		require.Equal(t, 2, j.Attempt)
-		require.Equal(t, ApplyApplying, j.State, "the run sees where the last one stopped")
+		require.Equal(t, Applying, j.State, "the run sees where the last one stopped")
 		require.Equal(t, "p2", j.LeaseOwner)
 	case <-time.After(applyWait):
 		t.Fatal("the job was never resumed after its lease expired")
 	}
-	done := waitApplyState(t, q2, job.Seq, ApplyApplied)
+	done := waitApplyState(t, q2, job.Seq, Applied)
 	require.Empty(t, done.LeaseOwner)
 	require.Empty(t, resumed, "resumed once")
 }
 
 func TestApplySchedulerLostLeaseCancelsRun(t *testing.T) {
-	clock := newApplyClock()
+	clock := fakeclock.New(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	_, st := newApplyTestQueue(t, "unused")
-	q1 := NewApplyQueue(st, "p1", 150*time.Millisecond, clock.Now)
+	q1 := New(st, "p1", 150*time.Millisecond, clock.Now)
 	job := enqueueApply(t, q1, "orders", "a")
 	started, stopped := make(chan struct{}), make(chan struct{})
-	startApplyScheduler(t, q1, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+	startApplyScheduler(t, q1, func(ctx context.Context, j *Job) (State, string) {
 		close(started)
 		<-ctx.Done()
 		close(stopped)
-		return ApplyApplied, "must not be recorded: the lease was lost"
+		return Applied, "must not be recorded: the lease was lost"
 	})
 	<-started
 	// The holder stalls past its lease (the fake clock jumps) and another
 	// process takes the job over.
 	clock.Advance(time.Second)
-	other := NewApplyQueue(st, "p2", time.Minute, clock.Now)
+	other := New(st, "p2", time.Minute, clock.Now)
 	_, err := other.Acquire(context.Background(), job.Seq)
 	require.NoError(t, err)
 	select {
@@ -200,29 +203,29 @@ func TestApplySchedulerLostLeaseCancelsRun(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	got, err := other.Get(context.Background(), job.Seq)
 	require.NoError(t, err)
-	require.Equal(t, ApplyQueued, got.State)
+	require.Equal(t, Queued, got.State)
 	require.Equal(t, "p2", got.LeaseOwner)
-	require.NoError(t, other.Finish(context.Background(), job.Seq, ApplyApplied, ""))
+	require.NoError(t, other.Finish(context.Background(), job.Seq, Applied, ""))
 }
 
 func TestApplySchedulerOutcomes(t *testing.T) {
 	tests := []struct {
 		name       string
-		run        ApplyRunFunc
-		wantState  ApplyState
+		run        RunFunc
+		wantState  State
 		wantReason []string
 	}{
-		{name: "applied", run: func(context.Context, *ApplyJob) (ApplyState, string) { return ApplyApplied, "" },
-			wantState: ApplyApplied},
-		{name: "failed with its reason", run: func(context.Context, *ApplyJob) (ApplyState, string) {
-			return ApplyFailed, "plan changed since review"
-		}, wantState: ApplyFailed, wantReason: []string{"plan changed since review"}},
-		{name: "panic fails with the stack", run: func(context.Context, *ApplyJob) (ApplyState, string) {
+		{name: "applied", run: func(context.Context, *Job) (State, string) { return Applied, "" },
+			wantState: Applied},
+		{name: "failed with its reason", run: func(context.Context, *Job) (State, string) {
+			return Failed, "plan changed since review"
+		}, wantState: Failed, wantReason: []string{"plan changed since review"}},
+		{name: "panic fails with the stack", run: func(context.Context, *Job) (State, string) {
 			panic("kaboom")
-		}, wantState: ApplyFailed, wantReason: []string{"apply panic: kaboom", "goroutine ", "applyscheduler_test.go"}},
-		{name: "a state that is not final fails", run: func(context.Context, *ApplyJob) (ApplyState, string) {
-			return ApplyConverging, ""
-		}, wantState: ApplyFailed, wantReason: []string{`ended in state "converging"`}},
+		}, wantState: Failed, wantReason: []string{"apply panic: kaboom", "goroutine ", "scheduler_test.go"}},
+		{name: "a state that is not final fails", run: func(context.Context, *Job) (State, string) {
+			return Converging, ""
+		}, wantState: Failed, wantReason: []string{`ended in state "converging"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,7 +252,7 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []string
-	s := startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		mu.Lock()
 		order = append(order, job.Project+"@"+job.Seq)
 		mu.Unlock()
@@ -257,12 +260,12 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 		case job.Project == "j2":
 			<-release
 		case job.RetryOf == "":
-			return ApplyFailed, "state lock held"
+			return Failed, "state lock held"
 		}
-		return ApplyApplied, ""
+		return Applied, ""
 	})
-	waitApplyState(t, q, j1.Seq, ApplyFailed)
-	waitApply(t, q, j2.Seq, "started", func(j *ApplyJob) bool { return j.Attempt == 1 }) // then held on release
+	waitApplyState(t, q, j1.Seq, Failed)
+	waitApply(t, q, j2.Seq, "started", func(j *Job) bool { return j.Attempt == 1 }) // then held on release
 	retry, err := q.Requeue(ctx, j1.Seq)
 	require.NoError(t, err)
 	s.Notify()
@@ -271,8 +274,8 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, got.Attempt, "the retry waits behind j2 on stream a")
 	close(release)
-	waitApplyState(t, q, retry.Seq, ApplyApplied)
-	waitApplyState(t, q, j2.Seq, ApplyApplied)
+	waitApplyState(t, q, retry.Seq, Applied)
+	waitApplyState(t, q, j2.Seq, Applied)
 	time.Sleep(50 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
@@ -281,21 +284,21 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 
 func TestApplySchedulerMaxParallel(t *testing.T) {
 	q, _ := newApplyTestQueue(t, "p1")
-	var jobs []*ApplyJob
+	var jobs []*Job
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
 		jobs = append(jobs, enqueueApply(t, q, "j-"+s, s))
 	}
 	var running, peak atomic.Int32
-	startApplyScheduler(t, q, func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(30 * time.Millisecond)
-		return ApplyApplied, ""
+		return Applied, ""
 	}, WithMaxParallel(2))
 	for _, j := range jobs {
-		waitApplyState(t, q, j.Seq, ApplyApplied)
+		waitApplyState(t, q, j.Seq, Applied)
 	}
 	require.LessOrEqual(t, peak.Load(), int32(2))
 	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once")
@@ -303,9 +306,9 @@ func TestApplySchedulerMaxParallel(t *testing.T) {
 
 func TestApplySchedulerStartTwice(t *testing.T) {
 	q, _ := newApplyTestQueue(t, "p1")
-	s := startApplyScheduler(t, q, func(context.Context, *ApplyJob) (ApplyState, string) { return ApplyApplied, "" })
+	s := startApplyScheduler(t, q, func(context.Context, *Job) (State, string) { return Applied, "" })
 	require.Error(t, s.Start(context.Background()))
-	closed := NewApplyScheduler(q, nil, NewLogger(io.Discard, logrus.InfoLevel))
+	closed := NewScheduler(q, nil, logctx.NewLogger(io.Discard, logrus.InfoLevel))
 	require.NoError(t, closed.Close(context.Background()), "closing a scheduler that never started")
 	require.Error(t, closed.Start(context.Background()), "starting a closed scheduler")
 }

@@ -1,20 +1,17 @@
-package bot
+package webhook
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -72,7 +69,7 @@ func enqueue(t *testing.T, st store.Store, ids ...string) []string {
 func TestDispatcherRunsJobsInOrder(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	enqueue(t, st, "a", "b", "c")
 	require.NoError(t, d.Start(context.Background()))
@@ -84,7 +81,7 @@ func TestDispatcherRunsJobsInOrder(t *testing.T) {
 func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{panicOn: "bad"}
-	d, err := NewDispatcher(st, []EventHandler{h}, 2, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 2, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "bad", "good")
 	require.NoError(t, d.Start(context.Background()))
@@ -102,7 +99,7 @@ func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
 func TestDispatcherRecordsHandlerErrors(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{err: errors.New("github said no")}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "x")
 	require.NoError(t, d.Start(context.Background()))
@@ -117,7 +114,7 @@ func TestDispatcherRecordsHandlerErrors(t *testing.T) {
 func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 	st := openStore(t)
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
-	d, err := NewDispatcher(st, []EventHandler{h}, 1, "first", Logger(context.Background()))
+	d, err := NewDispatcher(st, []EventHandler{h}, 1, "first", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	ids := enqueue(t, st, "slow")
 	require.NoError(t, d.Start(context.Background()))
@@ -130,7 +127,7 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 	require.Equal(t, store.JobQueued, j.State, "handed back, not failed")
 
 	h2 := &fakeHandler{}
-	d2, err := NewDispatcher(st, []EventHandler{h2}, 1, "second", Logger(context.Background()))
+	d2, err := NewDispatcher(st, []EventHandler{h2}, 1, "second", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	require.NoError(t, d2.Start(context.Background()))
 	defer d2.Close(context.Background())
@@ -138,9 +135,11 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 }
 
 func TestNewDispatcherRefusesTwoHandlersForOneEvent(t *testing.T) {
-	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", Logger(context.Background()))
+	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", logctx.Logger(context.Background()))
 	require.ErrorContains(t, err, "two handlers")
 }
+
+var errFlaky = errors.New("flaky")
 
 // flakyHandler fails with its errors in turn, then succeeds.
 type flakyHandler struct {
@@ -162,8 +161,10 @@ func (h *flakyHandler) Handle(context.Context, string, string, []byte) error {
 }
 
 func TestDispatcherRetriesTransientFailures(t *testing.T) {
-	badGateway := &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusBadGateway}, Message: "Bad Gateway"}
-	notFound := &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}
+	// What counts as transient is the caller's (bot's transient); here an
+	// error wrapping errFlaky is.
+	badGateway := fmt.Errorf("502 Bad Gateway: %w", errFlaky)
+	notFound := errors.New("404 Not Found")
 	tests := []struct {
 		name      string
 		errs      []error
@@ -172,8 +173,7 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 		reported  bool
 	}{
 		{"502s then success", []error{badGateway, fmt.Errorf("get pull request: %w", badGateway)}, store.JobDone, 3, false},
-		{"a reset then success", []error{&net.OpError{Op: "read", Err: syscall.ECONNRESET}}, store.JobDone, 2, false},
-		{"a timeout then success", []error{fmt.Errorf("list comments: %w", context.DeadlineExceeded)}, store.JobDone, 2, false},
+		{"another transient error then success", []error{fmt.Errorf("list comments: %w", errFlaky)}, store.JobDone, 2, false},
 		{"not transient: failed at once and reported", []error{notFound}, store.JobFailed, 1, true},
 		{"transient to the bound: failed and reported", []error{badGateway, badGateway, badGateway, badGateway}, store.JobFailed, 3, true},
 	}
@@ -181,11 +181,12 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := openStore(t)
 			h := &flakyHandler{errs: tt.errs}
-			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", Logger(context.Background()))
+			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 			require.NoError(t, err)
-			d.attempts, d.retryBase, d.retryMax, d.poll = 3, time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
+			d.Attempts, d.RetryBase, d.RetryMax, d.Poll = 3, time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
+			d.Transient = func(err error) bool { return errors.Is(err, errFlaky) }
 			var reported atomic.Int32
-			d.failed = func(context.Context, *store.Job, error) { reported.Add(1) }
+			d.Failed = func(context.Context, *store.Job, error) { reported.Add(1) }
 			ids := enqueue(t, st, "d1")
 			require.NoError(t, d.Start(context.Background()))
 			defer d.Close(context.Background())

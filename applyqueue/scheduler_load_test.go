@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
 // applySim is a fake apply: the streams it locks and how long it runs.
@@ -48,7 +50,7 @@ type applySpan struct {
 	start, end time.Time
 }
 
-// applyRecorder is a fake ApplyRunFunc that sleeps for each job's duration,
+// applyRecorder is a fake RunFunc that sleeps for each job's duration,
 // records its span, and notes any moment two jobs held one stream.
 type applyRecorder struct {
 	durations map[string]time.Duration // by project
@@ -67,7 +69,7 @@ func newApplyRecorder(jobs []applySim) *applyRecorder {
 	return r
 }
 
-func (r *applyRecorder) run(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+func (r *applyRecorder) run(ctx context.Context, job *Job) (State, string) {
 	r.mu.Lock()
 	for _, s := range job.Streams {
 		if h := r.holders[s]; h != "" {
@@ -87,7 +89,7 @@ func (r *applyRecorder) run(ctx context.Context, job *ApplyJob) (ApplyState, str
 		}
 	}
 	r.spans = append(r.spans, applySpan{seq: job.Seq, streams: job.Streams, start: start, end: end})
-	return ApplyApplied, ""
+	return Applied, ""
 }
 
 // check asserts that no stream ever ran two jobs at once and that each
@@ -123,16 +125,16 @@ func latest(a, b time.Time) time.Time {
 
 // runApplySims enqueues jobs on q, runs them all with a scheduler and returns
 // the recorder once every job is finished.
-func runApplySims(t testing.TB, q *ApplyQueue, jobs []applySim) *applyRecorder {
+func runApplySims(t testing.TB, q *Queue, jobs []applySim) *applyRecorder {
 	ctx := context.Background()
 	seqs := make([]string, 0, len(jobs))
 	for _, j := range jobs {
-		job := &ApplyJob{Ref: applyTestRef, Project: j.project, Streams: j.streams}
+		job := &Job{Ref: applyTestRef, Project: j.project, Streams: j.streams}
 		require.NoError(t, q.Enqueue(ctx, job))
 		seqs = append(seqs, job.Seq)
 	}
 	rec := newApplyRecorder(jobs)
-	s := NewApplyScheduler(q, rec.run, NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
+	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithPollInterval(50*time.Millisecond))
 	require.NoError(t, s.Start(ctx))
 	defer func() { require.NoError(t, s.Close(ctx)) }()
 	require.Eventually(t, func() bool {
@@ -141,7 +143,7 @@ func runApplySims(t testing.TB, q *ApplyQueue, jobs []applySim) *applyRecorder {
 			return false
 		}
 		all, err := q.List(ctx)
-		return err == nil && !slices.ContainsFunc(all, func(j *ApplyJob) bool { return !j.State.Finished() })
+		return err == nil && !slices.ContainsFunc(all, func(j *Job) bool { return !j.State.Finished() })
 	}, time.Minute, 2*time.Millisecond)
 	return rec
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -68,26 +69,26 @@ func BenchmarkApplyScheduler(b *testing.B) {
 // enqueueApplyBench enqueues jobs without fsync (two writes per job that
 // this benchmark is not about), then reopens the store with opts for the
 // scheduling, whose lease and finish writes are what it measures.
-func enqueueApplyBench(b *testing.B, jobs []applySim, opts []store.BoltOption) (*ApplyQueue, func()) {
+func enqueueApplyBench(b *testing.B, jobs []applySim, opts []store.BoltOption) (*Queue, func()) {
 	path := filepath.Join(b.TempDir(), "store.db")
 	st, err := store.OpenBolt(path, store.WithoutSync())
 	require.NoError(b, err)
-	setup := NewApplyQueue(st, "setup", 0, nil)
+	setup := New(st, "setup", 0, nil)
 	for _, j := range jobs {
-		require.NoError(b, setup.Enqueue(context.Background(), &ApplyJob{Ref: applyTestRef, Project: j.project, Streams: j.streams}))
+		require.NoError(b, setup.Enqueue(context.Background(), &Job{Ref: applyTestRef, Project: j.project, Streams: j.streams}))
 	}
 	require.NoError(b, st.Close())
 	st, err = store.OpenBolt(path, opts...)
 	require.NoError(b, err)
-	return NewApplyQueue(st, "bench", time.Minute, nil), func() { require.NoError(b, st.Close()) }
+	return New(st, "bench", time.Minute, nil), func() { require.NoError(b, st.Close()) }
 }
 
 // runApplyBench runs the already enqueued jobs and returns the time from
 // the scheduler's start until every job's outcome is stored.
-func runApplyBench(b *testing.B, q *ApplyQueue, rec *applyRecorder, n int) time.Duration {
+func runApplyBench(b *testing.B, q *Queue, rec *applyRecorder, n int) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
-	s := NewApplyScheduler(q, rec.run, NewLogger(io.Discard, logrus.WarnLevel), WithApplyPollInterval(50*time.Millisecond))
+	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithPollInterval(50*time.Millisecond))
 	require.NoError(b, s.Start(ctx))
 	for {
 		rec.mu.Lock()
@@ -101,7 +102,7 @@ func runApplyBench(b *testing.B, q *ApplyQueue, rec *applyRecorder, n int) time.
 	// The last Finish is written after the run returns.
 	require.Eventually(b, func() bool {
 		all, err := q.List(ctx)
-		return err == nil && !slices.ContainsFunc(all, func(j *ApplyJob) bool { return !j.State.Finished() })
+		return err == nil && !slices.ContainsFunc(all, func(j *Job) bool { return !j.State.Finished() })
 	}, time.Minute, time.Millisecond)
 	elapsed := time.Since(start)
 	require.NoError(b, s.Close(ctx))

@@ -1,9 +1,8 @@
-package bot
+package applyqueue
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -20,14 +21,14 @@ import (
 type readWatch struct {
 	store.Store
 	mu   sync.Mutex
-	read []ApplyJob
+	read []Job
 }
 
 func (w *readWatch) saw(bucket string, v []byte) {
 	if bucket != applyBucket && bucket != applyLiveBucket {
 		return
 	}
-	var j ApplyJob
+	var j Job
 	if json.Unmarshal(v, &j) != nil {
 		return
 	}
@@ -37,7 +38,7 @@ func (w *readWatch) saw(bucket string, v []byte) {
 }
 
 // reset forgets what was read and returns it.
-func (w *readWatch) reset() []ApplyJob {
+func (w *readWatch) reset() []Job {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := w.read
@@ -81,25 +82,25 @@ func (t watchTx) Get(bucket, key string) ([]byte, error) {
 // historyQueue is a queue on a watched store holding 60 finished jobs of
 // pull request 7 (applied and failed) and, behind them, two live jobs of
 // pull request 8: one runnable, one waiting behind it on stream s.
-func historyQueue(t *testing.T) (*ApplyQueue, *readWatch, []*ApplyJob) {
+func historyQueue(t *testing.T) (*Queue, *readWatch, []*Job) {
 	t.Helper()
 	ctx := context.Background()
 	w := &readWatch{Store: openApplyStore(t, filepath.Join(t.TempDir(), "store.db"))}
-	q := NewApplyQueue(w, "p1", time.Minute, nil)
+	q := New(w, "p1", time.Minute, nil)
 	for i := range 60 {
 		j := enqueueApply(t, q, fmt.Sprintf("old-%d", i), "s", fmt.Sprintf("t%d", i))
 		_, err := q.Acquire(ctx, j.Seq)
 		require.NoError(t, err)
-		state := ApplyApplied
+		state := Applied
 		if i%3 == 0 {
-			state = ApplyFailed
+			state = Failed
 		}
 		require.NoError(t, q.Finish(ctx, j.Seq, state, ""))
 	}
-	ref := PRRef{Installation: 1, Owner: "acme", Repo: "infra", Number: 8}
-	var live []*ApplyJob
+	ref := pullreq.Ref{Installation: 1, Owner: "acme", Repo: "infra", Number: 8}
+	var live []*Job
 	for _, p := range []string{"first", "second"} {
-		j := &ApplyJob{Ref: ref, Project: p, Streams: []string{"s"}}
+		j := &Job{Ref: ref, Project: p, Streams: []string{"s"}}
 		require.NoError(t, q.Enqueue(ctx, j))
 		live = append(live, j)
 	}
@@ -113,11 +114,11 @@ func TestApplySchedulingPassReadsNoFinishedJob(t *testing.T) {
 	ctx := context.Background()
 	q, w, live := historyQueue(t)
 	started := make(chan string, 2)
-	s := NewApplyScheduler(q, func(ctx context.Context, j *ApplyJob) (ApplyState, string) {
+	s := NewScheduler(q, func(ctx context.Context, j *Job) (State, string) {
 		started <- j.Project
 		<-ctx.Done()
-		return ApplyFailed, "stopped"
-	}, Logger(ctx))
+		return Failed, "stopped"
+	}, logctx.Logger(ctx))
 	work, cancel := context.WithCancel(ctx)
 	s.schedule(work)
 	require.Equal(t, "first", <-started)
@@ -157,14 +158,14 @@ func TestApplyQueueListForPRReadsOnlyItsPR(t *testing.T) {
 func TestApplyQueueIndexesAnUnindexedQueue(t *testing.T) {
 	ctx := context.Background()
 	st := openApplyStore(t, filepath.Join(t.TempDir(), "store.db"))
-	for i, state := range []ApplyState{ApplyApplied, ApplyQueued, ApplyFailed} {
-		j := ApplyJob{Seq: fmt.Sprintf("%012d", i+1), Ref: applyTestRef, Project: fmt.Sprintf("p%d", i), Streams: []string{"s"}, State: state}
+	for i, state := range []State{Applied, Queued, Failed} {
+		j := Job{Seq: fmt.Sprintf("%012d", i+1), Ref: applyTestRef, Project: fmt.Sprintf("p%d", i), Streams: []string{"s"}, State: state}
 		raw, err := json.Marshal(j)
 		require.NoError(t, err)
 		require.NoError(t, st.Put(ctx, applyBucket, j.Seq, raw))
 	}
 	require.NoError(t, st.Put(ctx, applySeqBucket, applySeqKey, []byte("3")))
-	q := NewApplyQueue(st, "p1", time.Minute, nil)
+	q := New(st, "p1", time.Minute, nil)
 	runnable, err := q.Runnable(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"p1"}, applyProjects(runnable))
@@ -176,57 +177,4 @@ func TestApplyQueueIndexesAnUnindexedQueue(t *testing.T) {
 	runnable, err = q.Runnable(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"p1"}, applyProjects(runnable), "p3 waits behind p1 on s")
-}
-
-// The pruner deletes, on its schedule and by its clock, the apply jobs and
-// webhook jobs that finished more than the retention ago, and nothing else.
-func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
-	ctx := context.Background()
-	clock := newApplyClock()
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "store.db"), store.WithoutSync(), store.WithClock(clock.Now))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	q := NewApplyQueue(st, "p1", time.Minute, clock.Now)
-
-	done := &ApplyJob{Ref: applyTestRef, Project: "done", Streams: []string{"a"}, MergeSHA: "m1"}
-	require.NoError(t, q.Enqueue(ctx, done))
-	_, err = q.Acquire(ctx, done.Seq)
-	require.NoError(t, err)
-	require.NoError(t, q.Finish(ctx, done.Seq, ApplyApplied, ""))
-	waiting := enqueueApply(t, q, "waiting", "b")
-	ids := enqueue(t, st, "finished", "queued")
-	job, err := st.Claim(ctx, "w")
-	require.NoError(t, err)
-	require.Equal(t, ids[0], job.ID)
-	require.NoError(t, st.Complete(ctx, job.ID, "w", nil))
-
-	p := &pruner{applies: q, st: st, retention: 10 * 24 * time.Hour, every: time.Millisecond, now: clock.Now, log: Logger(ctx)}
-	p.start(ctx)
-	t.Cleanup(p.close)
-	passes := func(n int64) { // waits for n more passes
-		t.Helper()
-		from := p.passes.Load()
-		require.Eventually(t, func() bool { return p.passes.Load() >= from+n }, 10*time.Second, time.Millisecond)
-	}
-	passes(3)
-	all, err := q.List(ctx)
-	require.NoError(t, err)
-	require.Equal(t, []string{"done", "waiting"}, applyProjects(all), "kept within the retention")
-
-	clock.Advance(10*24*time.Hour + time.Minute)
-	passes(2)
-	all, err = q.List(ctx)
-	require.NoError(t, err)
-	require.Equal(t, []string{"waiting"}, applyProjects(all), "the finished apply job is pruned, the waiting one kept")
-	require.Equal(t, waiting.Seq, all[0].Seq)
-	forPR, err := q.ListForPR(ctx, applyTestRef)
-	require.NoError(t, err)
-	require.Equal(t, []string{"waiting"}, applyProjects(forPR))
-	_, err = st.Get(ctx, applyMergeBucket, mergeKey(done))
-	require.ErrorIs(t, err, store.ErrNotFound, "its merge record goes with it")
-	_, err = st.GetJob(ctx, ids[0])
-	require.True(t, errors.Is(err, store.ErrNotFound), "the finished webhook job is pruned")
-	j, err := st.GetJob(ctx, ids[1])
-	require.NoError(t, err)
-	require.Equal(t, store.JobQueued, j.State, "the queued webhook job is kept")
 }

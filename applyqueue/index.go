@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ import (
 const applyIndexKey = "indexed"
 
 // prIndexKey is j's key in applyPRBucket.
-func prIndexKey(j *ApplyJob) string { return j.Ref.Key() + "\x00" + j.Seq }
+func prIndexKey(j *Job) string { return j.Ref.Key() + "\x00" + j.Seq }
 
 // writeApply stores j and its live copy in tx: the copy while j is
 // unfinished, none once it has finished. Every write of a job's record
 // goes through it, so the live index is the unfinished jobs exactly.
-func writeApply(tx store.RecordTx, j *ApplyJob) error {
+func writeApply(tx store.RecordTx, j *Job) error {
 	raw, err := json.Marshal(j)
 	if err != nil {
 		return fmt.Errorf("encode apply job: %w", err)
@@ -37,7 +37,7 @@ func writeApply(tx store.RecordTx, j *ApplyJob) error {
 }
 
 // deleteApply removes j's record and its index entries in tx.
-func deleteApply(tx store.RecordTx, j *ApplyJob) error {
+func deleteApply(tx store.RecordTx, j *Job) error {
 	for _, r := range [][2]string{{applyBucket, j.Seq}, {applyLiveBucket, j.Seq}, {applyPRBucket, prIndexKey(j)}} {
 		if err := tx.Delete(r[0], r[1]); err != nil {
 			return err
@@ -51,7 +51,7 @@ func deleteApply(tx store.RecordTx, j *ApplyJob) error {
 // transaction of its own, which locks its record, so a job changed meanwhile
 // by another process is indexed as it is now. Processes that do it at once
 // do the same writes.
-func (q *ApplyQueue) ensureIndexes(ctx context.Context) error {
+func (q *Queue) ensureIndexes(ctx context.Context) error {
 	if q.indexed.Load() {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (q *ApplyQueue) ensureIndexes(ctx context.Context) error {
 // loadLive reads the unfinished jobs in Seq order from their index. The jobs
 // are shared with the cache: callers clone what they return. An index entry
 // whose job has finished since it was read is left out. The caller holds q.mu.
-func (q *ApplyQueue) loadLive(ctx context.Context) ([]*ApplyJob, error) {
+func (q *Queue) loadLive(ctx context.Context) ([]*Job, error) {
 	if err := q.ensureIndexes(ctx); err != nil {
 		return nil, err
 	}
@@ -104,12 +104,12 @@ func (q *ApplyQueue) loadLive(ctx context.Context) ([]*ApplyJob, error) {
 	q.cacheMu.Lock()
 	defer q.cacheMu.Unlock()
 	seen := make(map[string]bool, len(kvs))
-	jobs := make([]*ApplyJob, 0, len(kvs))
+	jobs := make([]*Job, 0, len(kvs))
 	for _, kv := range kvs {
 		seen[kv.Key] = true
 		c, ok := q.cache[kv.Key]
 		if !ok || !bytes.Equal(c.raw, kv.Value) {
-			j := &ApplyJob{}
+			j := &Job{}
 			if err := json.Unmarshal(kv.Value, j); err != nil {
 				return nil, fmt.Errorf("decode apply job %s: %w", kv.Key, err)
 			}
@@ -130,15 +130,15 @@ func (q *ApplyQueue) loadLive(ctx context.Context) ([]*ApplyJob, error) {
 
 // loadAll reads every job kept in Seq order, leaving out records a Requeue
 // replaced (see Requeue); the jobs are the caller's. The caller holds q.mu.
-func (q *ApplyQueue) loadAll(ctx context.Context) ([]*ApplyJob, error) {
+func (q *Queue) loadAll(ctx context.Context) ([]*Job, error) {
 	kvs, err := q.st.List(ctx, applyBucket, "")
 	if err != nil {
 		return nil, err
 	}
-	jobs := make([]*ApplyJob, 0, len(kvs))
+	jobs := make([]*Job, 0, len(kvs))
 	replaced := map[string]bool{}
 	for _, kv := range kvs {
-		j := &ApplyJob{}
+		j := &Job{}
 		if err := json.Unmarshal(kv.Value, j); err != nil {
 			return nil, fmt.Errorf("decode apply job %s: %w", kv.Key, err)
 		}
@@ -147,5 +147,5 @@ func (q *ApplyQueue) loadAll(ctx context.Context) ([]*ApplyJob, error) {
 		}
 		jobs = append(jobs, j)
 	}
-	return slices.DeleteFunc(jobs, func(j *ApplyJob) bool { return replaced[j.Seq] }), nil
+	return slices.DeleteFunc(jobs, func(j *Job) bool { return replaced[j.Seq] }), nil
 }

@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -31,9 +32,9 @@ type replicaRecorder struct {
 // runHanging is run for a process whose applies, once hang is armed, stop
 // making progress (as one stuck mid terraform apply) until it ends; hung is
 // closed when the first such run started.
-func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}) ApplyRunFunc {
+func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}) RunFunc {
 	var once sync.Once
-	return func(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+	return func(ctx context.Context, job *Job) (State, string) {
 		if hang.Load() {
 			r.applyRecorder.mu.Lock()
 			d := r.durations[job.Project]
@@ -50,7 +51,7 @@ func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}) Appl
 	}
 }
 
-func (r *replicaRecorder) run(ctx context.Context, job *ApplyJob) (ApplyState, string) {
+func (r *replicaRecorder) run(ctx context.Context, job *Job) (State, string) {
 	r.applyRecorder.mu.Lock()
 	for _, s := range job.Streams {
 		if h := r.holders[s]; h != "" {
@@ -86,10 +87,10 @@ func (r *replicaRecorder) run(ctx context.Context, job *ApplyJob) (ApplyState, s
 	defer r.mu.Unlock()
 	if cut {
 		r.interrupted[job.Seq]++
-		return ApplyFailed, "interrupted"
+		return Failed, "interrupted"
 	}
 	r.finished[job.Seq]++
-	return ApplyApplied, ""
+	return Applied, ""
 }
 
 // replicaLoad is 1,000 merges over 50 streams, a tenth of them linking two.
@@ -115,8 +116,8 @@ func replicaLoad(n, streams int, d time.Duration) []applySim {
 func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	const lease = 600 * time.Millisecond
 	url := storetest.PostgresURL(t)
-	qa := NewApplyQueue(openPostgresAt(t, url, lease), "replica-a", lease, nil)
-	qb := NewApplyQueue(openPostgresAt(t, url, lease), "replica-b", lease, nil)
+	qa := New(openPostgresAt(t, url, lease), "replica-a", lease, nil)
+	qb := New(openPostgresAt(t, url, lease), "replica-b", lease, nil)
 	jobs := replicaLoad(1000, 50, 15*time.Millisecond)
 	ctx := context.Background()
 	// Merges arrive through either replica.
@@ -125,15 +126,15 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 		if i%2 == 1 {
 			q = qb
 		}
-		require.NoError(t, q.Enqueue(ctx, &ApplyJob{Ref: applyTestRef, Project: j.project, Streams: j.streams,
+		require.NoError(t, q.Enqueue(ctx, &Job{Ref: applyTestRef, Project: j.project, Streams: j.streams,
 			MergeSHA: fmt.Sprintf("sha-%d", i)}))
 	}
 	rec := &replicaRecorder{applyRecorder: newApplyRecorder(jobs), interrupted: map[string]int{}, finished: map[string]int{}}
-	log := NewLogger(io.Discard, logrus.WarnLevel)
+	log := logctx.NewLogger(io.Discard, logrus.WarnLevel)
 	var hang atomic.Bool
 	hung := make(chan struct{})
-	a := NewApplyScheduler(qa, rec.runHanging(&hang, hung), log, WithApplyPollInterval(50*time.Millisecond))
-	b := NewApplyScheduler(qb, rec.run, log, WithApplyPollInterval(50*time.Millisecond))
+	a := NewScheduler(qa, rec.runHanging(&hang, hung), log, WithPollInterval(50*time.Millisecond))
+	b := NewScheduler(qb, rec.run, log, WithPollInterval(50*time.Millisecond))
 	start := time.Now()
 	require.NoError(t, a.Start(ctx))
 	require.NoError(t, b.Start(ctx))
@@ -142,7 +143,7 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	finished := func() int {
 		all, err := qb.List(ctx)
 		require.NoError(t, err)
-		return len(slices.DeleteFunc(all, func(j *ApplyJob) bool { return !j.State.Finished() }))
+		return len(slices.DeleteFunc(all, func(j *Job) bool { return !j.State.Finished() }))
 	}
 	require.Eventually(t, func() bool { return finished() >= 300 }, 2*time.Minute, 5*time.Millisecond)
 	hang.Store(true)
@@ -160,7 +161,7 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, len(jobs), "nothing lost")
 	for _, j := range all {
-		require.Equal(t, ApplyApplied, j.State, "job %s: %s", j.Seq, j.Reason)
+		require.Equal(t, Applied, j.State, "job %s: %s", j.Seq, j.Reason)
 		require.Equal(t, 1, rec.finished[j.Seq], "job %s applied once", j.Seq)
 		// The kill may also end an acquisition whose run had not begun (it
 		// committed as the context ended): an attempt without a run.

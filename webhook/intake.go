@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"crypto/hmac"
@@ -12,11 +12,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
-
-// JobKindEvent is the store.Job kind of a webhook delivery.
-const JobKindEvent = "event"
 
 // Intake is the webhook endpoint: it verifies, de-duplicates and persists each
 // delivery, then answers at once; the work runs later from the queue. Bodies
@@ -32,17 +31,17 @@ type Intake struct {
 	log       *logrus.Entry
 	// notify wakes the dispatcher after an enqueue; it never blocks.
 	notify func()
-	// observe counts deliveries by event and outcome (metrics); may be nil.
-	observe func(event, outcome string)
+	// Observe counts deliveries by event and outcome (metrics); may be nil.
+	Observe func(event, outcome string)
 }
 
 // NewIntake returns the webhook handler. events lists the X-GitHub-Event values
 // that have a handler; others are acknowledged and ignored.
-func NewIntake(secret Secret, st store.Store, events []string, maxQueued int, log *logrus.Entry, notify func()) (*Intake, error) {
+func NewIntake(secret serverconfig.Secret, st store.Store, events []string, maxQueued int, log *logrus.Entry, notify func()) (*Intake, error) {
 	if secret.Empty() {
 		return nil, errors.New("new intake: no webhook secret: shardgate refuses unsigned webhooks")
 	}
-	in := &Intake{secret: []byte(secret.Reveal()), store: st, maxQueued: maxQueued, maxBytes: DefaultMaxWebhookBytes,
+	in := &Intake{secret: []byte(secret.Reveal()), store: st, maxQueued: maxQueued, maxBytes: serverconfig.DefaultMaxWebhookBytes,
 		gate: newBodyGate(), handled: map[string]bool{}, log: log, notify: notify}
 	for _, e := range events {
 		in.handled[e] = true
@@ -53,20 +52,23 @@ func NewIntake(secret Secret, st store.Store, events []string, maxQueued int, lo
 	return in, nil
 }
 
-type intakeReply struct {
+// Reply is the JSON body of every answer of the intake: Status is queued,
+// duplicate, ignored, pong or rejected; JobID names the queued job; Reason
+// says why a delivery was ignored or rejected.
+type Reply struct {
 	Status string `json:"status"`
 	JobID  string `json:"job_id,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
 
-func (in *Intake) reply(w http.ResponseWriter, event string, code int, r intakeReply) {
-	if in.observe != nil {
-		in.observe(event, r.Status)
+func (in *Intake) reply(w http.ResponseWriter, event string, code int, r Reply) {
+	if in.Observe != nil {
+		in.Observe(event, r.Status)
 	}
 	reply(w, code, r)
 }
 
-func reply(w http.ResponseWriter, code int, r intakeReply) {
+func reply(w http.ResponseWriter, code int, r Reply) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(r)
@@ -76,12 +78,12 @@ func reply(w http.ResponseWriter, code int, r intakeReply) {
 func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		in.reply(w, "", http.StatusMethodNotAllowed, intakeReply{Status: "rejected", Reason: "webhooks are POSTed"})
+		in.reply(w, "", http.StatusMethodNotAllowed, Reply{Status: "rejected", Reason: "webhooks are POSTed"})
 		return
 	}
 	event := r.Header.Get("X-GitHub-Event")
 	delivery := r.Header.Get("X-GitHub-Delivery")
-	log := in.log.WithFields(logrus.Fields{FieldEvent: event, FieldDelivery: delivery})
+	log := in.log.WithFields(logrus.Fields{logctx.FieldEvent: event, logctx.FieldDelivery: delivery})
 	// Only a delivery that may be queued needs its body kept; the others are
 	// hashed as they stream by.
 	keep := in.handled[event] && delivery != ""
@@ -91,15 +93,15 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case event == "":
-		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Event is missing"})
+		in.reply(w, event, http.StatusBadRequest, Reply{Status: "rejected", Reason: "X-GitHub-Event is missing"})
 	case event == "ping":
-		in.reply(w, event, http.StatusOK, intakeReply{Status: "pong"})
+		in.reply(w, event, http.StatusOK, Reply{Status: "pong"})
 	case !in.handled[event]:
-		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
+		in.reply(w, event, http.StatusAccepted, Reply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
 	case delivery == "":
-		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
+		in.reply(w, event, http.StatusBadRequest, Reply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
 	case !json.Valid(body):
-		in.reply(w, event, http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "body is not JSON"})
+		in.reply(w, event, http.StatusBadRequest, Reply{Status: "rejected", Reason: "body is not JSON"})
 	default:
 		in.enqueue(w, r, event, delivery, body, log)
 	}
@@ -116,14 +118,14 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 	if r.ContentLength > in.maxBytes {
 		unread()
 		log.Warn("webhook body over the size limit")
-		in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
+		in.reply(w, "", http.StatusRequestEntityTooLarge, Reply{Status: "rejected", Reason: "body is larger than 25 MiB"})
 		return nil, false
 	}
 	want, ok := parseSignature(r.Header.Get("X-Hub-Signature-256"))
 	if !ok {
 		unread()
 		log.Warn("webhook signature missing or wrong")
-		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+		in.reply(w, "", http.StatusUnauthorized, Reply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
 		return nil, false
 	}
 	leave, ok := in.gate.enter()
@@ -131,7 +133,7 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 		unread()
 		log.Warn("too many webhook bodies in flight: delivery refused")
 		w.Header().Set("Retry-After", "10")
-		in.reply(w, "", http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "too many webhook bodies are being received; redeliver later"})
+		in.reply(w, "", http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "too many webhook bodies are being received; redeliver later"})
 		return nil, false
 	}
 	defer leave()
@@ -145,7 +147,7 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 	}
 	if !hmac.Equal(want, mac.Sum(nil)) {
 		log.Warn("webhook signature missing or wrong")
-		in.reply(w, "", http.StatusUnauthorized, intakeReply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
+		in.reply(w, "", http.StatusUnauthorized, Reply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
 		return nil, false
 	}
 	if !keep {
@@ -159,16 +161,16 @@ func (in *Intake) refuseBody(w http.ResponseWriter, err error, log *logrus.Entry
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		log.Warn("webhook body over the size limit")
-		in.reply(w, "", http.StatusRequestEntityTooLarge, intakeReply{Status: "rejected", Reason: "body is larger than 25 MiB"})
+		in.reply(w, "", http.StatusRequestEntityTooLarge, Reply{Status: "rejected", Reason: "body is larger than 25 MiB"})
 	case errors.Is(err, errBudgetSpent):
 		log.Warn("memory for unverified webhook bodies spent: delivery refused")
 		w.Header().Set("Retry-After", "10")
-		in.reply(w, "", http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "too many large webhook bodies are being received; redeliver later"})
+		in.reply(w, "", http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "too many large webhook bodies are being received; redeliver later"})
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		log.Warn("webhook body arrived too slowly")
-		in.reply(w, "", http.StatusRequestTimeout, intakeReply{Status: "rejected", Reason: "the body arrived too slowly"})
+		in.reply(w, "", http.StatusRequestTimeout, Reply{Status: "rejected", Reason: "the body arrived too slowly"})
 	default:
-		in.reply(w, "", http.StatusBadRequest, intakeReply{Status: "rejected", Reason: "could not read the body"})
+		in.reply(w, "", http.StatusBadRequest, Reply{Status: "rejected", Reason: "could not read the body"})
 	}
 }
 
@@ -179,18 +181,18 @@ func (in *Intake) enqueue(w http.ResponseWriter, r *http.Request, event, deliver
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		log.Info("redelivery of a queued delivery acknowledged; not run twice")
-		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "duplicate", Reason: "this delivery was already received"})
+		in.reply(w, event, http.StatusAccepted, Reply{Status: "duplicate", Reason: "this delivery was already received"})
 	case errors.Is(err, store.ErrQueueFull):
 		log.Warn("queue full: delivery refused")
 		w.Header().Set("Retry-After", "60")
-		in.reply(w, event, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "queue is full; redeliver later"})
+		in.reply(w, event, http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "queue is full; redeliver later"})
 	case err != nil:
 		log.WithError(err).Error("could not persist a delivery")
-		in.reply(w, event, http.StatusServiceUnavailable, intakeReply{Status: "rejected", Reason: "could not persist the delivery; redeliver later"})
+		in.reply(w, event, http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "could not persist the delivery; redeliver later"})
 	default:
-		log.WithField(FieldJob, job.ID).Info("delivery queued")
+		log.WithField(logctx.FieldJob, job.ID).Info("delivery queued")
 		in.notify()
-		in.reply(w, event, http.StatusAccepted, intakeReply{Status: "queued", JobID: job.ID})
+		in.reply(w, event, http.StatusAccepted, Reply{Status: "queued", JobID: job.ID})
 	}
 }
 

@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -20,27 +21,30 @@ const DefaultPollInterval = time.Second
 // context carrying only the logger; a panic becomes a failed job with its stack.
 type Dispatcher struct {
 	store    store.Store
-	handlers map[string]EventHandler
+	handlers registry
 	workers  int
 	owner    string
 	log      *logrus.Entry
-	poll     time.Duration
 
-	// observe records each job's outcome and duration (metrics); may be nil.
-	observe func(event string, err error, d time.Duration)
-	// attempts bounds the tries of a job failing on transient errors; the
-	// pause between tries grows from retryBase to retryMax.
-	attempts            int
-	retryBase, retryMax time.Duration
-	// failed reports a job that failed for good (on its PR); may be nil.
-	failed func(ctx context.Context, job *store.Job, err error)
-	// paused says whether claiming is paused (the store cannot be reached);
-	// may be nil.
-	paused func() bool
-
-	// lease is how long a claim lasts without a heartbeat; workers renew
+	// Poll is how often idle workers look for jobs they were not told about.
+	Poll time.Duration
+	// Lease is how long a claim lasts without a heartbeat; workers renew
 	// every job they hold at a third of it.
-	lease time.Duration
+	Lease time.Duration
+	// Attempts bounds the tries of a job failing on errors Transient
+	// accepts; the pause between tries grows from RetryBase to RetryMax.
+	Attempts            int
+	RetryBase, RetryMax time.Duration
+	// Transient says whether a job's error is worth trying the job again
+	// for; nil: no error is.
+	Transient func(error) bool
+	// Observe records each job's outcome and duration (metrics); may be nil.
+	Observe func(event string, err error, d time.Duration)
+	// Failed reports a job that failed for good (on its PR); may be nil.
+	Failed func(ctx context.Context, job *store.Job, err error)
+	// Paused says whether claiming is paused (the store cannot be reached,
+	// StoreHealth.Paused); may be nil.
+	Paused func() bool
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -53,31 +57,20 @@ type Dispatcher struct {
 // and must be unique per process and start (see store.Store.Claim): each
 // worker claims as owner/w<n>.
 func NewDispatcher(st store.Store, handlers []EventHandler, workers int, owner string, log *logrus.Entry) (*Dispatcher, error) {
-	d := &Dispatcher{store: st, handlers: map[string]EventHandler{}, workers: workers, owner: owner, log: log,
-		poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}), lease: store.DefaultLease,
-		attempts: DefaultJobAttempts, retryBase: DefaultJobRetryBase, retryMax: DefaultJobRetryMaxWait}
 	if workers < 1 {
 		return nil, fmt.Errorf("new dispatcher: workers must be at least 1, got %d", workers)
 	}
-	for _, h := range handlers {
-		for _, e := range h.Handles() {
-			if _, dup := d.handlers[e]; dup {
-				return nil, fmt.Errorf("new dispatcher: two handlers for %q events", e)
-			}
-			d.handlers[e] = h
-		}
+	reg, err := newRegistry(handlers)
+	if err != nil {
+		return nil, fmt.Errorf("new dispatcher: %w", err)
 	}
-	return d, nil
+	return &Dispatcher{store: st, handlers: reg, workers: workers, owner: owner, log: log,
+		Poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}), Lease: store.DefaultLease,
+		Attempts: DefaultJobAttempts, RetryBase: DefaultJobRetryBase, RetryMax: DefaultJobRetryMaxWait}, nil
 }
 
 // Events lists the event types that have a handler.
-func (d *Dispatcher) Events() []string {
-	out := make([]string, 0, len(d.handlers))
-	for e := range d.handlers {
-		out = append(out, e)
-	}
-	return out
-}
+func (d *Dispatcher) Events() []string { return d.handlers.events() }
 
 // Notify wakes an idle worker; it never blocks.
 func (d *Dispatcher) Notify() {
@@ -117,7 +110,7 @@ func (d *Dispatcher) work(ctx context.Context, owner string) {
 			return
 		default:
 		}
-		if d.paused != nil && d.paused() {
+		if d.Paused != nil && d.Paused() {
 			d.idle()
 			continue
 		}
@@ -143,7 +136,7 @@ func (d *Dispatcher) idle() bool {
 	case <-d.stop:
 		return false
 	case <-d.wake:
-	case <-time.After(d.poll):
+	case <-time.After(d.Poll):
 	}
 	return true
 }
@@ -153,8 +146,8 @@ func (d *Dispatcher) idle() bool {
 // queue, not failed; a job whose lease was lost is left to its new owner:
 // nothing is recorded or reported.
 func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
-	log := d.log.WithFields(logrus.Fields{FieldJob: job.ID, FieldDelivery: job.DeliveryID, FieldEvent: job.Event})
-	jobCtx, cancel := context.WithCancel(WithLogger(withJobID(ctx, job.ID), log))
+	log := d.log.WithFields(logrus.Fields{logctx.FieldJob: job.ID, logctx.FieldDelivery: job.DeliveryID, logctx.FieldEvent: job.Event})
+	jobCtx, cancel := context.WithCancel(logctx.WithLogger(withJobID(ctx, job.ID), log))
 	lost := make(chan struct{})
 	renewing := make(chan struct{})
 	go func() {
@@ -178,8 +171,8 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 		log.Warn("job interrupted by shutdown; handed back to the queue")
 		return
 	}
-	if d.observe != nil {
-		d.observe(job.Event, err, time.Since(start))
+	if d.Observe != nil {
+		d.Observe(job.Event, err, time.Since(start))
 	}
 	d.record(ctx, job, err, log.WithField("duration_ms", time.Since(start).Milliseconds()))
 }
@@ -188,8 +181,8 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 // done or failed (reported on its PR).
 func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log *logrus.Entry) {
 	ctx = context.WithoutCancel(ctx)
-	if err != nil && transient(err) && job.Attempts < d.attempts {
-		wait := jobBackoff(job.Attempts, d.retryBase, d.retryMax)
+	if err != nil && d.Transient != nil && d.Transient(err) && job.Attempts < d.Attempts {
+		wait := jobBackoff(job.Attempts, d.RetryBase, d.RetryMax)
 		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
@@ -210,8 +203,8 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 	}
 	if err != nil {
 		log.WithError(err).WithField("attempt", job.Attempts).Error("job failed")
-		if d.failed != nil {
-			d.failed(WithLogger(ctx, log), job, err)
+		if d.Failed != nil {
+			d.Failed(logctx.WithLogger(ctx, log), job, err)
 		}
 		return
 	}
@@ -227,7 +220,7 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
 	wait, warned := persistRetryBase, false
 	for {
-		if d.paused == nil || !d.paused() {
+		if d.Paused == nil || !d.Paused() {
 			err := write()
 			if err == nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotRunning) ||
 				errors.Is(err, store.ErrNotFound) {
@@ -243,7 +236,7 @@ func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
 			return errors.New("gave up recording a job's outcome at shutdown: the job runs again once its lease expires")
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, max(d.poll, persistRetryBase))
+		wait = min(2*wait, max(d.Poll, persistRetryBase))
 	}
 }
 
@@ -255,7 +248,7 @@ const persistRetryBase = 20 * time.Millisecond
 // lease (the database unreachable: another replica may have taken the job
 // over by now), it closes lost and cancels the job.
 func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel context.CancelFunc, lost chan<- struct{}, log *logrus.Entry) {
-	t := time.NewTicker(max(d.lease/3, time.Millisecond))
+	t := time.NewTicker(max(d.Lease/3, time.Millisecond))
 	defer t.Stop()
 	renewed := time.Now()
 	for {
@@ -273,7 +266,7 @@ func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel conte
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound):
-		case time.Since(renewed) < d.lease:
+		case time.Since(renewed) < d.Lease:
 			log.WithError(err).Warn("renew a job's lease; trying again")
 			continue
 		default:
@@ -326,8 +319,8 @@ func withJobID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, jobIDKey{}, id)
 }
 
-// jobIDOf is the id of the queued job ctx works for, "" outside one.
-func jobIDOf(ctx context.Context) string {
+// JobID is the id of the queued job ctx works for, "" outside one.
+func JobID(ctx context.Context) string {
 	id, _ := ctx.Value(jobIDKey{}).(string)
 	return id
 }

@@ -1,35 +1,43 @@
-package bot
+// Package applyqueue keeps the applies that merges start, in merge order, in
+// the store: the job, its states, the stream locks its order implies, the
+// leases and fencing tokens that keep two processes from running one job,
+// requeue after a failure, pruning of finished jobs, and the scheduler that
+// starts every job whose streams are free. What an apply does is the
+// caller's: the scheduler runs a RunFunc (bot's apply execution).
+package applyqueue
 
 import (
 	"time"
+
+	"github.com/shardgate/shardgate/pullreq"
 )
 
-// ApplyState is where an apply job is.
-type ApplyState string
+// State is where an apply job is.
+type State string
 
 const (
-	ApplyQueued     ApplyState = "queued"     // waiting for its turn on its streams
-	ApplyPreflight  ApplyState = "preflight"  // checking the coordinator (active migrations, members, attestation)
-	ApplyPlanning   ApplyState = "planning"   // re-planning the merge commit and comparing with the review
-	ApplyApplying   ApplyState = "applying"   // terraform apply of the saved plan
-	ApplyConverging ApplyState = "converging" // waiting until the coordinator is complete and safe
-	ApplyApplied    ApplyState = "applied"    // done
-	ApplyFailed     ApplyState = "failed"     // not applied (or not converged); Reason says why; /shardgate apply retries
+	Queued     State = "queued"     // waiting for its turn on its streams
+	Preflight  State = "preflight"  // checking the coordinator (active migrations, members, attestation)
+	Planning   State = "planning"   // re-planning the merge commit and comparing with the review
+	Applying   State = "applying"   // terraform apply of the saved plan
+	Converging State = "converging" // waiting until the coordinator is complete and safe
+	Applied    State = "applied"    // done
+	Failed     State = "failed"     // not applied (or not converged); Reason says why; /shardgate apply retries
 )
 
 // Finished says whether a job no longer holds or waits for stream locks.
-func (s ApplyState) Finished() bool { return s == ApplyApplied || s == ApplyFailed }
+func (s State) Finished() bool { return s == Applied || s == Failed }
 
-// ApplyJob is one project's apply after a merge. Jobs are ordered by Seq
+// Job is one project's apply after a merge. Jobs are ordered by Seq
 // (merge order) and hold a lock on every stream prefix in Streams from the
 // moment they start until they finish: a job runs only when no earlier
 // unfinished job shares one of its streams.
-type ApplyJob struct {
+type Job struct {
 	// Seq is assigned at enqueue, increasing in merge order (zero-padded, so
 	// key order is merge order).
-	Seq     string `json:"seq"`
-	Ref     PRRef  `json:"ref"`
-	Project string `json:"project"`
+	Seq     string      `json:"seq"`
+	Ref     pullreq.Ref `json:"ref"`
+	Project string      `json:"project"`
 	// Streams are the streams (planparse.StreamKey: coordinator and prefix) the
 	// reviewed plan touches, sorted.
 	Streams     []string `json:"streams"`
@@ -41,8 +49,8 @@ type ApplyJob struct {
 	// and its check run show as "(sensitive)".
 	Sensitive []string `json:"sensitive,omitempty"`
 
-	State  ApplyState `json:"state"`
-	Reason string     `json:"reason,omitempty"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"`
 	// Progress is the latest human-readable step detail (lock holder, migration states).
 	Progress string `json:"progress,omitempty"`
 	Attempt  int    `json:"attempt"`

@@ -1,4 +1,4 @@
-package bot
+package applyqueue
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 // ErrNotRunnable otherwise. An Attempt above 1 means an earlier holder was
 // cut short: the job must resume from the current state (re-plan), never from
 // a stale plan.
-func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error) {
+func (q *Queue) Acquire(ctx context.Context, seq string) (*Job, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	jobs, err := q.loadLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 	}
-	if !slices.ContainsFunc(runnableApplies(jobs, q.clock()), func(j *ApplyJob) bool { return j.Seq == seq }) {
+	if !slices.ContainsFunc(runnableApplies(jobs, q.clock()), func(j *Job) bool { return j.Seq == seq }) {
 		if _, err := q.st.Get(ctx, applyBucket, seq); err != nil {
 			return nil, fmt.Errorf("acquire apply job %s: %w", seq, err)
 		}
@@ -33,9 +33,9 @@ func (q *ApplyQueue) Acquire(ctx context.Context, seq string) (*ApplyJob, error)
 
 // Renew extends the lease of a job this process holds; ErrNotHolder once
 // another process took it over (this process must then stop working on it).
-func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
+func (q *Queue) Renew(ctx context.Context, seq string) error {
 	start := q.clock()
-	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+	err := q.mutate(ctx, seq, func(j *Job) error {
 		if err := q.holds(j); err != nil {
 			return err
 		}
@@ -57,8 +57,8 @@ func (q *ApplyQueue) Renew(ctx context.Context, seq string) error {
 // the order, the streams or the lease, nor finish the job (that is Finish).
 // fn runs inside the store's write transaction: it must be quick and must
 // not call the queue.
-func (q *ApplyQueue) Update(ctx context.Context, seq string, fn func(*ApplyJob) error) error {
-	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+func (q *Queue) Update(ctx context.Context, seq string, fn func(*Job) error) error {
+	err := q.mutate(ctx, seq, func(j *Job) error {
 		if err := q.holds(j); err != nil {
 			return err
 		}
@@ -87,11 +87,11 @@ func (q *ApplyQueue) Update(ctx context.Context, seq string, fn func(*ApplyJob) 
 
 // Finish records the outcome of a job this process holds and drops its
 // lease, which frees its streams for the jobs behind it.
-func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, reason string) error {
+func (q *Queue) Finish(ctx context.Context, seq string, state State, reason string) error {
 	if !state.Finished() {
 		return fmt.Errorf("finish apply job %s: state %q is not applied or failed", seq, state)
 	}
-	err := q.mutate(ctx, seq, func(j *ApplyJob) error {
+	err := q.mutate(ctx, seq, func(j *Job) error {
 		if err := q.holds(j); err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func (q *ApplyQueue) Finish(ctx context.Context, seq string, state ApplyState, r
 // mutate applies fn to one stored job in a single transaction, which writes
 // its live copy too; fn's error leaves the record as it was. fn may run more
 // than once (the store may retry the transaction).
-func (q *ApplyQueue) mutate(ctx context.Context, seq string, fn func(*ApplyJob) error) error {
+func (q *Queue) mutate(ctx context.Context, seq string, fn func(*Job) error) error {
 	return q.st.Tx(ctx, func(tx store.RecordTx) error {
 		j, err := getApply(tx, seq)
 		if err != nil {

@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"context"
@@ -20,27 +20,34 @@ const (
 	storePingTimeout = 5 * time.Second
 )
 
-// storeHealth pings the store in the background. While it cannot be
+// StoreHealth pings the store in the background. While it cannot be
 // reached, the workers and the apply scheduler claim nothing (claims would
 // fail, and work started could not record its outcome); /readyz answers
 // 503 on its own ping and intake answers 503 to every delivery it cannot
 // persist, so nothing acknowledged is lost.
-type storeHealth struct {
+type StoreHealth struct {
 	st  store.Store
 	log *logrus.Entry
-	// every is how often the store is pinged (storeHealthInterval when zero).
-	every time.Duration
+	// Every is how often the store is pinged (once a second when zero); set
+	// it before Start.
+	Every time.Duration
 	down  atomic.Bool
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 }
 
-// paused says whether claiming is paused: the last ping failed.
-func (h *storeHealth) paused() bool { return h.down.Load() }
+// NewStoreHealth returns the health check of st; Start begins the pings.
+func NewStoreHealth(st store.Store, log *logrus.Entry) *StoreHealth {
+	return &StoreHealth{st: st, log: log}
+}
 
-func (h *storeHealth) start(ctx context.Context) {
+// Paused says whether claiming is paused: the last ping failed.
+func (h *StoreHealth) Paused() bool { return h.down.Load() }
+
+// Start pings the store every Every until Close.
+func (h *StoreHealth) Start(ctx context.Context) {
 	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
-	every := h.every
+	every := h.Every
 	if every <= 0 {
 		every = storeHealthInterval
 	}
@@ -60,7 +67,7 @@ func (h *storeHealth) start(ctx context.Context) {
 	}()
 }
 
-func (h *storeHealth) check(ctx context.Context) {
+func (h *StoreHealth) check(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, storePingTimeout)
 	err := h.st.Ping(pctx)
 	cancel()
@@ -76,17 +83,18 @@ func (h *storeHealth) check(ctx context.Context) {
 	}
 }
 
-func (h *storeHealth) close() {
+// Close stops the pings and waits for the last one.
+func (h *StoreHealth) Close() {
 	if h.stop != nil {
 		h.stop()
 	}
 	h.wg.Wait()
 }
 
-// readyz answers GET /readyz from a ping of its own: 503 naming the store
+// Readyz answers GET /readyz from a ping of its own: 503 naming the store
 // while it cannot be reached. The ping's error stays in the log the health
 // loop writes: it may name the database's host, and /readyz is public.
-func (h *storeHealth) readyz(w http.ResponseWriter, r *http.Request) {
+func (h *StoreHealth) Readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), storePingTimeout)
 	defer cancel()
 	if err := h.st.Ping(ctx); err != nil {
