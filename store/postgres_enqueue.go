@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const (
@@ -140,6 +141,14 @@ func (p *Postgres) commitBatch(batch []*enqueueRequest) {
 	})
 	now := p.nowUTC()
 	ids, err := p.insertBatch(batch, now)
+	// The queued-jobs counter (queue_depth) is one row per backend slot, and
+	// two backends can share a slot: a batch holding its slot's row while it
+	// waits for another batch's uncommitted delivery id can close a cycle,
+	// which PostgreSQL breaks by aborting one. Nothing of an aborted batch
+	// was stored (its reservations are given back), so it is run again.
+	for attempt := 1; attempt < maxBatchAttempts && isTxConflict(err); attempt++ {
+		ids, err = p.insertBatch(batch, now)
+	}
 	for i, r := range batch {
 		switch {
 		case err != nil:
@@ -203,6 +212,17 @@ func (p *Postgres) insertBatch(batch []*enqueueRequest, now time.Time) ([]int64,
 		return nil, err
 	}
 	return ids, nil
+}
+
+// maxBatchAttempts bounds how often a batch aborted by a deadlock or a
+// serialization failure is run again.
+const maxBatchAttempts = 4
+
+// isTxConflict reports a transaction PostgreSQL aborted to break a deadlock
+// or a serialization conflict: run again, it can succeed.
+func isTxConflict(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 // enqueueReservationTTL is how long room reserved by a batch that died
