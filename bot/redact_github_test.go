@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -82,10 +83,10 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 	gh, err := g.srv.clients.NewInstallationClient(g.ref.Installation)
 	require.NoError(t, err)
 
-	rec := leakyPlan(testSecret, password, pemBody(key)[3])
+	rec := leakyPlan(testSecret, password, redacttest.PEMBody(key)[3])
 	rec.HeadSHA = g.pr.HeadSHA
 	failed := &PlanRecord{Project: "other", Dir: "other", HeadSHA: g.pr.HeadSHA, LockWaits: []report.LockWait{},
-		Error: "Error: Invalid value for stream_prefix: \"" + pemBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
+		Error: "Error: Invalid value for stream_prefix: \"" + redacttest.PEMBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
 	st := &PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
 	for _, p := range []*PlanRecord{rec, failed} {
 		p.CheckRunID, err = g.srv.startCheck(ctx, ghapp.FromClient(gh), g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
@@ -93,7 +94,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		require.NoError(t, g.srv.finishPlan(ctx, gh, st, p))
 	}
 	require.NoError(t, g.srv.publish(ctx, gh, st, []*PlanRecord{rec, failed}))
-	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + pemBody(key)[3])
+	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + redacttest.PEMBody(key)[3])
 	// A job failing on an error that quotes a secret is reported on the PR.
 	payload := githubtest.PullRequestOpened(t, g.gh.PRPayload(owner, repoName, g.pr.Number))
 	g.srv.reportJobFailure(ctx, &store.Job{ID: "7", Event: "pull_request", Attempts: 3, Payload: payload},
@@ -102,22 +103,22 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 	comments := g.gh.Comments(owner, repoName, g.pr.Number)
 	require.Len(t, comments, 1)
 	require.Contains(t, comments[0].Body, runner.Redacted, "the comment shows what was hidden")
-	requireNoSecret(t, comments[0].Body, secrets...)
+	redacttest.RequireNoSecret(t, comments[0].Body, secrets...)
 	runs := g.gh.CheckRuns(owner, repoName)
 	require.Len(t, runs, 2)
 	for _, cr := range runs {
-		requireNoSecret(t, cr.Title+"\n"+cr.Summary+"\n"+cr.Text, secrets...)
+		redacttest.RequireNoSecret(t, cr.Title+"\n"+cr.Summary+"\n"+cr.Text, secrets...)
 	}
 	require.Contains(t, runs[0].Summary+runs[0].Text+runs[1].Summary, runner.Redacted)
 	for _, r := range g.gh.Requests() {
-		requireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
+		redacttest.RequireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
 	}
-	requireNoSecret(t, g.logs.String(), secrets...)
+	redacttest.RequireNoSecret(t, g.logs.String(), secrets...)
 	require.Contains(t, g.logs.String(), runner.Redacted)
 
 	g.srv.Close(context.Background())
 	require.NoError(t, g.st.Close())
 	raw, err := os.ReadFile(g.cfg.StorePath)
 	require.NoError(t, err)
-	requireNoSecret(t, string(raw), secrets...)
+	redacttest.RequireNoSecret(t, string(raw), secrets...)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -66,19 +67,19 @@ func TestPlanReadingServerSecretsLeaksNothing(t *testing.T) {
 	body := h.theComment(pr)
 	require.Contains(t, body, "`leak`", "the plan was read and reported")
 	require.Contains(t, body, runner.Redacted, "the names are shown redacted")
-	requireNoSecret(t, body, secrets...)
+	redacttest.RequireNoSecret(t, body, secrets...)
 	check := h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
 	require.Equal(t, "completed", check.Status)
-	requireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
+	redacttest.RequireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
 	require.Contains(t, check.Summary+check.Text, runner.Redacted)
 	for _, r := range h.gh.Requests() {
-		requireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
+		redacttest.RequireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
 	}
-	requireNoSecret(t, h.logs.String(), secrets...)
+	redacttest.RequireNoSecret(t, h.logs.String(), secrets...)
 
 	h.stop()
 	require.NoError(t, h.st.Close())
 	raw, err := os.ReadFile(h.cfg.StorePath)
 	require.NoError(t, err)
-	requireNoSecret(t, string(raw), secrets...)
+	redacttest.RequireNoSecret(t, string(raw), secrets...)
 }

@@ -1,16 +1,11 @@
 package bot
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-github/v60/github"
@@ -19,70 +14,21 @@ import (
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
-var (
-	testPEMOnce sync.Once
-	testPEMVal  string
-)
-
-// testPEM is an RSA private key as an App's key file holds it.
-func testPEM(t *testing.T) string {
-	t.Helper()
-	testPEMOnce.Do(func() {
-		key, err := rsa.GenerateKey(rand.Reader, 2048)
-		require.NoError(t, err)
-		testPEMVal = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	})
-	return testPEMVal
-}
-
-// pemBody is the key's base64 lines, without the armour.
-func pemBody(key string) []string {
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(key), "\n") {
-		if !strings.HasPrefix(l, "-----") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// requireNoSecret fails when text holds a secret: the whole value, a line of
-// it, or any redact.Window-byte piece of one.
-func requireNoSecret(t *testing.T, text string, secrets ...string) {
-	t.Helper()
-	for _, s := range secrets {
-		pieces := []string{strings.TrimSpace(s)}
-		if strings.Contains(s, "\n") {
-			pieces = pemBody(s)
-		}
-		for _, p := range pieces {
-			if len(p) < redact.Window {
-				require.NotContains(t, text, p)
-				continue
-			}
-			for i := 0; i+redact.Window <= len(p); i++ {
-				if strings.Contains(text, p[i:i+redact.Window]) {
-					t.Fatalf("text holds %q, a piece of a secret:\n%s", p[i:i+redact.Window], text)
-				}
-			}
-		}
-	}
-}
-
 func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
-	key := testPEM(t)
+	key := redacttest.PEM(t)
 	cfg := &serverconfig.Config{PrivateKey: serverconfig.NewSecret(key), WebhookSecret: serverconfig.NewSecret("the-webhook-secret"),
 		Coordinators: []serverconfig.CoordinatorCredentials{
 			{URLPrefix: "https://a.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-a-password")},
 			{URLPrefix: "https://b.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-b-password")},
 		}}
 	r := NewRedactor(cfg)
-	text := fmt.Sprintf("%s %s %s %s", "the-webhook-secret", "coordinator-a-password", "coordinator-b-password", pemBody(key)[2])
+	text := fmt.Sprintf("%s %s %s %s", "the-webhook-secret", "coordinator-a-password", "coordinator-b-password", redacttest.PEMBody(key)[2])
 	out := r.Redact(text)
 	require.Equal(t, strings.TrimSpace(strings.Repeat(runner.Redacted+" ", 4)), out)
 	require.Equal(t, "writer https://a.example", r.Redact("writer https://a.example"), "usernames and URLs are not secret")
@@ -100,14 +46,14 @@ func TestRedactedErrorIsStillTransient(t *testing.T) {
 }
 
 func TestScrubRemovesSecretsFromStoredRecords(t *testing.T) {
-	key := testPEM(t)
-	line := pemBody(key)[4]
+	key := redacttest.PEM(t)
+	line := redacttest.PEMBody(key)[4]
 	const webhook, password = "the-webhook-secret", "coordinator-password"
 	rec := leakyPlan(webhook, password, line)
 	redact.New(webhook, password, key).Scrub(rec)
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)
-	requireNoSecret(t, string(b), webhook, password, key)
+	redacttest.RequireNoSecret(t, string(b), webhook, password, key)
 	require.Equal(t, runner.Redacted, rec.ChangeSet.Changes[0].StreamPrefix)
 	require.Contains(t, rec.Live, planparse.StreamKey("", runner.Redacted), "map keys too")
 	require.Equal(t, 6, *rec.ChangeSet.Changes[0].ShardsAfter, "what holds no text is kept")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -53,11 +54,11 @@ func TestSensitiveNamesAreJudgedButNeverShown(t *testing.T) {
 	body := h.theComment(pr)
 	require.Contains(t, body, "✅ **Allowed", body)
 	require.Contains(t, body, report.Sensitive)
-	requireNoSecret(t, body, secrets...)
+	redacttest.RequireNoSecret(t, body, secrets...)
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	check := h.check(CheckPlanPrefix+"streams", head)
 	require.Equal(t, "success", check.Conclusion)
-	requireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
+	redacttest.RequireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
 
 	mergeSHA := h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
@@ -66,11 +67,11 @@ func TestSensitiveNamesAreJudgedButNeverShown(t *testing.T) {
 	require.Equal(t, map[string]int{"payout-b41e": 2}, h.simShards("ledger-7f3a9c"), "the coordinator got the real names")
 
 	body = h.eventuallyComment(pr, "✅ applied")
-	requireNoSecret(t, body, secrets...)
+	redacttest.RequireNoSecret(t, body, secrets...)
 	apply := h.check(CheckApplyPrefix+"streams", mergeSHA)
-	requireNoSecret(t, apply.Title+"\n"+apply.Summary+"\n"+apply.Text, secrets...)
+	redacttest.RequireNoSecret(t, apply.Title+"\n"+apply.Summary+"\n"+apply.Text, secrets...)
 	for _, r := range h.gh.Requests() {
-		requireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
+		redacttest.RequireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)
 	}
-	requireNoSecret(t, h.logs.String(), secrets...)
+	redacttest.RequireNoSecret(t, h.logs.String(), secrets...)
 }
