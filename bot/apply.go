@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -73,13 +74,13 @@ func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRSt
 	}
 	queued := 0
 	for _, p := range orderPlans(plans, st.Projects) {
-		if p.ChangeSet == nil || len(streamsOf(p.ChangeSet)) == 0 {
+		if p.ChangeSet == nil || len(endstate.Streams(p.ChangeSet)) == 0 {
 			continue
 		}
 		if hasApply(existing, p.Project, pr.GetMergeCommitSHA()) {
 			continue
 		}
-		job := &applyqueue.Job{Ref: st.Ref, Project: p.Project, Streams: streamsOf(p.ChangeSet), ReviewedSHA: reviewed,
+		job := &applyqueue.Job{Ref: st.Ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), ReviewedSHA: reviewed,
 			Sensitive: p.ChangeSet.SensitiveValues(),
 			MergeSHA:  pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
 		if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
@@ -157,7 +158,7 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 		return applyqueue.Failed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
 	r.audit = AuditRecord{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
-		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endStateFingerprint(r.reviewed.ChangeSet),
+		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
 		RequestIDPrefix: requestIDPrefix(job.Ref, job.Seq)}
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
@@ -190,7 +191,7 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 	if reason, ok := r.waitAttestations(ctx); !ok {
 		return applyqueue.Failed, reason, false
 	}
-	targets := scaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
+	targets := endstate.ScaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	for _, stream := range r.job.Streams {
 		target, ok := targets[stream]
 		if !ok {
@@ -313,7 +314,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	if err != nil {
 		return fail("terraform's plan of the merge commit could not be read: " + err.Error())
 	}
-	g := comparePlans(r.reviewed.ChangeSet, current, r.resuming)
+	g := endstate.Compare(r.reviewed.ChangeSet, current, r.resuming)
 	if !g.Equal {
 		verdict := s.judgeUnreviewed(ctx, current)
 		return fail("not applied: the merge commit's plan is not the reviewed one: " + strings.Join(g.Differences, "; ") +
@@ -326,7 +327,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	if verdict, ok := r.judgeMerged(ctx, current); !ok {
 		return fail("not applied: on the merge commit the policy denies the change: " + verdict)
 	}
-	r.audit.AppliedFingerprint = endStateFingerprint(current)
+	r.audit.AppliedFingerprint = endstate.Fingerprint(current)
 	return current, tj, "", "", true
 }
 
@@ -401,7 +402,7 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}
 	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
-	for _, st := range streamsOf(reviewed.ChangeSet) {
+	for _, st := range endstate.Streams(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
 		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
 			secret[serverconfig.TFVarCoordinatorUsername] = creds.Username
@@ -425,7 +426,7 @@ func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]
 // lock held by someone else is reported with its holder and waited out; it is
 // never broken.
 func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (applyqueue.State, string, bool) {
-	if len(streamsOf(current)) == 0 && len(current.OtherChanges) == 0 {
+	if len(endstate.Streams(current)) == 0 && len(current.OtherChanges) == 0 {
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}
@@ -451,10 +452,10 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 
 // converge waits until every stream the plan scaled is complete and safe.
 func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (applyqueue.State, string) {
-	targets := scaleTargets(current)
+	targets := endstate.ScaleTargets(current)
 	if len(targets) == 0 {
 		// Resumed after the apply: wait for the reviewed targets.
-		targets = scaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
+		targets = endstate.ScaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	}
 	start := r.s.now()
 	var done []string
@@ -518,4 +519,16 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// judgedChanges are a decision's judged changes, or the plan's when the record
+// predates them.
+func judgedChanges(cs *planparse.ChangeSet, dec policy.Decision) []planparse.Change {
+	if dec.Changes != nil {
+		return dec.Changes
+	}
+	if cs == nil {
+		return nil
+	}
+	return cs.Changes
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -28,7 +29,7 @@ const (
 func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
 	byURL := map[string]map[string]bool{}
 	for _, c := range cs.Changes {
-		coordinator := coordinatorOf(c)
+		coordinator := endstate.CoordinatorOf(c)
 		if c.StreamPrefix == "" || coordinator == "" {
 			continue
 		}
