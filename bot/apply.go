@@ -16,7 +16,7 @@ import (
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -26,45 +26,17 @@ const (
 	DefaultPreflightWait   = 15 * time.Minute
 	DefaultAttestationWait = time.Hour
 	defaultApplyPoll       = 5 * time.Second
-	bucketAudit            = "audit"
 )
-
-// AuditRecord is kept for every finished apply job.
-type AuditRecord struct {
-	Seq                 string               `json:"seq"`
-	Ref                 pullreq.Ref          `json:"ref"`
-	Project             string               `json:"project"`
-	MergedBy            string               `json:"merged_by"`
-	MergeSHA            string               `json:"merge_sha"`
-	ReviewedSHA         string               `json:"reviewed_sha"`
-	ReviewedFingerprint string               `json:"reviewed_fingerprint"`
-	AppliedFingerprint  string               `json:"applied_fingerprint,omitempty"`
-	Exceptions          []string             `json:"exceptions"`
-	Attestations        []policy.Attestation `json:"attestations"`
-	Outcome             applyqueue.State     `json:"outcome"`
-	Reason              string               `json:"reason,omitempty"`
-	TerraformOutcome    string               `json:"terraform_outcome"`
-	ConvergenceSeconds  float64              `json:"convergence_seconds"`
-	Attempt             int                  `json:"attempt"`
-	// RequestIDPrefix starts the X-Request-Id of every coordinator call the
-	// apply made (when the root module passes shardgate_request_id_prefix on):
-	// search the coordinator's audit log for it.
-	RequestIDPrefix string `json:"request_id_prefix,omitempty"`
-	// RequestIDs are the X-Request-Id of every coordinator mutation the apply
-	// made, as the stream-group module listed them (RequestIDLogEnv).
-	RequestIDs []string  `json:"request_ids,omitempty"`
-	FinishedAt time.Time `json:"finished_at"`
-}
 
 // enqueueApplies turns a merge into one apply job per project whose reviewed
 // plan changes the coordinator, in merge order. A redelivered merge adds nothing.
-func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *PRState, pr *github.PullRequest) error {
+func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *records.PRState, pr *github.PullRequest) error {
 	if def := pr.GetBase().GetRepo().GetDefaultBranch(); def != "" && pr.GetBase().GetRef() != def {
 		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.GetBase().GetRef(), def)
 		return nil
 	}
 	reviewed := pr.GetHead().GetSHA()
-	plans, err := s.rec.plans(ctx, st.Ref, reviewed)
+	plans, err := s.rec.Plans(ctx, st.Ref, reviewed)
 	if err != nil {
 		return err
 	}
@@ -116,13 +88,13 @@ type applyRun struct {
 	s        *Server
 	job      *applyqueue.Job
 	gh       *github.Client
-	reviewed *PlanRecord
+	reviewed *records.Plan
 	resuming bool
 	// judged are the merge commit's changes as the policy judged them with live
 	// state (judgeMerged): what convergence waits for.
 	judged  []planparse.Change
 	started time.Time
-	audit   AuditRecord
+	audit   records.Audit
 	cleanup func()
 	// requestLog is the file the stream-group module lists its coordinator
 	// request ids in (RequestIDLogEnv), "" before the re-plan made it.
@@ -154,10 +126,10 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	if r.gh, err = s.clients.NewInstallationClient(job.Ref.Installation); err != nil {
 		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
-	if r.reviewed, err = s.rec.plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
+	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
 		return applyqueue.Failed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
-	r.audit = AuditRecord{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
+	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
 		RequestIDPrefix: requestIDPrefix(job.Ref, job.Seq)}
@@ -241,7 +213,7 @@ func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
 	deadline := r.s.now().Add(r.s.attestationWait)
 	for {
 		var expired []string
-		atts, err := r.s.rec.attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+		atts, err := r.s.rec.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
 		if err != nil {
 			return "store: " + err.Error(), false
 		}
@@ -344,7 +316,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
 		labels = append(labels, policy.Label{Name: e.Label, Actor: e.Actor, Counted: true})
 	}
-	atts, err := s.rec.attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+	atts, err := s.rec.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
 	if err != nil {
 		return "store: " + err.Error(), false
 	}
@@ -397,7 +369,7 @@ func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) s
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
-func (s *Server) applyJob(checkout string, reviewed *PlanRecord, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+func (s *Server) applyJob(checkout string, reviewed *records.Plan, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	if s.sandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}

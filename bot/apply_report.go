@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -66,7 +67,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// lost it reports nothing, here or on GitHub.
 	raw, err := json.Marshal(r.audit)
 	if err == nil {
-		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
+		err = r.s.applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
 	}
 	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
@@ -103,11 +104,11 @@ func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil {
 		return err
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}

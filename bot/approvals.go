@@ -62,10 +62,10 @@ func (s *Server) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (he
 	if err != nil {
 		return "", "", err
 	}
-	if err := s.rec.putPR(ctx, st); err != nil {
+	if err := s.rec.PutPR(ctx, st); err != nil {
 		return "", "", err
 	}
-	return st.headAt(t), st.HeadSHA, nil
+	return st.HeadAt(t), st.HeadSHA, nil
 }
 
 // githubTime is GitHub's clock when it answered: the later of the answer's

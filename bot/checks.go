@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -69,7 +70,7 @@ func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Re
 	ext := checkExternalID(name, sha)
 	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: webhook.JobID(ctx), Started: s.now().UTC()}
 	key := openCheckKey(ref, sha, name)
-	if err := putJSON(ctx, s.store, bucketChecks, key, open); err != nil {
+	if err := records.PutJSON(ctx, s.store, bucketChecks, key, open); err != nil {
 		return 0, err
 	}
 	id, err := s.findCheck(ctx, gh, ref, name, sha, true)
@@ -84,7 +85,7 @@ func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Re
 		}
 	}
 	open.ID = id
-	return id, putJSON(ctx, s.store, bucketChecks, key, open)
+	return id, records.PutJSON(ctx, s.store, bucketChecks, key, open)
 }
 
 // finishCheck completes a check run, creating it when id is 0 and none of its

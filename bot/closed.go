@@ -14,7 +14,7 @@ import (
 func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullRequest) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return err // never planned: nothing to update
 	}
@@ -35,7 +35,7 @@ func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullReq
 	} else {
 		st.Status = "closed without merging."
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}

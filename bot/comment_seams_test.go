@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 )
@@ -31,7 +32,7 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 	ctx := context.Background()
 	s, gh, _ := seamServer(t, nil)
 	gh.PerPage = 2 // the marker is searched on every page
-	st := &PRState{Ref: seamRef}
+	st := &records.PRState{Ref: seamRef}
 	body := func(n int) string { return fmt.Sprintf("%s\nversion %d", CommentMarker, n) }
 	// People commented first, one quoting the marker: the App's comment will
 	// be on the second page, and theirs are never taken for it.
@@ -72,7 +73,7 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 	ctx := context.Background()
 	s, gh, _ := seamServer(t, nil)
-	st := &PRState{Ref: seamRef}
+	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(ctx, gh, st, CommentMarker+"\none"))
 	outage := errors.New("502 from GitHub")
 	gh.Fail = func(call string) error {
@@ -91,7 +92,7 @@ func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 func TestUpsertCommentRedactsTheBody(t *testing.T) {
 	const secret = "coordinator-password-xyz"
 	s, gh, _ := seamServer(t, nil, secret)
-	st := &PRState{Ref: seamRef}
+	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(context.Background(), gh, st, CommentMarker+"\nstream "+secret))
 	mine := shardgateComments(gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number))
 	require.Len(t, mine, 1)
@@ -116,15 +117,15 @@ func TestReplyIsPostedOnce(t *testing.T) {
 // GitHub's limit without being cut.
 func TestRenderCommentSharesTheBudgetAmongProjects(t *testing.T) {
 	s, _, _ := seamServer(t, nil)
-	st := &PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
-	var plans []*PlanRecord
+	st := &records.PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
+	var plans []*records.Plan
 	for i := range 20 {
 		var diags []report.Diagnostic
 		for j := range 200 {
 			diags = append(diags, report.Diagnostic{Severity: "error", Summary: fmt.Sprintf("Unsupported argument %d", j),
 				Detail: strings.Repeat("An argument named \"x\" is not expected here. ", 8), File: "main.tf", Line: j + 1})
 		}
-		plans = append(plans, &PlanRecord{Project: fmt.Sprintf("project-%02d", i), Error: "terraform plan failed", Diagnostics: diags})
+		plans = append(plans, &records.Plan{Project: fmt.Sprintf("project-%02d", i), Error: "terraform plan failed", Diagnostics: diags})
 	}
 	out := s.renderComment(context.Background(), st, plans)
 	require.LessOrEqual(t, len(out), report.MaxCommentChars)

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repoconfig"
 )
 
@@ -105,12 +106,12 @@ func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string
 // evaluate judges one project's stored plan with the PR's current labels and
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
-func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, pol *repoPolicy) error {
+func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, pol *repoPolicy) error {
 	labels, err := s.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	if err != nil {
 		return err
 	}
-	atts, err := s.rec.attestations(ctx, st.Ref, st.HeadSHA)
+	atts, err := s.rec.Attestations(ctx, st.Ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -137,13 +138,13 @@ func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 	if err != nil {
 		return err
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
 	if len(plans) == 0 {
 		if pr.GetState() != "open" || (pr.GetDraft() && st.Projects == nil) {
-			return s.rec.putPR(ctx, st)
+			return s.rec.PutPR(ctx, st)
 		}
 		return s.planPRLocked(ctx, planRequest{ref: ref, trigger: "re-evaluation"})
 	}
@@ -170,12 +171,12 @@ func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 }
 
 // orderPlans puts plan records in the order of the PR's project list.
-func orderPlans(plans []*PlanRecord, order []string) []*PlanRecord {
+func orderPlans(plans []*records.Plan, order []string) []*records.Plan {
 	pos := map[string]int{}
 	for i, n := range order {
 		pos[n] = i
 	}
-	out := append([]*PlanRecord(nil), plans...)
+	out := append([]*records.Plan(nil), plans...)
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && pos[out[j].Project] < pos[out[j-1].Project]; j-- {
 			out[j], out[j-1] = out[j-1], out[j]

@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/webhook"
 )
 
@@ -50,14 +51,14 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil || c == nil {
 		return err
 	}
-	key := commandKey(ref, c.id, c.madeAt)
-	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
+	key := records.CommandKey(ref, c.id, c.madeAt)
+	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
 	}
-	return h.s.rec.markHandled(ctx, key, h.s.now())
+	return h.s.rec.MarkHandled(ctx, key, h.s.now())
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
@@ -112,7 +113,7 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 }
 
 // attest records a producer-quiesce attestation for the head commit that was
-// current when the comment was made (see PRState.headAt), valid for the
+// current when the comment was made (see records.PRState.headAt), valid for the
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
 func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, prefix string) error {
@@ -133,7 +134,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.actor, shortSHA(current)))
 	}
 	a := policy.Attestation{StreamPrefix: prefix, Actor: c.actor, HeadSHA: head, CreatedAt: c.madeAt, ExpiresAt: c.madeAt.Add(h.s.cfg.AttestationTTL)}
-	if err := h.s.rec.putAttestation(ctx, ref, a); err != nil {
+	if err := h.s.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
 	if head != current {

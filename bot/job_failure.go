@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -70,12 +71,12 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	if err != nil {
 		return err
 	}
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if st == nil {
-		st = &PRState{Ref: ref}
+		st = &records.PRState{Ref: ref}
 	}
 	reason := inertCode(jobErr.Error())
 	tries := "once"
@@ -84,7 +85,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	}
 	st.Status = fmt.Sprintf("⚠️ shardgate could not finish handling a `%s` event (tried %s): %s — comment `/shardgate plan` to try again.",
 		job.Event, tries, reason)
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
-		if err := s.rec.putPlan(ctx, ref, p); err != nil {
+		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
 )
 
 // Coordinator client settings for reads made while planning.
@@ -98,7 +99,7 @@ func (s *Server) coordClient(url string) (*coord.Client, error) {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
+		coord.WithVersionMemory(records.MetadataVersions(s.store, url)), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}

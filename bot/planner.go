@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
@@ -46,7 +47,7 @@ func (s *Server) planPR(ctx context.Context, req planRequest) error {
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
 func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
 	}
@@ -54,7 +55,7 @@ func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	if err != nil {
 		return
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
 		return
@@ -117,9 +118,9 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 
 	checkout, cleanup, coErr := s.checkout(ctx, req.ref, st.HeadSHA)
 	defer cleanup()
-	var plans []*PlanRecord
+	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
 		if rec.CheckRunID, err = s.startCheck(ctx, ghapp.FromClient(gh), req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
@@ -154,7 +155,7 @@ func errText(err error) string {
 }
 
 // planProject runs terraform for one project and parses its plan into rec.
-func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, checkout string, p repoconfig.Project, plans []*PlanRecord) {
+func (s *Server) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -188,16 +189,16 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		s.metrics.ObserveLockWaits("plan", job.LockWaits())
 	}()
 	if err := job.Init(ctx); err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	if _, err := job.Plan(ctx); err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	shown, err := job.Show(ctx)
 	if err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	cs, err := planparse.ParseBytes(shown.JSON)
@@ -206,17 +207,17 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		return
 	}
 	rec.ChangeSet = cs
-	rec.Fingerprint = Fingerprint(cs)
+	rec.Fingerprint = records.Fingerprint(cs)
 	if len(cs.Changes) > 0 {
 		rec.TraceVarsMissing = missingTraceVars(dir)
 	}
 	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
 }
 
-// fail records a failed terraform command: its one-line error and terraform's
+// failPlan records a failed terraform command: its one-line error and terraform's
 // diagnostics, redacted with the job's secrets (the server's are removed
 // when the record is shown).
-func (rec *PlanRecord) fail(job *runner.Job, err error) {
+func failPlan(rec *records.Plan, job *runner.Job, err error) {
 	rec.Error = job.Redact(err.Error())
 	rec.Diagnostics = reportDiagnostics(job, runner.DiagnosticsOf(err))
 }
@@ -235,25 +236,25 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 }
 
 // finishPlan stores a project's result and completes its check run.
-func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord) error {
+func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
 	conclusion, out := s.checkOutput(rec)
 	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
 	rec.CheckRunID = id
-	return s.rec.putPlan(ctx, st.Ref, rec)
+	return s.rec.PutPlan(ctx, st.Ref, rec)
 }
 
 // publish saves the PR state and edits the comment to show it.
-func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
+func (s *Server) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
 	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
-	return s.rec.putPR(ctx, st)
+	return s.rec.PutPR(ctx, st)
 }
 
-func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *PRState, err error) error {
+func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
 	st.ConfigError = err.Error()
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."
@@ -285,7 +286,7 @@ func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (str
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *PRState, error) {
+func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *records.PRState, error) {
 	gh, err := s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
@@ -294,12 +295,12 @@ func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
 	}
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if st == nil {
-		st = &PRState{Ref: ref}
+		st = &records.PRState{Ref: ref}
 	}
 	st.Ref.Installation = ref.Installation
 	st.Author = pr.GetUser().GetLogin()
@@ -307,7 +308,7 @@ func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *
 	st.Draft = pr.GetDraft()
 	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
 		old := st.HeadSHA
-		st.sawHead(head, githubTime(resp, pr, s.now()))
+		st.SawHead(head, githubTime(resp, pr, s.now()))
 		st.Notes = nil
 		if old != "" {
 			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {

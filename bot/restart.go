@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck) (bool, error) {
 	unlock := s.prLocks.lock(seen.Ref.Key())
 	defer unlock()
-	cur, err := getJSON[openCheck](ctx, s.store, bucketChecks, key)
+	cur, err := records.GetJSON[openCheck](ctx, s.store, bucketChecks, key)
 	if err != nil || cur == nil {
 		return false, err // finished meanwhile
 	}

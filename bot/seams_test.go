@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -32,7 +33,7 @@ func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Ser
 	cfg.Sandbox = serverconfig.SandboxLandlock // no unsandboxed notice in the comment
 	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	r := redact.New(secrets...)
-	s := &Server{cfg: cfg, store: st, rec: records{st: st, redact: r}, redact: r, now: clock.Now}
+	s := &Server{cfg: cfg, store: st, rec: records.New(st, r), redact: r, now: clock.Now}
 	return s, ghapptest.New(clock.Now), clock
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -37,7 +38,7 @@ type Server struct {
 	onListening func(net.Addr)
 	cfg         *serverconfig.Config
 	store       store.Store
-	rec         records
+	rec         records.Store
 	clients     ghapp.ClientCreator
 	runner      *runner.Runner
 	// sandboxErr is why terraform cannot be confined although the
@@ -124,7 +125,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.metrics = metrics.New(s.registry, s.metricSources())
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
-	s.rec = records{st: st, redact: s.redact}
+	s.rec = records.New(st, s.redact)
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
