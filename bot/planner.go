@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
@@ -265,132 +263,6 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *r
 		return ferr
 	}
 	return s.publish(ctx, gh, st, nil)
-}
-
-// checkout fetches the head tree into a fresh directory; cleanup removes it.
-func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
-	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
-	if err != nil {
-		return "", func() {}, err
-	}
-	dir, err := os.MkdirTemp(s.workDir, "checkout-")
-	if err != nil {
-		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
-		return "", cleanup, err
-	}
-	return dir, cleanup, nil
-}
-
-// loadPR reads the pull request from GitHub and the state shardgate kept of it,
-// voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *records.PRState, error) {
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pr, resp, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
-	}
-	st, err := s.rec.PR(ctx, ref)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if st == nil {
-		st = &records.PRState{Ref: ref}
-	}
-	st.Ref.Installation = ref.Installation
-	st.Author = pr.GetUser().GetLogin()
-	st.BaseRef = pr.GetBase().GetRef()
-	st.Draft = pr.GetDraft()
-	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
-		old := st.HeadSHA
-		st.SawHead(head, githubTime(resp, pr, s.now()))
-		st.Notes = nil
-		if old != "" {
-			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-	}
-	return gh, pr, st, nil
-}
-
-func isFork(pr *github.PullRequest) bool {
-	head, base := pr.GetHead().GetRepo(), pr.GetBase().GetRepo()
-	return head == nil || !strings.EqualFold(head.GetFullName(), base.GetFullName())
-}
-
-// changedFiles lists the files a pull request changes (GitHub caps this at 3000).
-func changedFiles(ctx context.Context, gh *github.Client, ref pullreq.Ref) ([]string, error) {
-	var files []string
-	opts := &github.ListOptions{PerPage: 100}
-	for page := 0; page < 30; page++ {
-		fs, resp, err := gh.PullRequests.ListFiles(ctx, ref.Owner, ref.Repo, ref.Number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list files of %s: %w", ref, err)
-		}
-		for _, f := range fs {
-			files = append(files, f.GetFilename())
-			if prev := f.GetPreviousFilename(); prev != "" {
-				files = append(files, prev)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return files, nil
-}
-
-// selectProjects picks the projects a change touches. With configured projects:
-// those with a changed file under their dir, or all of them when a .tf file
-// outside every project changed (a shared module). Without: every directory
-// holding a changed .tf or .tfvars file.
-func selectProjects(cfg *repoconfig.Config, files []string) []repoconfig.Project {
-	if len(cfg.Projects) > 0 {
-		var out []repoconfig.Project
-		sharedTF := false
-		hit := map[string]bool{}
-		for _, f := range files {
-			inProject := false
-			for _, p := range cfg.Projects {
-				if p.Dir == "." || f == p.Dir || strings.HasPrefix(f, p.Dir+"/") {
-					hit[p.Name] = true
-					inProject = true
-				}
-			}
-			if !inProject && isTerraformFile(f) {
-				sharedTF = true
-			}
-		}
-		for _, p := range cfg.Projects {
-			if sharedTF || hit[p.Name] {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	dirs := map[string]bool{}
-	for _, f := range files {
-		if isTerraformFile(f) {
-			dirs[path.Dir(f)] = true
-		}
-	}
-	var out []repoconfig.Project
-	for d := range dirs {
-		out = append(out, repoconfig.Project{Name: d, Dir: d, Workspace: repoconfig.DefaultWorkspace})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
-	return out
-}
-
-func isTerraformFile(f string) bool {
-	return strings.HasSuffix(f, ".tf") || strings.HasSuffix(f, ".tfvars") || strings.HasSuffix(f, ".tf.json")
 }
 
 func oneLine(s string) string {
