@@ -209,7 +209,7 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *records
 	if len(cs.Changes) > 0 {
 		rec.TraceVarsMissing = missingTraceVars(dir)
 	}
-	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
+	rec.Coordinator, rec.Live = s.coords.liveState(ctx, cs)
 }
 
 // failPlan records a failed terraform command: its one-line error and terraform's

@@ -60,8 +60,7 @@ type Server struct {
 	stopBg     context.CancelFunc
 
 	coordHTTP *http.Client
-	coordMu   sync.Mutex
-	coords    map[string]*coord.Client
+	coords    *coordinators
 
 	prLocks   keyedMutex
 	engines   engineCache
@@ -114,7 +113,7 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // secret of cfg is redacted from what the server writes: its logger (changed
 // in place, see redact.Logs), GitHub bodies, stored errors.
 func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
-	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
+	s := &Server{cfg: cfg, store: st, now: time.Now,
 		log: logctx.NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
 		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	for _, o := range opts {
@@ -126,6 +125,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
 	s.rec = records.New(st, s.redact)
+	s.coords = &coordinators{cfg: cfg, store: st, log: s.log, metrics: s.metrics, http: s.coordHTTP, clients: map[string]*coord.Client{}}
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
