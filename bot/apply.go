@@ -8,9 +8,15 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // Apply-on-merge defaults.
@@ -20,9 +26,48 @@ const (
 	defaultApplyPoll       = 5 * time.Second
 )
 
+// Applier runs the applies merges start (merge → guarded, converged apply):
+// it turns a merge into apply jobs, and runs each the scheduler hands it —
+// pre-flight, re-plan of the merge commit, the end-state guard, terraform
+// apply, convergence — reporting every step on the pull request through the
+// planning side (pullRequestSide). It holds only what it uses.
+type Applier struct {
+	cfg        *serverconfig.Config
+	rec        records.Store
+	applies    *applyqueue.Queue
+	scheduler  *applyqueue.Scheduler
+	clients    ghapp.ClientCreator
+	runner     *runner.Runner
+	sandboxErr error
+	engine     *policy.Engine
+	coords     *coordinators
+	pr         pullRequestSide
+	metrics    *metrics.Metrics
+	redact     *redact.Redactor
+	now        func() time.Time
+
+	preflightWait   time.Duration
+	attestationWait time.Duration
+	applyPoll       time.Duration
+	progressEvery   time.Duration
+}
+
+// pullRequestSide is what an apply takes from the planning side: the checkout
+// of a commit, the repository's policy, the pull request's check runs and its
+// comment.
+type pullRequestSide interface {
+	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
+	policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error)
+	startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error)
+	finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error)
+	refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error
+}
+
+var _ pullRequestSide = (*Planner)(nil)
+
 // applyRun is one attempt at an apply job, with what it needs along the way.
 type applyRun struct {
-	s        *Server
+	s        *Applier
 	job      *applyqueue.Job
 	gh       *github.Client
 	reviewed *records.Plan
@@ -43,7 +88,7 @@ type applyRun struct {
 // called by the scheduler with the job's stream locks held, and again after a
 // crash (the lease expired): every step re-reads the world, so resuming is
 // re-planning from the current state, never re-applying a stale plan.
-func (s *Server) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
+func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 	// An earlier attempt of this apply (cut short by a crash, or failed and
 	// retried with /shardgate apply) may have moved the starting point itself.
 	r := &applyRun{s: s, job: job, started: s.now(),

@@ -13,7 +13,7 @@ import (
 
 // enqueueApplies turns a merge into one apply job per project whose reviewed
 // plan changes the coordinator, in merge order. A redelivered merge adds nothing.
-func (s *Server) enqueueApplies(ctx context.Context, gh *github.Client, st *records.PRState, pr *github.PullRequest) error {
+func (s *Applier) enqueueApplies(ctx context.Context, gh *github.Client, st *records.PRState, pr *github.PullRequest) error {
 	if def := pr.GetBase().GetRepo().GetDefaultBranch(); def != "" && pr.GetBase().GetRef() != def {
 		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.GetBase().GetRef(), def)
 		return nil

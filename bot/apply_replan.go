@@ -19,7 +19,7 @@ import (
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
 	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
-	checkout, cleanup, err := s.checkout(ctx, job.Ref, job.MergeSHA)
+	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
 	r.cleanup = cleanup
 	if err != nil {
 		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
@@ -75,7 +75,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 // and still-fresh attestations.
 func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
 	s := r.s
-	pol, err := s.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	pol, err := s.pr.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
 	if err != nil {
 		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
 	}
@@ -115,7 +115,7 @@ func dedupeLabels(in []policy.Label) []policy.Label {
 }
 
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
-func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
+func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
 	coordinator, live := s.coords.liveState(ctx, cs)
 	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Server) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) s
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
-func (s *Server) applyJob(checkout string, reviewed *records.Plan, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+func (s *Applier) applyJob(checkout string, reviewed *records.Plan, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	if s.sandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}

@@ -33,7 +33,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
-	if err := r.s.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
+	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
@@ -47,7 +47,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.pr.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -83,12 +83,12 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
 	defer func() {
-		if err := r.s.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
+		if err := r.s.pr.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
 			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
 	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	if _, err := r.s.pr.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }
@@ -101,7 +101,7 @@ func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
+func (s *Planner) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)
@@ -119,7 +119,7 @@ func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pull
 }
 
 // applyStatus summarises the PR's applies once they have all finished.
-func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
+func (s *Planner) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	jobs, err := s.appliesForPR(ctx, ref)
 	if err != nil || len(jobs) == 0 {
 		return ""
@@ -142,7 +142,7 @@ func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
-func (s *Server) renderApplies(ctx context.Context, ref pullreq.Ref) string {
+func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	if s.applies == nil {
 		return ""
 	}
@@ -170,11 +170,11 @@ func applyStateText(st applyqueue.State) string {
 	return "🔄 " + string(st)
 }
 
-func (s *Server) applyDetail(ctx context.Context, j *applyqueue.Job) string {
+func (s *Planner) applyDetail(ctx context.Context, j *applyqueue.Job) string {
 	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
 }
 
-func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
+func (s *Planner) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
 	switch {
 	case j.State == applyqueue.Failed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
@@ -196,7 +196,7 @@ func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string 
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
+func (s *Planner) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return nil, err

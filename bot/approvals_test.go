@@ -110,7 +110,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.judgeLabels(ctx, ghapp.FromClient(gh), st)
+	labels, err := h.srv.planner.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -326,7 +326,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.isApprover(context.Background(), ghapp.FromClient(gh), login)
+	ok, err := h.srv.planner.isApprover(context.Background(), ghapp.FromClient(gh), login)
 	require.NoError(h.t, err)
 	return ok
 }

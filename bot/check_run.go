@@ -37,7 +37,7 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	if err != nil {
 		return err
 	}
-	return h.s.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
+	return h.s.planner.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
 }
 
 // prForHead finds the pull request shardgate planned at sha (check_run events

@@ -29,7 +29,7 @@ func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullReq
 		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
 	if pr.GetMerged() {
-		if err := s.enqueueApplies(ctx, gh, st, pr); err != nil {
+		if err := s.applier.enqueueApplies(ctx, gh, st, pr); err != nil {
 			return err
 		}
 	} else {
@@ -39,5 +39,5 @@ func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullReq
 	if err != nil {
 		return err
 	}
-	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+	return s.planner.publish(ctx, gh, st, orderPlans(plans, st.Projects))
 }

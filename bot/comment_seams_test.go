@@ -30,7 +30,7 @@ func shardgateComments(cs []ghapp.Comment) []ghapp.Comment {
 // marker among the bots' comments (on any page), never created twice.
 func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	gh.PerPage = 2 // the marker is searched on every page
 	st := &records.PRState{Ref: seamRef}
 	body := func(n int) string { return fmt.Sprintf("%s\nversion %d", CommentMarker, n) }
@@ -72,7 +72,7 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 // comment is created, and the error says what failed.
 func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(ctx, gh, st, CommentMarker+"\none"))
 	outage := errors.New("502 from GitHub")
@@ -91,7 +91,7 @@ func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 // What is posted is redacted, whatever the caller built.
 func TestUpsertCommentRedactsTheBody(t *testing.T) {
 	const secret = "coordinator-password-xyz"
-	s, gh, _ := seamServer(t, nil, secret)
+	s, gh, _ := seamPlanner(t, nil, secret)
 	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(context.Background(), gh, st, CommentMarker+"\nstream "+secret))
 	mine := shardgateComments(gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number))
@@ -103,7 +103,7 @@ func TestUpsertCommentRedactsTheBody(t *testing.T) {
 // A reply to a command is posted once, however often its job runs.
 func TestReplyIsPostedOnce(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	for range 3 {
 		require.NoError(t, s.reply(ctx, gh, seamRef, 42, "Attested `create-order`."))
 	}
@@ -116,7 +116,7 @@ func TestReplyIsPostedOnce(t *testing.T) {
 // too long alone, every project keeps its section, and the whole fits
 // GitHub's limit without being cut.
 func TestRenderCommentSharesTheBudgetAmongProjects(t *testing.T) {
-	s, _, _ := seamServer(t, nil)
+	s, _, _ := seamPlanner(t, nil)
 	st := &records.PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
 	var plans []*records.Plan
 	for i := range 20 {

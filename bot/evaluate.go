@@ -35,7 +35,7 @@ type engineCache struct {
 
 // policyFor reads .shardgate.yaml and the policy settings from the base branch,
 // never from the pull request, so a pull request cannot loosen its own gate.
-func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
+func (s *Planner) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
 	at := baseSHA
 	if at == "" {
 		at = baseRef
@@ -69,7 +69,7 @@ func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.R
 
 // repoEngine compiles the builtin policies plus the repository's policy dirs as
 // they are on the base commit.
-func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
+func (s *Planner) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
 	key := ref.FullName() + "@" + baseSHA
 	s.engines.mu.Lock()
 	e, ok := s.engines.m[key]
@@ -106,7 +106,7 @@ func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string
 // evaluate judges one project's stored plan with the PR's current labels and
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
-func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, pol *repoPolicy) error {
+func (s *Planner) evaluate(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, pol *repoPolicy) error {
 	labels, err := s.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *records.PR
 
 // reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
-func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
+func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)

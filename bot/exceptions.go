@@ -25,7 +25,7 @@ type labelAPI interface {
 // only when GitHub's issue events say an approver who is not the PR author
 // added it while the current head was the head; other labels are passed
 // through for user policies.
-func (s *Server) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRState) ([]policy.Label, error) {
+func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRState) ([]policy.Label, error) {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *Server) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRSta
 	return out, nil
 }
 
-func (s *Server) labelCounts(ctx context.Context, gh ghapp.Teams, st *records.PRState, rec *records.Label) (bool, string, error) {
+func (s *Planner) labelCounts(ctx context.Context, gh ghapp.Teams, st *records.PRState, rec *records.Label) (bool, string, error) {
 	switch {
 	case rec.HeadSHA == "":
 		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", shortSHA(st.HeadSHA)), nil
@@ -150,7 +150,7 @@ func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, na
 // labelOrigin is who added an exception label and for which head, from the
 // labeled event ev (nil: unknown). The head is the one current when the label
 // was added, by GitHub's time, whenever shardgate gets to it.
-func (s *Server) labelOrigin(ctx context.Context, st *records.PRState, name string, ev *ghapp.IssueEvent) (*records.Label, error) {
+func (s *Planner) labelOrigin(ctx context.Context, st *records.PRState, name string, ev *ghapp.IssueEvent) (*records.Label, error) {
 	if ev == nil {
 		return nil, nil
 	}
@@ -172,7 +172,7 @@ func (s *Server) labelOrigin(ctx context.Context, st *records.PRState, name stri
 // and says so in the comment: an exception is for the commit it was given on.
 // It reads the labels and their events from GitHub, so a label whose labeled
 // event shardgate never processed is removed too.
-func (s *Server) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *records.PRState, oldHead string) error {
+func (s *Planner) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *records.PRState, oldHead string) error {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return err

@@ -97,7 +97,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
@@ -107,7 +107,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	if err := s.finishJobChecks(ctx, gh, ref, job.ID, reason); err != nil {
 		return err
 	}
-	return s.publish(ctx, gh, st, plans)
+	return s.planner.publish(ctx, gh, st, plans)
 }
 
 // finishJobChecks completes the plan check runs the failed job left open (a

@@ -26,9 +26,9 @@ const (
 // labelWorld is a pull request by bob whose head was firstHead and, from an
 // hour later, pushedHead (the clock stands at the push); alice is an approver
 // by name, carol an active member of the approver team, dave a pending one.
-func labelWorld(t *testing.T) (*Server, *ghapptest.GitHub, *fakeclock.Clock, *records.PRState) {
+func labelWorld(t *testing.T) (*Planner, *ghapptest.GitHub, *fakeclock.Clock, *records.PRState) {
 	t.Helper()
-	s, gh, clock := seamServer(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
+	s, gh, clock := seamPlanner(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
 	gh.PerPage = 2 // the newest events are on the last page
 	gh.SetMember("acme", "approvers", "carol", "active")
 	gh.SetMember("acme", "approvers", "dave", "pending")
@@ -44,7 +44,7 @@ func push(clock *fakeclock.Clock, st *records.PRState, sha string) {
 	clock.Advance(time.Minute)
 }
 
-func judgeAll(t *testing.T, s *Server, gh *ghapptest.GitHub, st *records.PRState) map[string]policy.Label {
+func judgeAll(t *testing.T, s *Planner, gh *ghapptest.GitHub, st *records.PRState) map[string]policy.Label {
 	t.Helper()
 	labels, err := s.judgeLabels(context.Background(), gh, st)
 	require.NoError(t, err)

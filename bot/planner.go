@@ -7,20 +7,53 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
 )
+
+// Planner is the plan flow (PR → plans → comment and checks): it loads a
+// pull request, checks out its head, plans each affected project with
+// terraform, judges the plans by the policy with the coordinators' live state
+// and the pull request's labels and attestations, and keeps the comment and
+// the check runs up to date, applies included. It holds only what it uses.
+type Planner struct {
+	cfg        *serverconfig.Config
+	store      store.Store
+	rec        records.Store
+	clients    ghapp.ClientCreator
+	runner     *runner.Runner
+	sandboxErr error
+	coords     *coordinators
+	engine     *policy.Engine
+	engines    engineCache
+	rules      []policy.RuleInfo
+	teamCache  teamCache
+	applies    *applyqueue.Queue
+	// prLocks are the server's: one job of a pull request at a time.
+	prLocks *keyedMutex
+	metrics *metrics.Metrics
+	redact  *redact.Redactor
+	now     func() time.Time
+	// workDir is where checkouts go.
+	workDir string
+}
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
@@ -35,7 +68,7 @@ type planRequest struct {
 // reports on the PR. Problems of the pull request itself (bad configuration,
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
-func (s *Server) planPR(ctx context.Context, req planRequest) error {
+func (s *Planner) planPR(ctx context.Context, req planRequest) error {
 	unlock := s.prLocks.lockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
 	return s.planPRLocked(ctx, req)
@@ -44,7 +77,7 @@ func (s *Server) planPR(ctx context.Context, req planRequest) error {
 // noteQueued tells the PR that its plan waits for another shardgate job of the
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
-func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
+func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
@@ -64,7 +97,7 @@ func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	}
 }
 
-func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
+func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	gh, pr, st, err := s.loadPR(ctx, req.ref)
 	if err != nil {
 		return err
@@ -153,7 +186,7 @@ func errText(err error) string {
 }
 
 // planProject runs terraform for one project and parses its plan into rec.
-func (s *Server) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
+func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -234,7 +267,7 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 }
 
 // finishPlan stores a project's result and completes its check run.
-func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
+func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
 	conclusion, out := s.checkOutput(rec)
 	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
@@ -245,14 +278,14 @@ func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *records.
 }
 
 // publish saves the PR state and edits the comment to show it.
-func (s *Server) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
+func (s *Planner) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
 	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.PutPR(ctx, st)
 }
 
-func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
+func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
 	st.ConfigError = err.Error()
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."

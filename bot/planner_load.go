@@ -13,7 +13,7 @@ import (
 )
 
 // checkout fetches the head tree into a fresh directory; cleanup removes it.
-func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
+func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
 	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
 	if err != nil {
 		return "", func() {}, err
@@ -31,7 +31,7 @@ func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (str
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *records.PRState, error) {
+func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *records.PRState, error) {
 	gh, err := s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err

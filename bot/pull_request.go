@@ -35,9 +35,9 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	ctx = withPR(ctx, ref)
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
-		return h.s.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
 	case "ready_for_review":
-		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":
@@ -58,7 +58,7 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		if err := h.s.rec.DeleteLabel(ctx, ref, name); err != nil {
 			return err
 		}
-		return h.s.reevaluate(ctx, ref)
+		return h.s.planner.reevaluate(ctx, ref)
 	}
 	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
@@ -77,7 +77,7 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
-	if err := h.s.reevaluate(ctx, ref); err != nil {
+	if err := h.s.planner.reevaluate(ctx, ref); err != nil {
 		return err
 	}
 	return h.s.rec.MarkHandled(ctx, key, h.s.now())

@@ -130,14 +130,14 @@ func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, concl
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.planner.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
 			return false, s.store.Delete(ctx, bucketChecks, key)
 		}
 	}
-	if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil
