@@ -19,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
@@ -124,7 +125,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	st := openTestBolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
-	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
+	require.NoError(t, srv.rec.PutPR(ctx, &records.PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
 	job := &store.Job{DeliveryID: "delivery-1", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{"n":1}`)}
 	require.NoError(t, st.Enqueue(ctx, job, 0))
 
@@ -139,7 +140,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	require.EqualValues(t, len(backup), resp.ContentLength)
 
 	// Written after the backup: not restored.
-	require.NoError(t, srv.rec.putPR(ctx, &PRState{Ref: pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8}}))
+	require.NoError(t, srv.rec.PutPR(ctx, &records.PRState{Ref: pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8}}))
 	stop()
 	require.NoError(t, st.Close())
 
@@ -152,11 +153,11 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	got, err := restored.GetJob(ctx, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, []byte(`{"n":1}`), got.Payload)
-	pr, err := srv.rec.pr(ctx, ref)
+	pr, err := srv.rec.PR(ctx, ref)
 	require.NoError(t, err)
 	require.NotNil(t, pr)
 	require.Equal(t, "abc123", pr.HeadSHA)
-	later, err := srv.rec.pr(ctx, pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8})
+	later, err := srv.rec.PR(ctx, pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 8})
 	require.NoError(t, err)
 	require.Nil(t, later)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -32,7 +33,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
-	if err := r.s.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
+	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
@@ -46,7 +47,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.pr.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -66,7 +67,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// lost it reports nothing, here or on GitHub.
 	raw, err := json.Marshal(r.audit)
 	if err == nil {
-		err = r.s.applies.PutFenced(ctx, r.job.Seq, bucketAudit, r.job.Seq+"#"+fmt.Sprint(r.job.Attempt), raw)
+		err = r.s.applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
 	}
 	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
@@ -82,12 +83,12 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
 	defer func() {
-		if err := r.s.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
+		if err := r.s.pr.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
 			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
 	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	if _, err := r.s.pr.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }
@@ -100,14 +101,14 @@ func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
+func (s *Planner) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil {
 		return err
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (s *Server) refreshComment(ctx context.Context, gh *github.Client, ref pull
 }
 
 // applyStatus summarises the PR's applies once they have all finished.
-func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
+func (s *Planner) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	jobs, err := s.appliesForPR(ctx, ref)
 	if err != nil || len(jobs) == 0 {
 		return ""
@@ -141,7 +142,7 @@ func (s *Server) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
-func (s *Server) renderApplies(ctx context.Context, ref pullreq.Ref) string {
+func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	if s.applies == nil {
 		return ""
 	}
@@ -169,11 +170,11 @@ func applyStateText(st applyqueue.State) string {
 	return "🔄 " + string(st)
 }
 
-func (s *Server) applyDetail(ctx context.Context, j *applyqueue.Job) string {
+func (s *Planner) applyDetail(ctx context.Context, j *applyqueue.Job) string {
 	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
 }
 
-func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
+func (s *Planner) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
 	switch {
 	case j.State == applyqueue.Failed:
 		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
@@ -195,7 +196,7 @@ func (s *Server) applyDetailText(ctx context.Context, j *applyqueue.Job) string 
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Server) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
+func (s *Planner) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/records"
 )
 
 // allowedScale opens a PR scaling create-order 4 -> 6 and gets it allowed
@@ -57,10 +58,10 @@ func TestApplyOnMerge(t *testing.T) {
 	require.Equal(t, "create-order", scales[0].StreamPrefix)
 
 	// The audit record names who merged, what was reviewed and applied, and the attestation used.
-	kvs, err := h.st.List(context.Background(), bucketAudit, "")
+	kvs, err := h.st.List(context.Background(), records.BucketAudit, "")
 	require.NoError(t, err)
 	require.Len(t, kvs, 1)
-	var rec AuditRecord
+	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, approver, rec.MergedBy)
 	require.Equal(t, applyqueue.Applied, rec.Outcome)

@@ -55,17 +55,17 @@ func readComment(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, id int
 // headWhen is the head commit an approval made at GitHub time t counts for,
 // and the current head. It first updates the PR's head sightings from GitHub,
 // so a push shardgate has not processed yet is known to follow t.
-func (s *Server) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
+func (s *Planner) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	_, _, st, err := s.loadPR(ctx, ref)
 	if err != nil {
 		return "", "", err
 	}
-	if err := s.rec.putPR(ctx, st); err != nil {
+	if err := s.rec.PutPR(ctx, st); err != nil {
 		return "", "", err
 	}
-	return st.headAt(t), st.HeadSHA, nil
+	return st.HeadAt(t), st.HeadSHA, nil
 }
 
 // githubTime is GitHub's clock when it answered: the later of the answer's

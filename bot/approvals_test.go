@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ func (h *harness) ref(pr githubtest.PullRequest) pullreq.Ref {
 // attestedStreams are the streams attested for head sha, with their actors.
 func (h *harness) attestedStreams(pr githubtest.PullRequest, sha string) map[string]string {
 	h.t.Helper()
-	atts, err := h.srv.rec.attestations(context.Background(), h.ref(pr), sha)
+	atts, err := h.srv.rec.Attestations(context.Background(), h.ref(pr), sha)
 	require.NoError(h.t, err)
 	out := map[string]string{}
 	for _, a := range atts {
@@ -109,9 +108,9 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	ctx := context.Background()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	st, err := h.srv.rec.pr(ctx, h.ref(pr))
+	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.judgeLabels(ctx, ghapp.FromClient(gh), st)
+	labels, err := h.srv.planner.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -174,7 +173,7 @@ func TestAttestationExpiresFromTheComment(t *testing.T) {
 	made := clock.Now().Truncate(time.Second)
 	clock.Advance(5 * time.Minute)
 	h.run("issue_comment", h.commentPayload(pr, c))
-	atts, err := h.srv.rec.attestations(context.Background(), h.ref(pr), h.gh.PR(owner, repoName, pr.Number).HeadSHA)
+	atts, err := h.srv.rec.Attestations(context.Background(), h.ref(pr), h.gh.PR(owner, repoName, pr.Number).HeadSHA)
 	require.NoError(t, err)
 	require.Len(t, atts, 1)
 	require.True(t, atts[0].CreatedAt.Equal(made), "created %s, made %s", atts[0].CreatedAt, made)
@@ -287,7 +286,7 @@ func TestExceptionLabelBindsToTheHeadWhenItWasAdded(t *testing.T) {
 			labeled.Sender = approver
 			h.run("pull_request", githubtest.PullRequestLabeled(t, labeled, exceptionLabel))
 
-			st, err := h.srv.rec.pr(context.Background(), h.ref(pr))
+			st, err := h.srv.rec.PR(context.Background(), h.ref(pr))
 			require.NoError(t, err)
 			require.Equal(t, pushed, st.HeadSHA)
 			if l, present := h.judgedLabels(pr)[exceptionLabel]; present {
@@ -327,7 +326,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.isApprover(context.Background(), ghapp.FromClient(gh), login)
+	ok, err := h.srv.planner.isApprover(context.Background(), ghapp.FromClient(gh), login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -376,47 +375,6 @@ func TestTeamEventsDropTeamAnswers(t *testing.T) {
 			require.False(t, h.isApprover(teamMate))
 		})
 	}
-}
-
-func TestHeadAt(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	st := &PRState{}
-	st.sawHead("a", t0.Add(300*time.Millisecond)) // GitHub's times have whole seconds
-	st.sawHead("b", t0.Add(time.Minute))
-	st.sawHead("a", t0.Add(2*time.Minute)) // force-pushed back
-	tests := []struct {
-		name string
-		at   time.Time
-		want string
-	}{
-		{"before every sighting", t0.Add(-time.Second), ""},
-		{"in the second of the first sighting", t0.Add(900 * time.Millisecond), ""},
-		{"after the first sighting", t0.Add(time.Second), "a"},
-		{"in the second of a push", t0.Add(time.Minute), "a"},
-		{"after the push", t0.Add(time.Minute + time.Second), "b"},
-		{"after the force-push back", t0.Add(3 * time.Minute), "a"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, st.headAt(tt.at))
-		})
-	}
-	require.Equal(t, "a", st.HeadSHA)
-	require.True(t, st.HeadSeenAt.Equal(t0.Add(2*time.Minute)))
-}
-
-func TestHeadSightingsAreBoundedAndKeepOldRecords(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	// A record written before sightings were kept has only HeadSHA/HeadSeenAt.
-	st := &PRState{HeadSHA: "old", HeadSeenAt: t0}
-	require.Equal(t, "old", st.headAt(t0.Add(time.Second)))
-	st.sawHead("new", t0.Add(time.Minute))
-	require.Equal(t, "old", st.headAt(t0.Add(time.Second)))
-	for i := range 2 * maxHeadSightings {
-		st.sawHead(fmt.Sprint(i), t0.Add(time.Hour+time.Duration(i)*time.Second))
-	}
-	require.Len(t, st.Heads, maxHeadSightings)
-	require.Equal(t, "", st.headAt(t0.Add(time.Second)), "older than every kept head: no head")
 }
 
 // A delivery is only a hint: the comment is read back from GitHub, so a

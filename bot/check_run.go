@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
@@ -38,21 +37,11 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	if err != nil {
 		return err
 	}
-	return h.s.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
+	return h.s.planner.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
 }
 
 // prForHead finds the pull request shardgate planned at sha (check_run events
 // of pushes to a PR branch may list no pull request).
 func (s *Server) prForHead(ctx context.Context, repo *github.Repository, sha string) (int, error) {
-	kvs, err := s.store.List(ctx, bucketPRs, repo.GetOwner().GetLogin()+"/"+repo.GetName()+"#")
-	if err != nil {
-		return 0, err
-	}
-	for _, kv := range kvs {
-		var st PRState
-		if json.Unmarshal(kv.Value, &st) == nil && st.HeadSHA == sha {
-			return st.Ref.Number, nil
-		}
-	}
-	return 0, nil
+	return s.rec.PRWithHead(ctx, repo.GetOwner().GetLogin(), repo.GetName(), sha)
 }

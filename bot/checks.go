@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -62,14 +63,14 @@ func checkExternalID(name, sha string) string {
 // startCheck opens an in-progress check run on sha. A run of this check that
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
-func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
+func (s *Planner) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
 	if strings.HasPrefix(name, CheckPlanPrefix) {
 		s.supersedeChecks(ctx, gh, ref, name, sha)
 	}
 	ext := checkExternalID(name, sha)
 	open := openCheck{Ref: ref, Name: name, SHA: sha, Job: webhook.JobID(ctx), Started: s.now().UTC()}
 	key := openCheckKey(ref, sha, name)
-	if err := putJSON(ctx, s.store, bucketChecks, key, open); err != nil {
+	if err := records.PutJSON(ctx, s.store, bucketChecks, key, open); err != nil {
 		return 0, err
 	}
 	id, err := s.findCheck(ctx, gh, ref, name, sha, true)
@@ -84,12 +85,12 @@ func (s *Server) startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Re
 		}
 	}
 	open.ID = id
-	return id, putJSON(ctx, s.store, bucketChecks, key, open)
+	return id, records.PutJSON(ctx, s.store, bucketChecks, key, open)
 }
 
 // finishCheck completes a check run, creating it when id is 0 and none of its
 // runs exists yet. Title, summary and text are redacted.
-func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error) {
+func (s *Planner) finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error) {
 	run := ghapp.CheckRunUpdate{Name: name, Status: "completed", Conclusion: conclusion, CompletedAt: s.now(),
 		Output: s.redactOutput(out), ExternalID: checkExternalID(name, sha)}
 	if id == 0 {
@@ -113,7 +114,7 @@ func (s *Server) finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.R
 
 // findCheck returns the newest run of this check on sha that shardgate made
 // (by external_id), only among runs still in progress when openOnly; 0 if none.
-func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string, openOnly bool) (int64, error) {
+func (s *Planner) findCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string, openOnly bool) (int64, error) {
 	ext := checkExternalID(name, sha)
 	var found int64
 	page := 0
@@ -138,7 +139,7 @@ func (s *Server) findCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref
 // supersedeChecks completes the runs of this plan check that are still open
 // on other commits of the pull request (a job retried after a push plans the
 // new head): nothing else would ever finish them.
-func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) {
+func (s *Planner) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) {
 	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("list open check runs")
@@ -164,7 +165,7 @@ func (s *Server) supersedeChecks(ctx context.Context, gh ghapp.Checks, ref pullr
 }
 
 // redactOutput is a copy of out with every text redacted.
-func (s *Server) redactOutput(out *ghapp.CheckOutput) *ghapp.CheckOutput {
+func (s *Planner) redactOutput(out *ghapp.CheckOutput) *ghapp.CheckOutput {
 	if out == nil {
 		return nil
 	}

@@ -27,7 +27,7 @@ func runsNamed(gh *ghapptest.GitHub, name string) []ghapptest.CheckRun {
 // completes that run.
 func TestCheckRunIsCreatedOnceAndFinishedInPlace(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	name := CheckPlanPrefix + "streams"
 	first, err := s.startCheck(ctx, gh, seamRef, name, firstHead)
 	require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestCheckRunIsCreatedOnceAndFinishedInPlace(t *testing.T) {
 func TestStartCheckSupersedesTheOldHeadsRun(t *testing.T) {
 	const secret = "webhook-secret-0123"
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil, secret)
+	s, gh, _ := seamPlanner(t, nil, secret)
 	name := CheckPlanPrefix + "streams"
 	old, err := s.startCheck(ctx, gh, seamRef, name, firstHead)
 	require.NoError(t, err)

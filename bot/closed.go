@@ -14,7 +14,7 @@ import (
 func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullRequest) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return err // never planned: nothing to update
 	}
@@ -29,15 +29,15 @@ func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullReq
 		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
 	if pr.GetMerged() {
-		if err := s.enqueueApplies(ctx, gh, st, pr); err != nil {
+		if err := s.applier.enqueueApplies(ctx, gh, st, pr); err != nil {
 			return err
 		}
 	} else {
 		st.Status = "closed without merging."
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
-	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+	return s.planner.publish(ctx, gh, st, orderPlans(plans, st.Projects))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // renderComment builds the living comment: marker, head, status, notes, then one
 // section per project, all under GitHub's limit.
-func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRecord) string {
+func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
 	var b strings.Builder
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
@@ -56,7 +57,7 @@ func (s *Server) renderComment(ctx context.Context, st *PRState, plans []*PlanRe
 	return out
 }
 
-func (s *Server) renderProject(p *PlanRecord, budget int) string {
+func (s *Planner) renderProject(p *records.Plan, budget int) string {
 	if !p.PlannedAt.IsZero() {
 		// Judged: shown as it is stored, without what a plan copied from a
 		// secret. (upsertComment redacts the whole body in any case.)
@@ -69,13 +70,13 @@ func (s *Server) renderProject(p *PlanRecord, budget int) string {
 	return rep.Markdown(budget)
 }
 
-func (s *Server) report(p *PlanRecord) *report.Report {
+func (s *Planner) report(p *records.Plan) *report.Report {
 	return &report.Report{Project: p.Project, ChangeSet: p.ChangeSet, Decision: p.Decision, Rules: s.rules,
 		Coordinator: p.Coordinator, Approvers: s.approversText(), LockWaits: p.LockWaits}
 }
 
 // approversText says who may add exception labels and attest.
-func (s *Server) approversText() string {
+func (s *Planner) approversText() string {
 	var who []string
 	// Named without "@": every edit of the comment would ping them again.
 	for _, u := range s.cfg.ApproverUsers {
@@ -92,7 +93,7 @@ func (s *Server) approversText() string {
 // comments written by a bot, so a lost id — or a creation whose answer was
 // lost, retried with its job — never leads to a second comment. The body is
 // redacted.
-func (s *Server) upsertComment(ctx context.Context, gh ghapp.Comments, st *PRState, body string) error {
+func (s *Planner) upsertComment(ctx context.Context, gh ghapp.Comments, st *records.PRState, body string) error {
 	body = s.redact.Redact(body)
 	ref := st.Ref
 	if st.CommentID != 0 {
@@ -128,7 +129,7 @@ func (s *Server) upsertComment(ctx context.Context, gh ghapp.Comments, st *PRSta
 // naming the comment and the answer, so a job retried after a creation whose
 // answer was lost finds its reply instead of posting it again. The body is
 // redacted.
-func (s *Server) reply(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, commentID int64, text string) error {
+func (s *Planner) reply(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, commentID int64, text string) error {
 	sum := sha256.Sum256([]byte(text))
 	marker := fmt.Sprintf("<!-- shardgate:reply %d %x -->", commentID, sum[:8])
 	id, err := findMarked(ctx, gh, ref, marker)
@@ -169,7 +170,7 @@ func findMarked(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, marker 
 }
 
 // checkOutput is a check run's output for one project's plan.
-func (s *Server) checkOutput(p *PlanRecord) (conclusion string, out *ghapp.CheckOutput) {
+func (s *Planner) checkOutput(p *records.Plan) (conclusion string, out *ghapp.CheckOutput) {
 	s.redact.Scrub(p) // judged already: shown as it is stored, without secrets
 	if p.Error != "" {
 		out := &ghapp.CheckOutput{Title: "Not planned", Summary: report.NotPlanned("", p.Error, report.MaxCheckChars)}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 )
@@ -29,9 +30,9 @@ func shardgateComments(cs []ghapp.Comment) []ghapp.Comment {
 // marker among the bots' comments (on any page), never created twice.
 func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	gh.PerPage = 2 // the marker is searched on every page
-	st := &PRState{Ref: seamRef}
+	st := &records.PRState{Ref: seamRef}
 	body := func(n int) string { return fmt.Sprintf("%s\nversion %d", CommentMarker, n) }
 	// People commented first, one quoting the marker: the App's comment will
 	// be on the second page, and theirs are never taken for it.
@@ -71,8 +72,8 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 // comment is created, and the error says what failed.
 func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
-	st := &PRState{Ref: seamRef}
+	s, gh, _ := seamPlanner(t, nil)
+	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(ctx, gh, st, CommentMarker+"\none"))
 	outage := errors.New("502 from GitHub")
 	gh.Fail = func(call string) error {
@@ -90,8 +91,8 @@ func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 // What is posted is redacted, whatever the caller built.
 func TestUpsertCommentRedactsTheBody(t *testing.T) {
 	const secret = "coordinator-password-xyz"
-	s, gh, _ := seamServer(t, nil, secret)
-	st := &PRState{Ref: seamRef}
+	s, gh, _ := seamPlanner(t, nil, secret)
+	st := &records.PRState{Ref: seamRef}
 	require.NoError(t, s.upsertComment(context.Background(), gh, st, CommentMarker+"\nstream "+secret))
 	mine := shardgateComments(gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number))
 	require.Len(t, mine, 1)
@@ -102,7 +103,7 @@ func TestUpsertCommentRedactsTheBody(t *testing.T) {
 // A reply to a command is posted once, however often its job runs.
 func TestReplyIsPostedOnce(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamServer(t, nil)
+	s, gh, _ := seamPlanner(t, nil)
 	for range 3 {
 		require.NoError(t, s.reply(ctx, gh, seamRef, 42, "Attested `create-order`."))
 	}
@@ -115,16 +116,16 @@ func TestReplyIsPostedOnce(t *testing.T) {
 // too long alone, every project keeps its section, and the whole fits
 // GitHub's limit without being cut.
 func TestRenderCommentSharesTheBudgetAmongProjects(t *testing.T) {
-	s, _, _ := seamServer(t, nil)
-	st := &PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
-	var plans []*PlanRecord
+	s, _, _ := seamPlanner(t, nil)
+	st := &records.PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
+	var plans []*records.Plan
 	for i := range 20 {
 		var diags []report.Diagnostic
 		for j := range 200 {
 			diags = append(diags, report.Diagnostic{Severity: "error", Summary: fmt.Sprintf("Unsupported argument %d", j),
 				Detail: strings.Repeat("An argument named \"x\" is not expected here. ", 8), File: "main.tf", Line: j + 1})
 		}
-		plans = append(plans, &PlanRecord{Project: fmt.Sprintf("project-%02d", i), Error: "terraform plan failed", Diagnostics: diags})
+		plans = append(plans, &records.Plan{Project: fmt.Sprintf("project-%02d", i), Error: "terraform plan failed", Diagnostics: diags})
 	}
 	out := s.renderComment(context.Background(), st, plans)
 	require.LessOrEqual(t, len(out), report.MaxCommentChars)

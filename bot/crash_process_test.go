@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -214,10 +215,10 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	st, err := store.OpenBolt(h.cfg.StorePath)
 	require.NoError(t, err)
 	defer st.Close()
-	kvs, err := st.List(context.Background(), bucketAudit, "")
+	kvs, err := st.List(context.Background(), records.BucketAudit, "")
 	require.NoError(t, err)
 	require.Len(t, kvs, 1, "one audit record: the killed attempt never finished")
-	var rec AuditRecord
+	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, applyqueue.Applied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repoconfig"
 )
 
@@ -34,7 +35,7 @@ type engineCache struct {
 
 // policyFor reads .shardgate.yaml and the policy settings from the base branch,
 // never from the pull request, so a pull request cannot loosen its own gate.
-func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
+func (s *Planner) policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error) {
 	at := baseSHA
 	if at == "" {
 		at = baseRef
@@ -68,7 +69,7 @@ func (s *Server) policyFor(ctx context.Context, gh *github.Client, ref pullreq.R
 
 // repoEngine compiles the builtin policies plus the repository's policy dirs as
 // they are on the base commit.
-func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
+func (s *Planner) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string, dirs []string) (*policy.Engine, error) {
 	key := ref.FullName() + "@" + baseSHA
 	s.engines.mu.Lock()
 	e, ok := s.engines.m[key]
@@ -105,12 +106,12 @@ func (s *Server) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA string
 // evaluate judges one project's stored plan with the PR's current labels and
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
-func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, pol *repoPolicy) error {
+func (s *Planner) evaluate(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, pol *repoPolicy) error {
 	labels, err := s.judgeLabels(ctx, ghapp.FromClient(gh), st)
 	if err != nil {
 		return err
 	}
-	atts, err := s.rec.attestations(ctx, st.Ref, st.HeadSHA)
+	atts, err := s.rec.Attestations(ctx, st.Ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -130,20 +131,20 @@ func (s *Server) evaluate(ctx context.Context, gh *github.Client, st *PRState, r
 
 // reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
-func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
+func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 	unlock := s.prLocks.lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)
 	if err != nil {
 		return err
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
 	if len(plans) == 0 {
 		if pr.GetState() != "open" || (pr.GetDraft() && st.Projects == nil) {
-			return s.rec.putPR(ctx, st)
+			return s.rec.PutPR(ctx, st)
 		}
 		return s.planPRLocked(ctx, planRequest{ref: ref, trigger: "re-evaluation"})
 	}
@@ -170,12 +171,12 @@ func (s *Server) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 }
 
 // orderPlans puts plan records in the order of the PR's project list.
-func orderPlans(plans []*PlanRecord, order []string) []*PlanRecord {
+func orderPlans(plans []*records.Plan, order []string) []*records.Plan {
 	pos := map[string]int{}
 	for i, n := range order {
 		pos[n] = i
 	}
-	out := append([]*PlanRecord(nil), plans...)
+	out := append([]*records.Plan(nil), plans...)
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && pos[out[j].Project] < pos[out[j-1].Project]; j-- {
 			out[j], out[j-1] = out[j-1], out[j]

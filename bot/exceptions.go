@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -24,7 +25,7 @@ type labelAPI interface {
 // only when GitHub's issue events say an approver who is not the PR author
 // added it while the current head was the head; other labels are passed
 // through for user policies.
-func (s *Server) judgeLabels(ctx context.Context, gh labelAPI, st *PRState) ([]policy.Label, error) {
+func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRState) ([]policy.Label, error) {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (s *Server) judgeLabels(ctx context.Context, gh labelAPI, st *PRState) ([]p
 	return out, nil
 }
 
-func (s *Server) labelCounts(ctx context.Context, gh ghapp.Teams, st *PRState, rec *LabelRecord) (bool, string, error) {
+func (s *Planner) labelCounts(ctx context.Context, gh ghapp.Teams, st *records.PRState, rec *records.Label) (bool, string, error) {
 	switch {
 	case rec.HeadSHA == "":
 		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", shortSHA(st.HeadSHA)), nil
@@ -149,18 +150,18 @@ func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, na
 // labelOrigin is who added an exception label and for which head, from the
 // labeled event ev (nil: unknown). The head is the one current when the label
 // was added, by GitHub's time, whenever shardgate gets to it.
-func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *ghapp.IssueEvent) (*LabelRecord, error) {
+func (s *Planner) labelOrigin(ctx context.Context, st *records.PRState, name string, ev *ghapp.IssueEvent) (*records.Label, error) {
 	if ev == nil {
 		return nil, nil
 	}
 	added := ev.CreatedAt.UTC().Truncate(time.Second)
-	rec := &LabelRecord{Label: name, Actor: ev.Actor, AddedAt: added, EventID: ev.ID, HeadSHA: st.headAt(added)}
-	stored, err := s.rec.label(ctx, st.Ref, name)
+	rec := &records.Label{Label: name, Actor: ev.Actor, AddedAt: added, EventID: ev.ID, HeadSHA: st.HeadAt(added)}
+	stored, err := s.rec.Label(ctx, st.Ref, name)
 	if err != nil {
 		return nil, err
 	}
 	if stored == nil || *stored != *rec {
-		if err := s.rec.putLabel(ctx, st.Ref, rec); err != nil {
+		if err := s.rec.PutLabel(ctx, st.Ref, rec); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +172,7 @@ func (s *Server) labelOrigin(ctx context.Context, st *PRState, name string, ev *
 // and says so in the comment: an exception is for the commit it was given on.
 // It reads the labels and their events from GitHub, so a label whose labeled
 // event shardgate never processed is removed too.
-func (s *Server) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *PRState, oldHead string) error {
+func (s *Planner) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *records.PRState, oldHead string) error {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return err
@@ -193,7 +194,7 @@ func (s *Server) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *P
 		if err != nil && !errors.Is(err, ghapp.ErrNotFound) {
 			return fmt.Errorf("remove label %s from %s: %w", name, st.Ref, err)
 		}
-		if err := s.rec.deleteLabel(ctx, st.Ref, name); err != nil {
+		if err := s.rec.DeleteLabel(ctx, st.Ref, name); err != nil {
 			return err
 		}
 		given, by := "an earlier head", "someone shardgate cannot tell"

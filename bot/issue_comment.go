@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/webhook"
 )
 
@@ -50,14 +51,14 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil || c == nil {
 		return err
 	}
-	key := commandKey(ref, c.id, c.madeAt)
-	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
+	key := records.CommandKey(ref, c.id, c.madeAt)
+	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
 	}
-	return h.s.rec.markHandled(ctx, key, h.s.now())
+	return h.s.rec.MarkHandled(ctx, key, h.s.now())
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
@@ -94,7 +95,7 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 		if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
 			return err
 		}
-		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.actor})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.actor})
 	}
 	if c.edited {
 		// Anyone with write access may edit any comment, and GitHub does
@@ -112,19 +113,19 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 }
 
 // attest records a producer-quiesce attestation for the head commit that was
-// current when the comment was made (see PRState.headAt), valid for the
+// current when the comment was made (see records.PRState.headAt), valid for the
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
 func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, prefix string) error {
-	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), c.actor)
+	ok, err := h.s.planner.isApprover(ctx, ghapp.FromClient(gh), c.actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, c.id, "-1",
-			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.actor, strings.TrimPrefix(h.s.approversText(), "an ")))
+			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.actor, strings.TrimPrefix(h.s.planner.approversText(), "an ")))
 	}
-	head, current, err := h.s.headWhen(ctx, ref, c.madeAt)
+	head, current, err := h.s.planner.headWhen(ctx, ref, c.madeAt)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.actor, shortSHA(current)))
 	}
 	a := policy.Attestation{StreamPrefix: prefix, Actor: c.actor, HeadSHA: head, CreatedAt: c.madeAt, ExpiresAt: c.madeAt.Add(h.s.cfg.AttestationTTL)}
-	if err := h.s.rec.putAttestation(ctx, ref, a); err != nil {
+	if err := h.s.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
 	if head != current {
@@ -144,19 +145,19 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 	if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
 		return err
 	}
-	return h.s.reevaluate(ctx, ref)
+	return h.s.planner.reevaluate(ctx, ref)
 }
 
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
 func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, actor string) error {
-	ok, err := h.s.isApprover(ctx, ghapp.FromClient(gh), actor)
+	ok, err := h.s.planner.isApprover(ctx, ghapp.FromClient(gh), actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.approversText(), "an ")))
+			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.planner.approversText(), "an ")))
 	}
 	jobs, err := h.s.applies.ListForPR(ctx, ref)
 	if err != nil {
@@ -179,7 +180,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pu
 		return err
 	}
 	h.s.scheduler.Notify()
-	return h.s.refreshComment(ctx, gh, ref)
+	return h.s.planner.refreshComment(ctx, gh, ref)
 }
 
 // answer acknowledges a command with a reaction and replies with text.
@@ -187,7 +188,7 @@ func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref pullre
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
+	return h.s.planner.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
 }
 
 func react(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction string) error {

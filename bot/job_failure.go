@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -70,12 +71,12 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	if err != nil {
 		return err
 	}
-	st, err := s.rec.pr(ctx, ref)
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if st == nil {
-		st = &PRState{Ref: ref}
+		st = &records.PRState{Ref: ref}
 	}
 	reason := inertCode(jobErr.Error())
 	tries := "once"
@@ -84,7 +85,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	}
 	st.Status = fmt.Sprintf("⚠️ shardgate could not finish handling a `%s` event (tried %s): %s — comment `/shardgate plan` to try again.",
 		job.Event, tries, reason)
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -96,17 +97,17 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
-		if err := s.rec.putPlan(ctx, ref, p); err != nil {
+		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
 			return err
 		}
 	}
 	if err := s.finishJobChecks(ctx, gh, ref, job.ID, reason); err != nil {
 		return err
 	}
-	return s.publish(ctx, gh, st, plans)
+	return s.planner.publish(ctx, gh, st, plans)
 }
 
 // finishJobChecks completes the plan check runs the failed job left open (a

@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
@@ -25,25 +26,25 @@ const (
 // labelWorld is a pull request by bob whose head was firstHead and, from an
 // hour later, pushedHead (the clock stands at the push); alice is an approver
 // by name, carol an active member of the approver team, dave a pending one.
-func labelWorld(t *testing.T) (*Server, *ghapptest.GitHub, *fakeclock.Clock, *PRState) {
+func labelWorld(t *testing.T) (*Planner, *ghapptest.GitHub, *fakeclock.Clock, *records.PRState) {
 	t.Helper()
-	s, gh, clock := seamServer(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
+	s, gh, clock := seamPlanner(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
 	gh.PerPage = 2 // the newest events are on the last page
 	gh.SetMember("acme", "approvers", "carol", "active")
 	gh.SetMember("acme", "approvers", "dave", "pending")
-	st := &PRState{Ref: seamRef, Author: "bob", HeadSHA: firstHead, Heads: []HeadSighting{{SHA: firstHead, Since: clock.Now()}}}
+	st := &records.PRState{Ref: seamRef, Author: "bob", HeadSHA: firstHead, Heads: []records.HeadSighting{{SHA: firstHead, Since: clock.Now()}}}
 	return s, gh, clock, st
 }
 
 // push moves the head at the clock's time.
-func push(clock *fakeclock.Clock, st *PRState, sha string) {
+func push(clock *fakeclock.Clock, st *records.PRState, sha string) {
 	clock.Advance(time.Minute)
 	st.HeadSHA = sha
-	st.Heads = append(st.Heads, HeadSighting{SHA: sha, Since: clock.Now()})
+	st.Heads = append(st.Heads, records.HeadSighting{SHA: sha, Since: clock.Now()})
 	clock.Advance(time.Minute)
 }
 
-func judgeAll(t *testing.T, s *Server, gh *ghapptest.GitHub, st *PRState) map[string]policy.Label {
+func judgeAll(t *testing.T, s *Planner, gh *ghapptest.GitHub, st *records.PRState) map[string]policy.Label {
 	t.Helper()
 	labels, err := s.judgeLabels(context.Background(), gh, st)
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestJudgeLabelsReadsTheLatestLabeledEvent(t *testing.T) {
 
 	// The events API knows nothing of this label (its event lies beyond what
 	// is read, or was never written).
-	other := &PRState{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 8}, Author: "bob", HeadSHA: firstHead,
+	other := &records.PRState{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 8}, Author: "bob", HeadSHA: firstHead,
 		Heads: st.Heads[:1]}
 	gh.AddLabel(other.Ref.Owner, other.Ref.Repo, other.Ref.Number, exception, "alice")
 	judgedOther, err := s.judgeLabels(context.Background(), labelsWithoutEvents{gh}, other)

@@ -3,13 +3,21 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
+	"github.com/sirupsen/logrus"
 )
 
 // Coordinator client settings for reads made while planning.
@@ -19,16 +27,31 @@ const (
 	coordBackoff  = 500 * time.Millisecond
 )
 
+// coordinators are the clients of the configured coordinators, one per URL,
+// made on first use and kept: planning reads live state through them, an
+// apply its pre-flight and convergence. Each remembers the metadata versions
+// it saw in the store (records.MetadataVersions).
+type coordinators struct {
+	cfg     *serverconfig.Config
+	store   store.Store
+	log     *logrus.Entry
+	metrics *metrics.Metrics
+	http    *http.Client // nil: http.DefaultClient's transport
+
+	mu      sync.Mutex
+	clients map[string]*coord.Client
+}
+
 // liveState reads every stream the change set mentions, unchanged ones included
 // (a noop whose live count differs from the code is drift, and is reported),
 // from its coordinator. A coordinator URL that the server configuration does not
 // cover is never called (the URL comes from the pull request); like an
 // unreachable coordinator, it is reported and the policy fails closed. The
 // result is keyed by stream (planparse.StreamKey).
-func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
+func (s *coordinators) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
 	byURL := map[string]map[string]bool{}
 	for _, c := range cs.Changes {
-		coordinator := coordinatorOf(c)
+		coordinator := endstate.CoordinatorOf(c)
 		if c.StreamPrefix == "" || coordinator == "" {
 			continue
 		}
@@ -47,7 +70,7 @@ func (s *Server) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy
 	sort.Strings(urls)
 	live := map[string]policy.LiveStream{}
 	for _, u := range urls {
-		client, err := s.coordClient(u)
+		client, err := s.client(u)
 		if err != nil {
 			return policy.Coordinator{Consulted: true, Error: err.Error()}, nil
 		}
@@ -85,27 +108,27 @@ func liveStream(st *coord.Stream) policy.LiveStream {
 	return ls
 }
 
-// coordClient returns the cached client of a configured coordinator URL.
-func (s *Server) coordClient(url string) (*coord.Client, error) {
+// client returns the cached client of a configured coordinator URL.
+func (s *coordinators) client(url string) (*coord.Client, error) {
 	creds, ok := s.cfg.CoordinatorFor(url)
 	if !ok {
 		return nil, fmt.Errorf("coordinator %s is not in this server's configuration (coordinators[].url_prefix), so shardgate does not call it", url)
 	}
-	s.coordMu.Lock()
-	defer s.coordMu.Unlock()
-	if c, ok := s.coords[url]; ok {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[url]; ok {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithVersionMemory(storeVersions{st: s.store, url: url}), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
+		coord.WithVersionMemory(records.MetadataVersions(s.store, url)), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}
-	opts = append(opts, coord.WithHTTPClient(s.metrics.CoordinatorClient(s.coordHTTP)))
+	opts = append(opts, coord.WithHTTPClient(s.metrics.CoordinatorClient(s.http)))
 	c, err := coord.New(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator client for %s: %w", url, err)
 	}
-	s.coords[url] = c
+	s.clients[url] = c
 	return c, nil
 }

@@ -5,23 +5,55 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
 )
+
+// Planner is the plan flow (PR → plans → comment and checks): it loads a
+// pull request, checks out its head, plans each affected project with
+// terraform, judges the plans by the policy with the coordinators' live state
+// and the pull request's labels and attestations, and keeps the comment and
+// the check runs up to date, applies included. It holds only what it uses.
+type Planner struct {
+	cfg        *serverconfig.Config
+	store      store.Store
+	rec        records.Store
+	clients    ghapp.ClientCreator
+	runner     *runner.Runner
+	sandboxErr error
+	coords     *coordinators
+	engine     *policy.Engine
+	engines    engineCache
+	rules      []policy.RuleInfo
+	teamCache  teamCache
+	applies    *applyqueue.Queue
+	// prLocks are the server's: one job of a pull request at a time.
+	prLocks *keyedMutex
+	metrics *metrics.Metrics
+	redact  *redact.Redactor
+	now     func() time.Time
+	// workDir is where checkouts go.
+	workDir string
+}
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
@@ -36,7 +68,7 @@ type planRequest struct {
 // reports on the PR. Problems of the pull request itself (bad configuration,
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
-func (s *Server) planPR(ctx context.Context, req planRequest) error {
+func (s *Planner) planPR(ctx context.Context, req planRequest) error {
 	unlock := s.prLocks.lockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
 	return s.planPRLocked(ctx, req)
@@ -45,8 +77,8 @@ func (s *Server) planPR(ctx context.Context, req planRequest) error {
 // noteQueued tells the PR that its plan waits for another shardgate job of the
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
-func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
-	st, err := s.rec.pr(ctx, ref)
+func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
+	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
 	}
@@ -54,7 +86,7 @@ func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	if err != nil {
 		return
 	}
-	plans, err := s.rec.plans(ctx, ref, st.HeadSHA)
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
 		return
@@ -65,7 +97,7 @@ func (s *Server) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	}
 }
 
-func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
+func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	gh, pr, st, err := s.loadPR(ctx, req.ref)
 	if err != nil {
 		return err
@@ -117,9 +149,9 @@ func (s *Server) planPRLocked(ctx context.Context, req planRequest) error {
 
 	checkout, cleanup, coErr := s.checkout(ctx, req.ref, st.HeadSHA)
 	defer cleanup()
-	var plans []*PlanRecord
+	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &PlanRecord{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
 		if rec.CheckRunID, err = s.startCheck(ctx, ghapp.FromClient(gh), req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
@@ -154,7 +186,7 @@ func errText(err error) string {
 }
 
 // planProject runs terraform for one project and parses its plan into rec.
-func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord, checkout string, p repoconfig.Project, plans []*PlanRecord) {
+func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -188,16 +220,16 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		s.metrics.ObserveLockWaits("plan", job.LockWaits())
 	}()
 	if err := job.Init(ctx); err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	if _, err := job.Plan(ctx); err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	shown, err := job.Show(ctx)
 	if err != nil {
-		rec.fail(job, err)
+		failPlan(rec, job, err)
 		return
 	}
 	cs, err := planparse.ParseBytes(shown.JSON)
@@ -206,17 +238,17 @@ func (s *Server) planProject(ctx context.Context, gh *github.Client, st *PRState
 		return
 	}
 	rec.ChangeSet = cs
-	rec.Fingerprint = Fingerprint(cs)
+	rec.Fingerprint = records.Fingerprint(cs)
 	if len(cs.Changes) > 0 {
 		rec.TraceVarsMissing = missingTraceVars(dir)
 	}
-	rec.Coordinator, rec.Live = s.liveState(ctx, cs)
+	rec.Coordinator, rec.Live = s.coords.liveState(ctx, cs)
 }
 
-// fail records a failed terraform command: its one-line error and terraform's
+// failPlan records a failed terraform command: its one-line error and terraform's
 // diagnostics, redacted with the job's secrets (the server's are removed
 // when the record is shown).
-func (rec *PlanRecord) fail(job *runner.Job, err error) {
+func failPlan(rec *records.Plan, job *runner.Job, err error) {
 	rec.Error = job.Redact(err.Error())
 	rec.Diagnostics = reportDiagnostics(job, runner.DiagnosticsOf(err))
 }
@@ -235,25 +267,25 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 }
 
 // finishPlan stores a project's result and completes its check run.
-func (s *Server) finishPlan(ctx context.Context, gh *github.Client, st *PRState, rec *PlanRecord) error {
+func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
 	conclusion, out := s.checkOutput(rec)
 	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
 	rec.CheckRunID = id
-	return s.rec.putPlan(ctx, st.Ref, rec)
+	return s.rec.PutPlan(ctx, st.Ref, rec)
 }
 
 // publish saves the PR state and edits the comment to show it.
-func (s *Server) publish(ctx context.Context, gh *github.Client, st *PRState, plans []*PlanRecord) error {
+func (s *Planner) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
 	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
-	return s.rec.putPR(ctx, st)
+	return s.rec.PutPR(ctx, st)
 }
 
-func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *PRState, err error) error {
+func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
 	st.ConfigError = err.Error()
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."
@@ -264,132 +296,6 @@ func (s *Server) reportConfigError(ctx context.Context, gh *github.Client, st *P
 		return ferr
 	}
 	return s.publish(ctx, gh, st, nil)
-}
-
-// checkout fetches the head tree into a fresh directory; cleanup removes it.
-func (s *Server) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
-	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
-	if err != nil {
-		return "", func() {}, err
-	}
-	dir, err := os.MkdirTemp(s.workDir, "checkout-")
-	if err != nil {
-		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
-		return "", cleanup, err
-	}
-	return dir, cleanup, nil
-}
-
-// loadPR reads the pull request from GitHub and the state shardgate kept of it,
-// voiding what an earlier head commit earned.
-func (s *Server) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *PRState, error) {
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pr, resp, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
-	}
-	st, err := s.rec.pr(ctx, ref)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if st == nil {
-		st = &PRState{Ref: ref}
-	}
-	st.Ref.Installation = ref.Installation
-	st.Author = pr.GetUser().GetLogin()
-	st.BaseRef = pr.GetBase().GetRef()
-	st.Draft = pr.GetDraft()
-	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
-		old := st.HeadSHA
-		st.sawHead(head, githubTime(resp, pr, s.now()))
-		st.Notes = nil
-		if old != "" {
-			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-	}
-	return gh, pr, st, nil
-}
-
-func isFork(pr *github.PullRequest) bool {
-	head, base := pr.GetHead().GetRepo(), pr.GetBase().GetRepo()
-	return head == nil || !strings.EqualFold(head.GetFullName(), base.GetFullName())
-}
-
-// changedFiles lists the files a pull request changes (GitHub caps this at 3000).
-func changedFiles(ctx context.Context, gh *github.Client, ref pullreq.Ref) ([]string, error) {
-	var files []string
-	opts := &github.ListOptions{PerPage: 100}
-	for page := 0; page < 30; page++ {
-		fs, resp, err := gh.PullRequests.ListFiles(ctx, ref.Owner, ref.Repo, ref.Number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list files of %s: %w", ref, err)
-		}
-		for _, f := range fs {
-			files = append(files, f.GetFilename())
-			if prev := f.GetPreviousFilename(); prev != "" {
-				files = append(files, prev)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return files, nil
-}
-
-// selectProjects picks the projects a change touches. With configured projects:
-// those with a changed file under their dir, or all of them when a .tf file
-// outside every project changed (a shared module). Without: every directory
-// holding a changed .tf or .tfvars file.
-func selectProjects(cfg *repoconfig.Config, files []string) []repoconfig.Project {
-	if len(cfg.Projects) > 0 {
-		var out []repoconfig.Project
-		sharedTF := false
-		hit := map[string]bool{}
-		for _, f := range files {
-			inProject := false
-			for _, p := range cfg.Projects {
-				if p.Dir == "." || f == p.Dir || strings.HasPrefix(f, p.Dir+"/") {
-					hit[p.Name] = true
-					inProject = true
-				}
-			}
-			if !inProject && isTerraformFile(f) {
-				sharedTF = true
-			}
-		}
-		for _, p := range cfg.Projects {
-			if sharedTF || hit[p.Name] {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	dirs := map[string]bool{}
-	for _, f := range files {
-		if isTerraformFile(f) {
-			dirs[path.Dir(f)] = true
-		}
-	}
-	var out []repoconfig.Project
-	for d := range dirs {
-		out = append(out, repoconfig.Project{Name: d, Dir: d, Workspace: repoconfig.DefaultWorkspace})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
-	return out
-}
-
-func isTerraformFile(f string) bool {
-	return strings.HasSuffix(f, ".tf") || strings.HasSuffix(f, ".tfvars") || strings.HasSuffix(f, ".tf.json")
 }
 
 func oneLine(s string) string {

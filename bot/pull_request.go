@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/webhook"
 )
 
@@ -34,9 +35,9 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	ctx = withPR(ctx, ref)
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
-		return h.s.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
 	case "ready_for_review":
-		return h.s.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":
@@ -54,10 +55,10 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		return nil
 	}
 	if ev.GetAction() == "unlabeled" {
-		if err := h.s.rec.deleteLabel(ctx, ref, name); err != nil {
+		if err := h.s.rec.DeleteLabel(ctx, ref, name); err != nil {
 			return err
 		}
-		return h.s.reevaluate(ctx, ref)
+		return h.s.planner.reevaluate(ctx, ref)
 	}
 	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
@@ -72,12 +73,12 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		logctx.Logger(ctx).WithField("label", name).Warn("labeled delivery without a labeled issue event; not judged")
 		return nil
 	}
-	key := labelEventKey(ref, e.ID)
-	if done, err := h.s.rec.handled(ctx, key); err != nil || done {
+	key := records.LabelEventKey(ref, e.ID)
+	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
-	if err := h.s.reevaluate(ctx, ref); err != nil {
+	if err := h.s.planner.reevaluate(ctx, ref); err != nil {
 		return err
 	}
-	return h.s.rec.markHandled(ctx, key, h.s.now())
+	return h.s.rec.MarkHandled(ctx, key, h.s.now())
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/redact/redacttest"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -85,15 +86,15 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 
 	rec := leakyPlan(testSecret, password, redacttest.PEMBody(key)[3])
 	rec.HeadSHA = g.pr.HeadSHA
-	failed := &PlanRecord{Project: "other", Dir: "other", HeadSHA: g.pr.HeadSHA, LockWaits: []report.LockWait{},
+	failed := &records.Plan{Project: "other", Dir: "other", HeadSHA: g.pr.HeadSHA, LockWaits: []report.LockWait{},
 		Error: "Error: Invalid value for stream_prefix: \"" + redacttest.PEMBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
-	st := &PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
-	for _, p := range []*PlanRecord{rec, failed} {
-		p.CheckRunID, err = g.srv.startCheck(ctx, ghapp.FromClient(gh), g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
+	st := &records.PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
+	for _, p := range []*records.Plan{rec, failed} {
+		p.CheckRunID, err = g.srv.planner.startCheck(ctx, ghapp.FromClient(gh), g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
 		require.NoError(t, err)
-		require.NoError(t, g.srv.finishPlan(ctx, gh, st, p))
+		require.NoError(t, g.srv.planner.finishPlan(ctx, gh, st, p))
 	}
-	require.NoError(t, g.srv.publish(ctx, gh, st, []*PlanRecord{rec, failed}))
+	require.NoError(t, g.srv.planner.publish(ctx, gh, st, []*records.Plan{rec, failed}))
 	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + redacttest.PEMBody(key)[3])
 	// A job failing on an error that quotes a secret is reported on the PR.
 	payload := githubtest.PullRequestOpened(t, g.gh.PRPayload(owner, repoName, g.pr.Number))

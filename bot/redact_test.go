@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/report"
@@ -61,7 +62,7 @@ func TestScrubRemovesSecretsFromStoredRecords(t *testing.T) {
 
 // leakyPlan is a plan record whose plan put server secrets into stream names,
 // as a pull request reading them with file() does.
-func leakyPlan(webhook, password, keyLine string) *PlanRecord {
+func leakyPlan(webhook, password, keyLine string) *records.Plan {
 	four, six := 4, 6
 	changes := []planparse.Change{
 		{Address: `module.leak["webhook"].terraform_data.stream_group`, StreamPrefix: webhook, ConsumerGroup: "g",
@@ -76,7 +77,7 @@ func leakyPlan(webhook, password, keyLine string) *PlanRecord {
 		violations = append(violations, policy.Violation{Rule: "max_shard_delta", StreamPrefix: c.StreamPrefix, ConsumerGroup: c.ConsumerGroup,
 			Address: c.Address, Message: "stream " + c.StreamPrefix + "/" + c.ConsumerGroup + " scales too far", Stream: c.Stream})
 	}
-	return &PlanRecord{Project: "streams", Dir: "streams", Workspace: "default", HeadSHA: strings.Repeat("a", 40),
+	return &records.Plan{Project: "streams", Dir: "streams", Workspace: "default", HeadSHA: strings.Repeat("a", 40),
 		ChangeSet: &planparse.ChangeSet{FormatVersion: "1.2", Changes: changes,
 			Resources: []planparse.ResourceChange{{Address: changes[0].Address, Actions: []string{"update"},
 				Diff: []string{"input.stream_prefix: \"old\" -> \"" + webhook + "\""}}}},

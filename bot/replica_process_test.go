@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
 )
@@ -151,7 +152,7 @@ func (rs *replicaSet) merge(pr githubtest.PullRequest, i int) string {
 // requireAppliedOnce checks the end of a merge's apply: applied, one scale
 // of the stream in the coordinator's audit log, one audit record (from
 // attempt minAttempt or later), the check run completed successfully.
-func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, minAttempt int) AuditRecord {
+func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, minAttempt int) records.Audit {
 	t, h := rs.t, rs.h
 	body := h.eventuallyComment(pr, "✅ applied")
 	require.Contains(t, body, "merged and applied (1 project)")
@@ -170,10 +171,10 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 			require.Equal(t, "completed", c.Status, "%+v", c)
 		}
 	}
-	kvs, err := rs.st.List(context.Background(), bucketAudit, "")
+	kvs, err := rs.st.List(context.Background(), records.BucketAudit, "")
 	require.NoError(t, err)
 	require.Len(t, kvs, 1, "one audit record: only the attempt that finished wrote one")
-	var rec AuditRecord
+	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, applyqueue.Applied, rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, minAttempt)

@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck) (bool, error) {
 	unlock := s.prLocks.lock(seen.Ref.Key())
 	defer unlock()
-	cur, err := getJSON[openCheck](ctx, s.store, bucketChecks, key)
+	cur, err := records.GetJSON[openCheck](ctx, s.store, bucketChecks, key)
 	if err != nil || cur == nil {
 		return false, err // finished meanwhile
 	}
@@ -129,14 +130,14 @@ func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, concl
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.planner.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
 			return false, s.store.Delete(ctx, bucketChecks, key)
 		}
 	}
-	if _, err := s.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil

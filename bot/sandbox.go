@@ -41,7 +41,7 @@ func sandboxRefusedStatus(refusal error) string {
 
 // SandboxNotice is the line every comment carries when plans run without a
 // sandbox (terraform.sandbox: none); empty otherwise.
-func (s *Server) sandboxNotice() string {
+func (s *Planner) sandboxNotice() string {
 	if s.cfg.Sandbox != serverconfig.SandboxNone {
 		return ""
 	}

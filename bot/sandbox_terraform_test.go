@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
@@ -132,8 +133,8 @@ func TestNoSandboxNoPlan(t *testing.T) {
 	require.Contains(t, body, "not planned: this shardgate server cannot sandbox Terraform (landlock is not available on this kernel)")
 	require.Contains(t, body, "`terraform.sandbox: none`")
 	require.NotContains(t, body, "| `create-order` | `billing` |", "nothing was planned")
-	require.Empty(t, h.srv.sandboxNotice())
-	_, err := h.srv.applyJob(t.TempDir(), &PlanRecord{}, nil, nil)
+	require.Empty(t, h.srv.planner.sandboxNotice())
+	_, err := h.srv.applier.applyJob(t.TempDir(), &records.Plan{}, nil, nil)
 	require.ErrorContains(t, err, "not applied: this shardgate server cannot sandbox Terraform")
 
 	h2 := newHarnessBase(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -19,9 +20,9 @@ import (
 // narrow interfaces, answered by ghapptest's in-memory GitHub: no terraform,
 // no HTTP, no sleeps; time is a fakeclock.Clock both sides read.
 
-// seamServer is a Server with only what the flow's decisions use: the
+// seamPlanner is a Planner with only what the flow's decisions use: the
 // configuration, the records on a bbolt store, a redactor and a clock.
-func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Server, *ghapptest.GitHub, *fakeclock.Clock) {
+func seamPlanner(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Planner, *ghapptest.GitHub, *fakeclock.Clock) {
 	t.Helper()
 	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "shardgate.db"))
 	require.NoError(t, err)
@@ -32,7 +33,7 @@ func seamServer(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Ser
 	cfg.Sandbox = serverconfig.SandboxLandlock // no unsandboxed notice in the comment
 	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	r := redact.New(secrets...)
-	s := &Server{cfg: cfg, store: st, rec: records{st: st, redact: r}, redact: r, now: clock.Now}
+	s := &Planner{cfg: cfg, store: st, rec: records.New(st, r), redact: r, now: clock.Now, prLocks: &keyedMutex{}}
 	return s, ghapptest.New(clock.Now), clock
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -32,12 +33,14 @@ import (
 	"github.com/shardgate/shardgate/webhook"
 )
 
-// Server is shardgate's GitHub App service.
+// Server is shardgate's GitHub App service: it wires the Planner and the
+// Applier with what they use, and runs the event handlers that call them, the
+// intake, the dispatcher, the scheduler and the admin listener.
 type Server struct {
 	onListening func(net.Addr)
 	cfg         *serverconfig.Config
 	store       store.Store
-	rec         records
+	rec         records.Store
 	clients     ghapp.ClientCreator
 	runner      *runner.Runner
 	// sandboxErr is why terraform cannot be confined although the
@@ -59,19 +62,16 @@ type Server struct {
 	stopBg     context.CancelFunc
 
 	coordHTTP *http.Client
-	coordMu   sync.Mutex
-	coords    map[string]*coord.Client
+	coords    *coordinators
 
-	prLocks   keyedMutex
-	engines   engineCache
-	teamCache teamCache
+	prLocks keyedMutex
+	// planner is the plan flow the event handlers call.
+	planner *Planner
 
-	applies         *applyqueue.Queue
-	scheduler       *applyqueue.Scheduler
-	preflightWait   time.Duration
-	attestationWait time.Duration
-	applyPoll       time.Duration
-	progressEvery   time.Duration
+	applies   *applyqueue.Queue
+	scheduler *applyqueue.Scheduler
+	// applier runs the applies the scheduler starts.
+	applier *Applier
 
 	dispatcher *webhook.Dispatcher
 	health     *webhook.StoreHealth
@@ -113,9 +113,8 @@ func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) 
 // secret of cfg is redacted from what the server writes: its logger (changed
 // in place, see redact.Logs), GitHub bodies, stored errors.
 func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, err error) {
-	s := &Server{cfg: cfg, store: st, now: time.Now, coords: map[string]*coord.Client{},
-		log: logctx.NewLogger(os.Stderr, logrus.InfoLevel), preflightWait: DefaultPreflightWait,
-		attestationWait: DefaultAttestationWait, applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
+	s := &Server{cfg: cfg, store: st, now: time.Now,
+		log: logctx.NewLogger(os.Stderr, logrus.InfoLevel)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -124,7 +123,8 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.metrics = metrics.New(s.registry, s.metricSources())
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
-	s.rec = records{st: st, redact: s.redact}
+	s.rec = records.New(st, s.redact)
+	s.coords = &coordinators{cfg: cfg, store: st, log: s.log, metrics: s.metrics, http: s.coordHTTP, clients: map[string]*coord.Client{}}
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
@@ -185,14 +185,22 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	return s, nil
 }
 
-// wireQueues builds the apply queue and its scheduler, the dispatcher of the
-// event handlers and the intake that feeds it, the store health check that
-// pauses them and the pruner; every part reports to the metrics. owner names
-// this process in leases.
+// wireQueues builds the apply queue and its scheduler, the planner and the
+// applier the handlers and the scheduler call, the dispatcher of the event
+// handlers and the intake that feeds it, the store health check that pauses
+// them and the pruner; every part reports to the metrics. owner names this
+// process in leases.
 func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
+	s.planner = &Planner{cfg: cfg, store: st, rec: s.rec, clients: s.clients, runner: s.runner, sandboxErr: s.sandboxErr,
+		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
+		redact: s.redact, now: s.now, workDir: s.workDir}
+	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
+		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, metrics: s.metrics,
+		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
+		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
@@ -235,7 +243,7 @@ func (s *Server) openWorkDir() error {
 // runApplyRedacted runs an apply; its reason, which the queue stores and the
 // comment shows, is redacted.
 func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
-	state, reason := s.runApply(ctx, job)
+	state, reason := s.applier.runApply(ctx, job)
 	return state, s.redact.Redact(reason)
 }
 

@@ -71,7 +71,7 @@ func (c *teamCache) forgetAll() { c.cache().Purge() }
 
 // isApprover says whether login is an approver: listed by name, or an active
 // member of an approver team.
-func (s *Server) isApprover(ctx context.Context, gh ghapp.Teams, login string) (bool, error) {
+func (s *Planner) isApprover(ctx context.Context, gh ghapp.Teams, login string) (bool, error) {
 	if login == "" {
 		return false, nil
 	}
@@ -121,7 +121,7 @@ func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payloa
 		if err != nil {
 			return err
 		}
-		h.s.teamCache.forgetLogin(ev.GetMember().GetLogin())
+		h.s.planner.teamCache.forgetLogin(ev.GetMember().GetLogin())
 		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team membership changed; cached answers dropped")
 	default:
 		ev, err := parse[*github.TeamEvent](eventType, payload)
@@ -130,7 +130,7 @@ func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payloa
 		}
 		// A team renamed, moved under another parent or deleted changes the
 		// answers for all its members: drop them all.
-		h.s.teamCache.forgetAll()
+		h.s.planner.teamCache.forgetAll()
 		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team changed; cached answers dropped")
 	}
 	return nil

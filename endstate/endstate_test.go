@@ -1,4 +1,4 @@
-package bot
+package endstate
 
 import (
 	"testing"
@@ -41,7 +41,7 @@ func TestComparePlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := comparePlans(reviewed, tt.current, tt.resuming)
+			got := Compare(reviewed, tt.current, tt.resuming)
 			require.Equal(t, tt.equal, got.Equal, got.Differences)
 			if tt.want != "" {
 				require.Contains(t, got.Differences[0], tt.want)
@@ -55,10 +55,10 @@ func TestEndStateFingerprint(t *testing.T) {
 	a := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(16)))
 	b := cs(ch(planparse.ActionCreate, "orders", "billing", nil, n(16)))
 	c := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(12)))
-	require.Equal(t, endStateFingerprint(a), endStateFingerprint(b), "same end state, different actions")
-	require.NotEqual(t, endStateFingerprint(a), endStateFingerprint(c))
-	require.Equal(t, []string{"orders"}, streamsOf(a))
-	require.Equal(t, map[string]int{"orders": 16}, scaleTargets(b.Changes))
+	require.Equal(t, Fingerprint(a), Fingerprint(b), "same end state, different actions")
+	require.NotEqual(t, Fingerprint(a), Fingerprint(c))
+	require.Equal(t, []string{"orders"}, Streams(a))
+	require.Equal(t, map[string]int{"orders": 16}, ScaleTargets(b.Changes))
 }
 
 func TestComparePlansByIdentity(t *testing.T) {
@@ -72,19 +72,19 @@ func TestComparePlansByIdentity(t *testing.T) {
 	reviewed := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-a:8080/coord/v1"))
 	t.Run("same identity spelled differently", func(t *testing.T) {
 		current := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "HTTP://Coord-A:8080/coord/v1/"))
-		require.True(t, comparePlans(reviewed, current, false).Equal)
+		require.True(t, Compare(reviewed, current, false).Equal)
 	})
 	t.Run("same prefix and group on another coordinator", func(t *testing.T) {
 		current := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-b:8080/coord/v1"))
-		g := comparePlans(reviewed, current, false)
+		g := Compare(reviewed, current, false)
 		require.False(t, g.Equal)
 		require.Contains(t, g.Differences[0], "orders/billing at http://coord-a:8080/coord/v1")
 	})
 	t.Run("streams are keyed by coordinator", func(t *testing.T) {
 		two := cs(at(ch(planparse.ActionScale, "orders", "billing", n(4), n(8)), "http://coord-a:8080/coord/v1"),
 			at(ch(planparse.ActionScale, "orders", "billing", n(2), n(3)), "http://coord-b/coord/v1"))
-		require.Equal(t, []string{"http://coord-a:8080/coord/v1 orders", "http://coord-b/coord/v1 orders"}, streamsOf(two))
-		require.Equal(t, map[string]int{"http://coord-a:8080/coord/v1 orders": 8, "http://coord-b/coord/v1 orders": 3}, scaleTargets(two.Changes))
+		require.Equal(t, []string{"http://coord-a:8080/coord/v1 orders", "http://coord-b/coord/v1 orders"}, Streams(two))
+		require.Equal(t, map[string]int{"http://coord-a:8080/coord/v1 orders": 8, "http://coord-b/coord/v1 orders": 3}, ScaleTargets(two.Changes))
 	})
 }
 
@@ -118,7 +118,7 @@ func TestCompareOtherChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := comparePlans(reviewed, tt.current, tt.resuming)
+			g := Compare(reviewed, tt.current, tt.resuming)
 			if tt.want == "" {
 				require.True(t, g.Equal, g.Differences)
 				return
@@ -127,7 +127,7 @@ func TestCompareOtherChanges(t *testing.T) {
 			require.Contains(t, g.Differences[0], tt.want)
 		})
 	}
-	require.NotEqual(t, endStateFingerprint(with(bucket)), endStateFingerprint(with(changed)), "the audit fingerprint covers other changes")
+	require.NotEqual(t, Fingerprint(with(bucket)), Fingerprint(with(changed)), "the audit fingerprint covers other changes")
 }
 
 func TestComparePlansTaintedRetry(t *testing.T) {
@@ -135,10 +135,10 @@ func TestComparePlansTaintedRetry(t *testing.T) {
 	reviewed := cs(ch(planparse.ActionScale, "orders", "billing", n(4), n(6)))
 	tainted := ch(planparse.ActionScale, "orders", "billing", nil, n(6))
 	tainted.Tainted, tainted.PriorShards = true, n(6)
-	require.True(t, comparePlans(reviewed, cs(tainted), true).Equal, "a retry of our own failed apply resumes it")
-	g := comparePlans(reviewed, cs(tainted), false)
+	require.True(t, Compare(reviewed, cs(tainted), true).Equal, "a retry of our own failed apply resumes it")
+	g := Compare(reviewed, cs(tainted), false)
 	require.False(t, g.Equal, "not resuming, the state moved from the reviewed start")
 	other := tainted
 	other.PriorShards = n(9)
-	require.False(t, comparePlans(reviewed, cs(other), true).Equal, "someone else's failed apply is not ours to resume")
+	require.False(t, Compare(reviewed, cs(other), true).Equal, "someone else's failed apply is not ours to resume")
 }

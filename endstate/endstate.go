@@ -1,4 +1,9 @@
-package bot
+// Package endstate is the end-state guard: it decides whether the plan of a
+// merge commit does what the reviewed plan did, group by group (coordinator,
+// stream prefix, consumer group) and for every other resource change, and it
+// names what a change set touches (its streams, the shard counts its applies
+// ask for) and the fingerprint the audit record keeps.
+package endstate
 
 import (
 	"crypto/sha256"
@@ -9,12 +14,11 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/report"
 )
 
-// GroupEnd is one coordinator group as a plan leaves it (or finds it).
-type GroupEnd struct {
+// Group is one coordinator group as a plan leaves it (or finds it).
+type Group struct {
 	// Exists is false when the group's metadata is deleted (or was never there).
 	Exists bool `json:"exists"`
 	// Managed is whether Terraform manages the group.
@@ -23,7 +27,8 @@ type GroupEnd struct {
 	Shards *int `json:"shards"`
 }
 
-func (g GroupEnd) String() string {
+// String says the group's state for people, as the guard's differences do.
+func (g Group) String() string {
 	switch {
 	case !g.Exists:
 		return "absent"
@@ -35,7 +40,7 @@ func (g GroupEnd) String() string {
 	return fmt.Sprintf("managed at %d shards", *g.Shards)
 }
 
-func (g GroupEnd) equal(o GroupEnd) bool {
+func (g Group) equal(o Group) bool {
 	if g.Exists != o.Exists || g.Managed != o.Managed || (g.Shards == nil) != (o.Shards == nil) {
 		return false
 	}
@@ -46,33 +51,33 @@ func (g GroupEnd) equal(o GroupEnd) bool {
 // state before (the starting point) and after (the end state), keyed by the
 // group's full identity (groupKey), and which groups it actually changes.
 type planEffect struct {
-	before, after map[string]GroupEnd
+	before, after map[string]Group
 	changed       map[string]bool
 }
 
 func effectOf(cs *planparse.ChangeSet) planEffect {
-	e := planEffect{before: map[string]GroupEnd{}, after: map[string]GroupEnd{}, changed: map[string]bool{}}
+	e := planEffect{before: map[string]Group{}, after: map[string]Group{}, changed: map[string]bool{}}
 	if cs == nil {
 		return e
 	}
 	for _, c := range cs.Changes {
 		key := groupKey(c)
-		managed := GroupEnd{Exists: true, Managed: true}
+		managed := Group{Exists: true, Managed: true}
 		switch c.Action {
 		case planparse.ActionCreate:
 			if _, seen := e.before[key]; !seen {
-				e.before[key] = GroupEnd{}
+				e.before[key] = Group{}
 			}
-			e.after[key] = GroupEnd{Exists: true, Managed: true, Shards: c.ShardsAfter}
+			e.after[key] = Group{Exists: true, Managed: true, Shards: c.ShardsAfter}
 		case planparse.ActionDelete:
-			e.before[key] = GroupEnd{Exists: true, Managed: true, Shards: c.ShardsBefore}
+			e.before[key] = Group{Exists: true, Managed: true, Shards: c.ShardsBefore}
 			if _, seen := e.after[key]; !seen {
-				e.after[key] = GroupEnd{}
+				e.after[key] = Group{}
 			}
 		case planparse.ActionUnmanage:
-			e.before[key] = GroupEnd{Exists: true, Managed: true, Shards: c.ShardsBefore}
+			e.before[key] = Group{Exists: true, Managed: true, Shards: c.ShardsBefore}
 			if _, seen := e.after[key]; !seen {
-				e.after[key] = GroupEnd{Exists: true}
+				e.after[key] = Group{Exists: true}
 			}
 		default: // scale, update, move, noop
 			managed.Shards = c.ShardsBefore
@@ -83,7 +88,7 @@ func effectOf(cs *planparse.ChangeSet) planEffect {
 				managed.Shards = c.PriorShards
 			}
 			e.before[key] = managed
-			e.after[key] = GroupEnd{Exists: true, Managed: true, Shards: c.ShardsAfter}
+			e.after[key] = Group{Exists: true, Managed: true, Shards: c.ShardsAfter}
 		}
 		if c.Action != planparse.ActionNoop {
 			e.changed[key] = true
@@ -96,36 +101,38 @@ func effectOf(cs *planparse.ChangeSet) planEffect {
 // consumer group. Two coordinators with one prefix are two streams.
 func groupKey(c planparse.Change) string {
 	key := c.StreamPrefix + "/" + c.ConsumerGroup
-	if coordinator := coordinatorOf(c); coordinator != "" {
+	if coordinator := CoordinatorOf(c); coordinator != "" {
 		key += " at " + coordinator
 	}
 	return key
 }
 
-// coordinatorOf is the change's normalized coordinator URL. Change sets stored
+// CoordinatorOf is the change's normalized coordinator URL. Change sets stored
 // before planparse normalized it carry only the URL as written.
-func coordinatorOf(c planparse.Change) string {
+func CoordinatorOf(c planparse.Change) string {
 	if c.Coordinator != "" {
 		return c.Coordinator
 	}
 	return planparse.NormalizeURL(c.CoordinatorURL)
 }
 
-// streamOf is the change's stream key (planparse.StreamKey).
-func streamOf(c planparse.Change) string {
+// StreamOf is the change's stream key (planparse.StreamKey).
+func StreamOf(c planparse.Change) string {
 	if c.Stream != "" {
 		return c.Stream
 	}
-	return planparse.StreamKey(coordinatorOf(c), c.StreamPrefix)
+	return planparse.StreamKey(CoordinatorOf(c), c.StreamPrefix)
 }
 
-// guardResult compares the plan of the merge commit with the reviewed one.
-type guardResult struct {
-	Equal       bool
+// Result is what Compare found.
+type Result struct {
+	// Equal is true when the merge commit's plan does what was reviewed.
+	Equal bool
+	// Differences says, one line each and sorted by group, what it does otherwise.
 	Differences []string
 }
 
-// comparePlans decides whether the merge commit's plan does what was reviewed:
+// Compare decides whether the merge commit's plan does what was reviewed:
 // every other resource change the same (compareOther), and for every group
 // either plan changes, the same end state (exists, managed, target shard count)
 // reached from the same starting point. Groups neither plan
@@ -134,7 +141,7 @@ type guardResult struct {
 // replace short, the instance is gone from the state and the plan is a create of
 // the very same target; resuming accepts that as the reviewed change, and
 // accepts a starting point already at the reviewed end state.
-func comparePlans(reviewed, current *planparse.ChangeSet, resuming bool) guardResult {
+func Compare(reviewed, current *planparse.ChangeSet, resuming bool) Result {
 	r, c := effectOf(reviewed), effectOf(current)
 	keys := map[string]bool{}
 	for k := range r.changed {
@@ -170,7 +177,7 @@ func comparePlans(reviewed, current *planparse.ChangeSet, resuming bool) guardRe
 		diffs = append(diffs, fmt.Sprintf("%s: reviewed from %s, but it is now %s (main moved, drift, or an apply by hand)", k, rb, cb))
 	}
 	diffs = append(diffs, compareOther(otherOf(reviewed), otherOf(current), resuming)...)
-	return guardResult{Equal: len(diffs) == 0, Differences: diffs}
+	return Result{Equal: len(diffs) == 0, Differences: diffs}
 }
 
 func otherOf(cs *planparse.ChangeSet) []planparse.OtherChange {
@@ -220,10 +227,10 @@ func compareOther(reviewed, current []planparse.OtherChange, resuming bool) []st
 // actionWords says what Terraform actions do, for people.
 func actionWords(actions []string) string { return report.ActionWords(actions) }
 
-// endStateFingerprint identifies what a plan leaves on the coordinator for the
+// Fingerprint identifies what a plan leaves on the coordinator for the
 // groups it changes, and the other resource changes it makes; the audit record
 // keeps it for the reviewed and applied plans.
-func endStateFingerprint(cs *planparse.ChangeSet) string {
+func Fingerprint(cs *planparse.ChangeSet) string {
 	e := effectOf(cs)
 	var lines []string
 	for k := range e.changed {
@@ -237,16 +244,16 @@ func endStateFingerprint(cs *planparse.ChangeSet) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// streamsOf lists the streams (planparse.StreamKey) a change set changes, sorted:
+// Streams lists the streams (planparse.StreamKey) a change set changes, sorted:
 // the apply serializes on them.
-func streamsOf(cs *planparse.ChangeSet) []string {
+func Streams(cs *planparse.ChangeSet) []string {
 	seen := map[string]bool{}
 	var out []string
 	if cs == nil {
 		return out
 	}
 	for _, c := range cs.Changes {
-		if k := streamOf(c); c.Action != planparse.ActionNoop && c.StreamPrefix != "" && !seen[k] {
+		if k := StreamOf(c); c.Action != planparse.ActionNoop && c.StreamPrefix != "" && !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}
@@ -255,29 +262,17 @@ func streamsOf(cs *planparse.ChangeSet) []string {
 	return out
 }
 
-// scaleTargets are the shard counts per stream key that the changes' applies ask
+// ScaleTargets are the shard counts per stream key that the changes' applies ask
 // the coordinator for: every change whose apply calls it (create, scale, update,
 // a tainted retry) with a known count. Pre-flight and convergence cover these.
 // Pass judged changes (policy.Decision.Changes), so a create of a group the
 // coordinator has at another count counts as the scale it is.
-func scaleTargets(changes []planparse.Change) map[string]int {
+func ScaleTargets(changes []planparse.Change) map[string]int {
 	out := map[string]int{}
 	for _, c := range changes {
 		if c.CallsCoordinator() && c.ShardsAfter != nil {
-			out[streamOf(c)] = *c.ShardsAfter
+			out[StreamOf(c)] = *c.ShardsAfter
 		}
 	}
 	return out
-}
-
-// judgedChanges are a decision's judged changes, or the plan's when the record
-// predates them.
-func judgedChanges(cs *planparse.ChangeSet, dec policy.Decision) []planparse.Change {
-	if dec.Changes != nil {
-		return dec.Changes
-	}
-	if cs == nil {
-		return nil
-	}
-	return cs.Changes
 }

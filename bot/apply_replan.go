@@ -1,0 +1,162 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/serverconfig"
+)
+
+// replan plans the merge commit and compares it with the review.
+func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
+	s, job := r.s, r.job
+	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
+	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+	r.cleanup = cleanup
+	if err != nil {
+		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
+	}
+	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
+	if r.requestLog, err = newRequestLog(checkout); err != nil {
+		return nil, nil, applyqueue.Failed, err.Error(), false
+	}
+	env[RequestIDLogEnv] = r.requestLog
+	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
+		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
+	})
+	if err != nil {
+		return nil, nil, applyqueue.Failed, err.Error(), false
+	}
+	fail := func(reason string) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
+		tj.Close()
+		return nil, nil, applyqueue.Failed, reason, false
+	}
+	if err := tj.Init(ctx); err != nil {
+		return fail("terraform init of the merge commit failed: " + tj.Redact(err.Error()))
+	}
+	if _, err := tj.Plan(ctx); err != nil {
+		return fail("terraform plan of the merge commit failed: " + tj.Redact(err.Error()))
+	}
+	shown, err := tj.Show(ctx)
+	if err != nil {
+		return fail("terraform show failed: " + tj.Redact(err.Error()))
+	}
+	current, err := planparse.ParseBytes(shown.JSON)
+	if err != nil {
+		return fail("terraform's plan of the merge commit could not be read: " + err.Error())
+	}
+	g := endstate.Compare(r.reviewed.ChangeSet, current, r.resuming)
+	if !g.Equal {
+		verdict := s.judgeUnreviewed(ctx, current)
+		return fail("not applied: the merge commit's plan is not the reviewed one: " + strings.Join(g.Differences, "; ") +
+			". Policy on the merge commit's plan: " + verdict + ". Plan the change again in a new pull request.")
+	}
+	// The same end state can still be denied on the merge commit: main may have
+	// moved elsewhere in the stream (another group's count), or the live state
+	// changed. The review's exceptions and attestations carry over, since the end
+	// state is the reviewed one; a denied plan is never applied.
+	if verdict, ok := r.judgeMerged(ctx, current); !ok {
+		return fail("not applied: on the merge commit the policy denies the change: " + verdict)
+	}
+	r.audit.AppliedFingerprint = endstate.Fingerprint(current)
+	return current, tj, "", "", true
+}
+
+// judgeMerged evaluates the merge commit's plan with the base branch's policy
+// settings, live coordinator state, and the review's counted exception labels
+// and still-fresh attestations.
+func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
+	s := r.s
+	pol, err := s.pr.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	if err != nil {
+		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
+	}
+	var labels []policy.Label
+	for _, e := range r.reviewed.Decision.ExceptionsApplied {
+		labels = append(labels, policy.Label{Name: e.Label, Actor: e.Actor, Counted: true})
+	}
+	atts, err := s.rec.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+	if err != nil {
+		return "store: " + err.Error(), false
+	}
+	coordinator, live := s.coords.liveState(ctx, current)
+	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
+		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
+	r.s.metrics.ObserveDecision("merge", dec)
+	if err == nil && dec.Allowed {
+		r.judged = judgedChanges(current, dec)
+		return "", true
+	}
+	var parts []string
+	for _, v := range dec.Violations {
+		parts = append(parts, v.Rule+": "+v.Message)
+	}
+	return strings.Join(parts, "; "), false
+}
+
+func dedupeLabels(in []policy.Label) []policy.Label {
+	seen := map[string]bool{}
+	var out []policy.Label
+	for _, l := range in {
+		if !seen[l.Name] {
+			seen[l.Name] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
+func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
+	coordinator, live := s.coords.liveState(ctx, cs)
+	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
+	if err != nil {
+		return "denied (the policy could not be evaluated: " + oneLine(err.Error()) + ")"
+	}
+	if dec.Allowed {
+		return "it would be allowed, but it was not reviewed"
+	}
+	var rules []string
+	for _, v := range dec.Violations {
+		rules = append(rules, v.Rule)
+	}
+	return "denied (" + strings.Join(rules, ", ") + ")"
+}
+
+// applyJob prepares the terraform job of the merge commit, with the
+// coordinator credentials of its coordinator URL as sensitive variables. It
+// applies one instance at a time: every group of a stream triggers the same
+// stream-wide scale, and parallel groups would race into 409
+// ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
+func (s *Applier) applyJob(checkout string, reviewed *records.Plan, env map[string]string, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+	if s.sandboxErr != nil {
+		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
+	}
+	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
+	for _, st := range endstate.Streams(reviewed.ChangeSet) {
+		coordinator, _ := planparse.SplitStreamKey(st)
+		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
+			secret[serverconfig.TFVarCoordinatorUsername] = creds.Username
+			secret[serverconfig.TFVarCoordinatorPassword] = creds.Password.Reveal()
+		}
+	}
+	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))
+	var varFiles []string
+	for _, vf := range reviewed.VarFiles {
+		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
+	}
+	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
+		Env: env, SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1})
+	if err != nil {
+		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
+	}
+	return job, nil
+}
