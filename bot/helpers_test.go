@@ -2,9 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,12 +19,6 @@ func openStore(t testing.TB) *store.Bolt {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-func sign(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // withHandler puts h in the place of the server's handlers of the events h

@@ -80,9 +80,6 @@ func startReplicas(t *testing.T, h *harness, n int) *replicaSet {
 	return rs
 }
 
-// any is a replica picked at random, as a load balancer would.
-func (rs *replicaSet) any() *serveProcess { return rs.procs[rand.IntN(len(rs.procs))] }
-
 // holder is the replica whose process holds the apply job's lease.
 func (rs *replicaSet) holder(j *applyqueue.Job) *serveProcess {
 	for _, p := range rs.procs {

@@ -88,9 +88,6 @@ type Server struct {
 // Option adjusts a Server, mostly for tests.
 type Option func(*Server)
 
-// WithClientCreator replaces the GitHub App client creator.
-func WithClientCreator(c ghapp.ClientCreator) Option { return func(s *Server) { s.clients = c } }
-
 // WithClock replaces time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
@@ -103,11 +100,8 @@ func WithOnListening(f func(addr net.Addr)) Option { return func(s *Server) { s.
 
 // WithGitHubTransport sets the transport under GitHub App authentication
 // (default: ghapp.NewRetryTransport over http.DefaultTransport). Redaction is put
-// above it. Ignored with WithClientCreator.
+// above it.
 func WithGitHubTransport(rt http.RoundTripper) Option { return func(s *Server) { s.ghTransport = rt } }
-
-// WithCoordinatorHTTPClient sets the HTTP client used to reach coordinators.
-func WithCoordinatorHTTPClient(hc *http.Client) Option { return func(s *Server) { s.coordHTTP = hc } }
 
 // New wires a server from a validated configuration and an open store. Every
 // secret of cfg is redacted from what the server writes: its logger (changed

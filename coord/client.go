@@ -93,15 +93,6 @@ func WithLogger(l *logrus.Entry) Option {
 // WithUserAgent sets the User-Agent header (it shows in the coordinator's audit).
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
-// WithRequestIDFunc sets how X-Request-Id is generated when the context has none.
-func WithRequestIDFunc(f func() string) Option {
-	return func(c *Client) {
-		if f != nil {
-			c.newID = f
-		}
-	}
-}
-
 // WithPollInterval sets how often WaitConverged polls.
 func WithPollInterval(d time.Duration) Option {
 	return func(c *Client) {

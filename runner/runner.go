@@ -92,15 +92,6 @@ func WithEnv(env map[string]string) Option {
 	return func(r *Runner) { maps.Copy(r.env, env) }
 }
 
-// WithSecretEnv sets variables for every job whose values are redacted from
-// all output. TF_VAR_x entries become sensitive variables.
-func WithSecretEnv(env map[string]string) Option {
-	return func(r *Runner) { maps.Copy(r.secretEnv, env) }
-}
-
-// WithTailBytes sets how much of each command's output a job keeps.
-func WithTailBytes(n int) Option { return func(r *Runner) { r.tailBytes = n } }
-
 // WithTempDir sets where jobs make their private scratch directories
 // (saved plans, sensitive variable files). Default: os.TempDir().
 func WithTempDir(dir string) Option { return func(r *Runner) { r.tempDir = dir } }

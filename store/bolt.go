@@ -89,16 +89,6 @@ func WithLockTimeout(d time.Duration) BoltOption {
 	}
 }
 
-// WithBatchDelay sets how long concurrent Enqueue calls are gathered into one
-// transaction (DefaultBatchDelay).
-func WithBatchDelay(d time.Duration) BoltOption {
-	return func(b *Bolt) {
-		if d > 0 {
-			b.batchDelay = d
-		}
-	}
-}
-
 // WithClock replaces time.Now for job times (tests of PruneDone).
 func WithClock(now func() time.Time) BoltOption {
 	return func(b *Bolt) { b.now = now }

@@ -74,9 +74,6 @@ func WithMembersPerGroup(n int) Option {
 // WithAuditWriter also writes each audit event as one JSON line to w.
 func WithAuditWriter(w io.Writer) Option { return func(s *Sim) { s.auditW = w } }
 
-// WithCoordinatorID sets the id shown in health and audit.
-func WithCoordinatorID(id string) Option { return func(s *Sim) { s.coordinatorID = id } }
-
 // New returns an empty simulator.
 func New(opts ...Option) *Sim {
 	s := &Sim{
