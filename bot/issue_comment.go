@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prcommand"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/webhook"
@@ -35,7 +36,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	switch {
 	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
 		return nil
-	case !strings.Contains(ev.GetComment().GetBody(), CommandPrefix):
+	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix):
 		return nil // no command in it; spares GitHub a call per comment
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
@@ -63,13 +64,13 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 
 // runAll runs the commands of one comment, or says why they do not run.
 func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment) error {
-	cmds, perr := ParseCommands(c.body)
+	cmds, perr := prcommand.Parse(c.body)
 	if len(cmds) == 0 && perr == nil {
 		return nil
 	}
-	var ce *CommandError
+	var ce *prcommand.CommandError
 	if errors.As(perr, &ce) {
-		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, %s.\n\n%s", c.actor, ce.Reason, HelpText))
+		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, %s.\n\n%s", c.actor, ce.Reason, prcommand.HelpText))
 	}
 	canWrite, err := hasWriteAccess(ctx, gh, ref, c.actor)
 	if err != nil {
@@ -87,11 +88,11 @@ func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullre
 	return nil
 }
 
-func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, cmd Command) error {
+func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, cmd prcommand.Command) error {
 	switch cmd.Verb {
-	case CmdHelp:
-		return h.answer(ctx, gh, ref, c.id, "+1", HelpText)
-	case CmdPlan:
+	case prcommand.CmdHelp:
+		return h.answer(ctx, gh, ref, c.id, "+1", prcommand.HelpText)
+	case prcommand.CmdPlan:
 		if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
 			return err
 		}
@@ -104,9 +105,9 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 			"(GitHub does not say who edited it); write it in a new comment.", c.actor, cmd.Verb))
 	}
 	switch cmd.Verb {
-	case CmdAttest:
+	case prcommand.CmdAttest:
 		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
-	case CmdApply:
+	case prcommand.CmdApply:
 		return h.retryApply(ctx, gh, ref, c.id, c.actor)
 	}
 	return nil

@@ -1,12 +1,15 @@
-package bot
+// Package prcommand is the language of `/shardgate` commands in pull-request
+// comments: which lines of a comment hold a command (as GitHub renders the
+// markdown) and what each command says. It runs nothing.
+package prcommand
 
 import (
 	"fmt"
 	"strings"
 )
 
-// CommandPrefix starts every shardgate command in a PR comment.
-const CommandPrefix = "/shardgate"
+// Prefix starts every shardgate command in a PR comment.
+const Prefix = "/shardgate"
 
 // Command verbs.
 const (
@@ -36,18 +39,18 @@ const HelpText = "shardgate commands (one per line, as plain text in a new comme
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
 	"- `/shardgate help`: this text\n"
 
-// ParseCommands finds the shardgate commands in a comment body: lines whose
+// Parse finds the shardgate commands in a comment body: lines whose
 // first word is /shardgate, in paragraphs of top-level text. The body is read
 // as GitHub renders it (CommonMark with GFM): code (fenced, indented, inline),
 // block quotes, lists, headings, tables, HTML comments and raw HTML never hold
 // a command, so quoting someone's command does not run it again and a command
 // nobody can see does not run at all. It returns the commands, and an error
 // for the first malformed one.
-func ParseCommands(body string) ([]Command, error) {
+func Parse(body string) ([]Command, error) {
 	var cmds []Command
 	for _, line := range commandLines([]byte(body)) {
 		fields := strings.Fields(strings.TrimSuffix(line, "\r"))
-		if len(fields) == 0 || fields[0] != CommandPrefix {
+		if len(fields) == 0 || fields[0] != Prefix {
 			continue
 		}
 		if strings.Contains(line, formatted) {

@@ -1,4 +1,4 @@
-package bot
+package prcommand
 
 import (
 	"strings"
@@ -34,7 +34,7 @@ func TestParseCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseCommands(tt.body)
+			got, err := Parse(tt.body)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				var ce *CommandError
@@ -82,7 +82,7 @@ var hiddenCommands = []struct{ name, body string }{
 func TestParseCommandsIgnoresHiddenText(t *testing.T) {
 	for _, tt := range hiddenCommands {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseCommands(tt.body)
+			got, err := Parse(tt.body)
 			require.NoError(t, err)
 			require.Empty(t, got)
 		})
@@ -99,7 +99,7 @@ func TestParseCommandsRefusesFormattedCommandLines(t *testing.T) {
 		"autolinked argument":   "/shardgate attest quiesce www.example.com",
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseCommands(body)
+			got, err := Parse(body)
 			require.Empty(t, got)
 			var ce *CommandError
 			require.ErrorAs(t, err, &ce)
@@ -121,7 +121,7 @@ func FuzzParseCommands(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		cmds, err := ParseCommands(body)
+		cmds, err := Parse(body)
 		for _, c := range cmds {
 			require.Contains(t, []string{CmdPlan, CmdAttest, CmdHelp, CmdApply}, c.Verb)
 			if c.Verb == CmdAttest {
@@ -136,7 +136,7 @@ func FuzzParseCommands(f *testing.F) {
 		// Whatever the body, quoting every line of it, or putting it in an
 		// HTML comment, hides every command in it.
 		quoted := "> " + strings.ReplaceAll(strings.ReplaceAll(body, "\r", ""), "\n", "\n> ")
-		cmds, err = ParseCommands(quoted)
+		cmds, err = Parse(quoted)
 		require.Empty(t, cmds, "quoted: %q", quoted)
 		require.NoError(t, err, "quoted: %q", quoted)
 		inner := body
@@ -144,7 +144,7 @@ func FuzzParseCommands(f *testing.F) {
 			inner = strings.ReplaceAll(inner, "-->", "")
 		}
 		hidden := "<!--\n" + inner + "\n-->"
-		cmds, err = ParseCommands(hidden)
+		cmds, err = Parse(hidden)
 		require.Empty(t, cmds, "in an HTML comment: %q", hidden)
 		require.NoError(t, err, "in an HTML comment: %q", hidden)
 	})
