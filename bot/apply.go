@@ -9,6 +9,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -40,7 +41,7 @@ type Applier struct {
 	runner     *runner.Runner
 	sandboxErr error
 	engine     *policy.Engine
-	coords     *coordinators
+	coords     *livestate.Coordinators
 	pr         pullRequestSide
 	metrics    *metrics.Metrics
 	redact     *redact.Redactor

@@ -57,7 +57,7 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 			continue
 		}
 		coordinator, prefix := planparse.SplitStreamKey(stream)
-		client, err := r.s.coords.client(coordinator)
+		client, err := r.s.coords.Client(coordinator)
 		if err != nil {
 			return applyqueue.Failed, "applied, but " + err.Error()
 		}

@@ -87,7 +87,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	if err != nil {
 		return "store: " + err.Error(), false
 	}
-	coordinator, live := s.coords.liveState(ctx, current)
+	coordinator, live := s.coords.Read(ctx, current)
 	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
 		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
 	r.s.metrics.ObserveDecision("merge", dec)
@@ -116,7 +116,7 @@ func dedupeLabels(in []policy.Label) []policy.Label {
 
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
 func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
-	coordinator, live := s.coords.liveState(ctx, cs)
+	coordinator, live := s.coords.Read(ctx, cs)
 	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
 	if err != nil {
 		return "denied (the policy could not be evaluated: " + oneLine(err.Error()) + ")"

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -40,7 +41,7 @@ type Planner struct {
 	clients    ghapp.ClientCreator
 	runner     *runner.Runner
 	sandboxErr error
-	coords     *coordinators
+	coords     *livestate.Coordinators
 	engine     *policy.Engine
 	engines    engineCache
 	rules      []policy.RuleInfo
@@ -242,7 +243,7 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 	if len(cs.Changes) > 0 {
 		rec.TraceVarsMissing = missingTraceVars(dir)
 	}
-	rec.Coordinator, rec.Live = s.coords.liveState(ctx, cs)
+	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
 }
 
 // failPlan records a failed terraform command: its one-line error and terraform's

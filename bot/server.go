@@ -20,9 +20,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/records"
@@ -62,7 +62,7 @@ type Server struct {
 	stopBg     context.CancelFunc
 
 	coordHTTP *http.Client
-	coords    *coordinators
+	coords    *livestate.Coordinators
 
 	prLocks keyedMutex
 	// planner is the plan flow the event handlers call.
@@ -118,7 +118,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
 	s.rec = records.New(st, s.redact)
-	s.coords = &coordinators{cfg: cfg, store: st, log: s.log, metrics: s.metrics, http: s.coordHTTP, clients: map[string]*coord.Client{}}
+	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.coordHTTP)
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {

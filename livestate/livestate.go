@@ -1,10 +1,16 @@
-package bot
+// Package livestate reads the coordinators' live state: one client per
+// configured coordinator URL (a URL the server configuration does not cover is
+// never called), made on first use and kept, each remembering the highest
+// metadata version it saw per group in the store; the live streams a change
+// set mentions, as the policy input holds them.
+package livestate
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,11 +33,11 @@ const (
 	coordBackoff  = 500 * time.Millisecond
 )
 
-// coordinators are the clients of the configured coordinators, one per URL,
+// Coordinators are the clients of the configured coordinators, one per URL,
 // made on first use and kept: planning reads live state through them, an
 // apply its pre-flight and convergence. Each remembers the metadata versions
 // it saw in the store (records.MetadataVersions).
-type coordinators struct {
+type Coordinators struct {
 	cfg     *serverconfig.Config
 	store   store.Store
 	log     *logrus.Entry
@@ -42,13 +48,19 @@ type coordinators struct {
 	clients map[string]*coord.Client
 }
 
-// liveState reads every stream the change set mentions, unchanged ones included
+// New makes the coordinators of cfg; their clients remember metadata
+// versions in st and report to m. hc nil: http.DefaultClient's transport.
+func New(cfg *serverconfig.Config, st store.Store, log *logrus.Entry, m *metrics.Metrics, hc *http.Client) *Coordinators {
+	return &Coordinators{cfg: cfg, store: st, log: log, metrics: m, http: hc, clients: map[string]*coord.Client{}}
+}
+
+// Read reads every stream the change set mentions, unchanged ones included
 // (a noop whose live count differs from the code is drift, and is reported),
 // from its coordinator. A coordinator URL that the server configuration does not
 // cover is never called (the URL comes from the pull request); like an
 // unreachable coordinator, it is reported and the policy fails closed. The
 // result is keyed by stream (planparse.StreamKey).
-func (s *coordinators) liveState(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
+func (s *Coordinators) Read(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
 	byURL := map[string]map[string]bool{}
 	for _, c := range cs.Changes {
 		coordinator := endstate.CoordinatorOf(c)
@@ -70,7 +82,7 @@ func (s *coordinators) liveState(ctx context.Context, cs *planparse.ChangeSet) (
 	sort.Strings(urls)
 	live := map[string]policy.LiveStream{}
 	for _, u := range urls {
-		client, err := s.client(u)
+		client, err := s.Client(u)
 		if err != nil {
 			return policy.Coordinator{Consulted: true, Error: err.Error()}, nil
 		}
@@ -82,7 +94,7 @@ func (s *coordinators) liveState(ctx context.Context, cs *planparse.ChangeSet) (
 		for _, prefix := range prefixes {
 			stream, err := client.Stream(ctx, prefix)
 			if err != nil {
-				return policy.Coordinator{Consulted: true, Error: fmt.Sprintf("%s: %s", u, oneLine(err.Error()))}, nil
+				return policy.Coordinator{Consulted: true, Error: fmt.Sprintf("%s: %s", u, firstLine(err.Error()))}, nil
 			}
 			ls := liveStream(stream)
 			ls.Coordinator = u
@@ -108,8 +120,8 @@ func liveStream(st *coord.Stream) policy.LiveStream {
 	return ls
 }
 
-// client returns the cached client of a configured coordinator URL.
-func (s *coordinators) client(url string) (*coord.Client, error) {
+// Client returns the cached client of a configured coordinator URL.
+func (s *Coordinators) Client(url string) (*coord.Client, error) {
 	creds, ok := s.cfg.CoordinatorFor(url)
 	if !ok {
 		return nil, fmt.Errorf("coordinator %s is not in this server's configuration (coordinators[].url_prefix), so shardgate does not call it", url)
@@ -131,4 +143,13 @@ func (s *coordinators) client(url string) (*coord.Client, error) {
 	}
 	s.clients[url] = c
 	return c, nil
+}
+
+// firstLine is s's first line, trimmed: an error as a report line.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
