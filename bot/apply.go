@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // Apply-on-merge defaults.
@@ -80,7 +81,7 @@ type applyRun struct {
 	audit   records.Audit
 	cleanup func()
 	// requestLog is the file the stream-group module lists its coordinator
-	// request ids in (RequestIDLogEnv), "" before the re-plan made it.
+	// request ids in (traceability.RequestIDLogEnv), "" before the re-plan made it.
 	requestLog string
 }
 
@@ -115,7 +116,7 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
-		RequestIDPrefix: requestIDPrefix(job.Ref, job.Seq)}
+		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq)}
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
 		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by "+e.Actor)
 	}

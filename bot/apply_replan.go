@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // replan plans the merge commit and compares it with the review.
@@ -24,11 +25,11 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	if err != nil {
 		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
-	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
-	if r.requestLog, err = newRequestLog(checkout); err != nil {
+	env := traceability.Env(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
+	if r.requestLog, err = traceability.NewRequestLog(checkout); err != nil {
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
-	env[RequestIDLogEnv] = r.requestLog
+	env[traceability.RequestIDLogEnv] = r.requestLog
 	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})

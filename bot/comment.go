@@ -188,12 +188,7 @@ func (s *Planner) checkOutput(p *records.Plan) (conclusion string, out *ghapp.Ch
 	return conclusion, &ghapp.CheckOutput{Title: rep.CheckTitle(), Summary: rep.CheckSummary(report.MaxCheckChars), Text: rep.CheckText(report.MaxCheckChars)}
 }
 
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
+func shortSHA(sha string) string { return pullreq.ShortSHA(sha) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

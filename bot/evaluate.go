@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // repoPolicy is what judges a repository's plans: its base-branch configuration
@@ -122,7 +123,7 @@ func (s *Planner) evaluate(ctx context.Context, gh *github.Client, st *records.P
 		logctx.Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}
 	if len(rec.TraceVarsMissing) > 0 {
-		dec.Warnings = append(dec.Warnings, traceabilityWarning(rec.TraceVarsMissing))
+		dec.Warnings = append(dec.Warnings, traceability.Warning(rec.TraceVarsMissing))
 	}
 	rec.Decision = dec
 	s.metrics.ObserveDecision("review", dec)

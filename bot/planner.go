@@ -27,6 +27,7 @@ import (
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // Planner is the plan flow (PR → plans → comment and checks): it loads a
@@ -241,7 +242,7 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
 	if len(cs.Changes) > 0 {
-		rec.TraceVarsMissing = missingTraceVars(dir)
+		rec.TraceVarsMissing = traceability.Missing(dir)
 	}
 	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
 }

@@ -75,7 +75,7 @@ type Plan struct {
 	Decision    policy.Decision              `json:"decision"`
 	PlannedAt   time.Time                    `json:"planned_at"`
 	CheckRunID  int64                        `json:"check_run_id,omitempty"`
-	// TraceVarsMissing are the trace variables (bot/traceability.go) the project's
+	// TraceVarsMissing are the trace variables (traceability.Missing) the project's
 	// root module does not declare; the report warns about them.
 	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
 }

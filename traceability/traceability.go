@@ -1,4 +1,9 @@
-package bot
+// Package traceability is how an apply names its pull request to the
+// coordinator: the trace variables a root module may declare (who asked, why,
+// the X-Request-Id prefix), the warning a root that does not declare them
+// gets, and the file in which the stream-group module lists the request ids
+// of an apply's mutations for its audit record.
+package traceability
 
 import (
 	"encoding/json"
@@ -18,35 +23,35 @@ import (
 // request_id_prefix, and a root module that declares these and passes them on
 // makes every coordinator audit entry traceable to its pull request.
 const (
-	TraceVarRequestedBy     = "shardgate_requested_by"
-	TraceVarReason          = "shardgate_reason"
-	TraceVarRequestIDPrefix = "shardgate_request_id_prefix"
-	// RuleTraceability is the warning a project gets when its root module does
+	VarRequestedBy     = "shardgate_requested_by"
+	VarReason          = "shardgate_reason"
+	VarRequestIDPrefix = "shardgate_request_id_prefix"
+	// Rule is the warning a project gets when its root module does
 	// not declare the trace variables.
-	RuleTraceability = "traceability"
+	Rule = "traceability"
 )
 
-var traceVars = []string{TraceVarRequestedBy, TraceVarReason, TraceVarRequestIDPrefix}
+var vars = []string{VarRequestedBy, VarReason, VarRequestIDPrefix}
 
-// traceEnv are the trace variables of one apply, as TF_VAR_ entries of a job's
+// Env are the trace variables of one apply, as TF_VAR_ entries of a job's
 // environment (the runner passes them as -var), for the root module in dir: only
 // those it declares, since a -var of an undeclared variable is an error.
-func traceEnv(dir string, ref pullreq.Ref, mergeSHA, mergedBy, jobSeq string) map[string]string {
+func Env(dir string, ref pullreq.Ref, mergeSHA, mergedBy, jobSeq string) map[string]string {
 	env := map[string]string{
-		"TF_VAR_" + TraceVarRequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", ref.FullName(), ref.Number, mergedBy),
-		"TF_VAR_" + TraceVarReason:          fmt.Sprintf("apply %s of %s#%d", shortSHA(mergeSHA), ref.FullName(), ref.Number),
-		"TF_VAR_" + TraceVarRequestIDPrefix: requestIDPrefix(ref, jobSeq),
+		"TF_VAR_" + VarRequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", ref.FullName(), ref.Number, mergedBy),
+		"TF_VAR_" + VarReason:          fmt.Sprintf("apply %s of %s#%d", pullreq.ShortSHA(mergeSHA), ref.FullName(), ref.Number),
+		"TF_VAR_" + VarRequestIDPrefix: RequestIDPrefix(ref, jobSeq),
 	}
-	for _, v := range missingTraceVars(dir) {
+	for _, v := range Missing(dir) {
 		delete(env, "TF_VAR_"+v)
 	}
 	return env
 }
 
-// requestIDPrefix starts the X-Request-Id of every coordinator call an apply
+// RequestIDPrefix starts the X-Request-Id of every coordinator call an apply
 // makes: the audit record keeps it, so the coordinator's audit log can be
 // searched for the apply's requests.
-func requestIDPrefix(ref pullreq.Ref, jobSeq string) string {
+func RequestIDPrefix(ref pullreq.Ref, jobSeq string) string {
 	seq := strings.TrimLeft(jobSeq, "0")
 	if seq == "" {
 		seq = "0"
@@ -61,11 +66,11 @@ func safeIDPart(s string) string { return unsafeIDChars.ReplaceAllString(s, "-")
 // declaredVariable matches a variable block's opening in HCL.
 var declaredVariable = regexp.MustCompile(`(?m)^\s*variable\s+"([A-Za-z0-9_-]+)"\s*\{`)
 
-// missingTraceVars lists the trace variables the root module in dir does not
+// Missing lists the trace variables the root module in dir does not
 // declare. It reads the root's own .tf and .tf.json files (variables of a
 // root are declared there, never in a module): a look at declarations, not a
 // parse of the configuration, which terraform does.
-func missingTraceVars(dir string) []string {
+func Missing(dir string) []string {
 	declared := map[string]bool{}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 	for _, f := range files {
@@ -87,7 +92,7 @@ func missingTraceVars(dir string) []string {
 		}
 	}
 	var missing []string
-	for _, v := range traceVars {
+	for _, v := range vars {
 		if !declared[v] {
 			missing = append(missing, v)
 		}
@@ -95,10 +100,10 @@ func missingTraceVars(dir string) []string {
 	return missing
 }
 
-// traceabilityWarning is the report's warning for a root that cannot pass the
+// Warning is the report's warning for a root that cannot pass the
 // trace variables on.
-func traceabilityWarning(missing []string) policy.Warning {
-	return policy.Warning{Rule: RuleTraceability, Title: "Traceability",
+func Warning(missing []string) policy.Warning {
+	return policy.Warning{Rule: Rule, Title: "Traceability",
 		Message: fmt.Sprintf("the root module does not declare %s: the coordinator's audit of this project's applies will not name the pull request. "+
 			"Declare them (type string, default \"\") and pass them to the stream-group module as requested_by, reason and request_id_prefix",
 			strings.Join(missing, ", "))}
@@ -109,16 +114,16 @@ func traceabilityWarning(missing []string) policy.Warning {
 // coordinator mutation it sends, one per line: the audit record lists them.
 const RequestIDLogEnv = "SHARDGATE_REQUEST_ID_LOG"
 
-// Bounds of what readRequestLog keeps of the file.
+// Bounds of what ReadRequestLog keeps of the file.
 const (
 	maxRequestIDs   = 1000
 	maxRequestIDLen = 200
 )
 
-// newRequestLog makes the empty request-id file of one apply inside its
+// NewRequestLog makes the empty request-id file of one apply inside its
 // checkout, which is the apply's own and writable under the sandbox; a name
 // of its own, so nothing the repository holds is taken for it.
-func newRequestLog(checkout string) (string, error) {
+func NewRequestLog(checkout string) (string, error) {
 	f, err := os.CreateTemp(checkout, ".shardgate-request-ids-*")
 	if err != nil {
 		return "", fmt.Errorf("prepare the apply's request-id log: %w", err)
@@ -130,11 +135,11 @@ func newRequestLog(checkout string) (string, error) {
 	return name, nil
 }
 
-// readRequestLog reads the request ids the apply listed, each once, in order;
+// ReadRequestLog reads the request ids the apply listed, each once, in order;
 // lines that cannot be a request id (too long, control characters) are
 // passed over. A missing file (a root module without the stream-group
 // module's apply step) lists none.
-func readRequestLog(path string) []string {
+func ReadRequestLog(path string) []string {
 	if path == "" {
 		return nil
 	}
