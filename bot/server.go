@@ -31,6 +31,7 @@ import (
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/workdir"
 )
 
 // Server is shardgate's GitHub App service: it wires the Planner and the
@@ -55,7 +56,7 @@ type Server struct {
 	// scratch) under baseWorkDir, the configured work dir.
 	workDir     string
 	baseWorkDir string
-	run         *runDir
+	run         *workdir.Run
 	ghTransport http.RoundTripper
 	// background is the restart's clean-up of check runs; Close ends it.
 	background sync.WaitGroup
@@ -139,7 +140,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	defer func() {
 		if err != nil {
-			_ = s.run.close()
+			if cerr := s.run.Close(); cerr != nil {
+				s.log.WithError(cerr).Warn("remove the run dir")
+			}
 		}
 	}()
 	bin, _, err := runner.FindTerraform(cfg.TerraformBinary, "")
@@ -226,11 +229,11 @@ func (s *Server) openWorkDir() error {
 	if s.baseWorkDir == "" {
 		s.baseWorkDir = filepath.Join(filepath.Dir(s.cfg.StorePath), "work")
 	}
-	run, err := openRunDir(s.baseWorkDir)
+	run, err := workdir.Open(s.baseWorkDir)
 	if err != nil {
 		return fmt.Errorf("work dir: %w", err)
 	}
-	s.run, s.workDir = run, run.path
+	s.run, s.workDir = run, run.Path()
 	return nil
 }
 
@@ -291,7 +294,7 @@ func (s *Server) Handler() http.Handler {
 // is removed first; check runs it left in progress that no job will finish
 // are completed in the background, GitHub being perhaps slow or down.
 func (s *Server) Start(ctx context.Context) error {
-	removed, err := sweepWorkDir(s.baseWorkDir, s.workDir)
+	removed, err := workdir.Sweep(s.baseWorkDir, s.workDir)
 	if len(removed) > 0 {
 		s.log.WithField("removed", removed).Warn("removed checkouts and scratch left by an earlier process")
 	}
@@ -329,7 +332,7 @@ func (s *Server) Close(ctx context.Context) {
 	s.health.Close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
-	if err := s.run.close(); err != nil {
+	if err := s.run.Close(); err != nil {
 		s.log.WithError(err).Warn("remove the run dir")
 	}
 }

@@ -1,4 +1,7 @@
-package bot
+// Package workdir is the server's work directory: each process's own run
+// directory (checkouts, terraform scratch), locked while the process lives,
+// and the sweep that removes what dead processes left.
+package workdir
 
 import (
 	"errors"
@@ -11,25 +14,27 @@ import (
 
 // Names inside the work dir.
 const (
-	runDirPrefix = "run-"
-	runLockName  = ".lock"
+	// RunPrefix starts the name of every run directory.
+	RunPrefix = "run-"
+	// LockName is the lock file inside a run directory.
+	LockName = ".lock"
 	// Checkouts of versions before run directories sat in the work dir itself.
 	legacyCheckoutPrefix = "checkout-"
 )
 
-// runDir is this process's own directory under the work dir: every checkout
+// Run is this process's own directory under the work dir: every checkout
 // and every terraform job's scratch (saved plans, sensitive variable files)
 // is made in it. It holds a lock (flock) while the process lives; the kernel
 // drops the lock when the process dies, kill -9 included, so a later start
 // tells a dead process's directory from a live one sharing the work dir and
 // removes only the dead.
-type runDir struct {
+type Run struct {
 	path   string
 	unlock func()
 }
 
-// openRunDir makes and locks a fresh run directory under workDir (mode 0700).
-func openRunDir(workDir string) (*runDir, error) {
+// Open makes and locks a fresh run directory under workDir (mode 0700).
+func Open(workDir string) (*Run, error) {
 	if err := os.MkdirAll(workDir, 0o700); err != nil {
 		return nil, fmt.Errorf("make work dir: %w", err)
 	}
@@ -38,17 +43,19 @@ func openRunDir(workDir string) (*runDir, error) {
 	// but not locked yet: then make another.
 	for try := 0; try < 3; try++ {
 		var path string
-		if path, err = os.MkdirTemp(workDir, runDirPrefix); err != nil {
+		if path, err = os.MkdirTemp(workDir, RunPrefix); err != nil {
 			return nil, fmt.Errorf("make run dir: %w", err)
 		}
-		unlock, held, lerr := tryLockDir(filepath.Join(path, runLockName))
+		unlock, held, lerr := tryLockDir(filepath.Join(path, LockName))
 		if lerr == nil && held {
-			return &runDir{path: path, unlock: unlock}, nil
+			return &Run{path: path, unlock: unlock}, nil
 		}
 		if unlock != nil {
 			unlock()
 		}
-		os.RemoveAll(path)
+		if rerr := os.RemoveAll(path); rerr != nil {
+			return nil, fmt.Errorf("remove the run dir it could not lock: %w", rerr)
+		}
 		err = lerr
 		if err == nil {
 			err = errors.New("locked by another process")
@@ -57,8 +64,11 @@ func openRunDir(workDir string) (*runDir, error) {
 	return nil, fmt.Errorf("lock run dir: %w", err)
 }
 
-// close removes the run directory and drops its lock.
-func (d *runDir) close() error {
+// Path is the run directory's path.
+func (d *Run) Path() string { return d.path }
+
+// Close removes the run directory and drops its lock.
+func (d *Run) Close() error {
 	if d == nil {
 		return nil
 	}
@@ -70,11 +80,11 @@ func (d *runDir) close() error {
 	return nil
 }
 
-// sweepWorkDir removes what dead processes left under workDir: their run
+// Sweep removes what dead processes left under workDir: their run
 // directories (checkouts, terraform scratch with its plan and variable files)
 // and checkouts of versions that made them in the work dir itself. own is
 // skipped; a run directory whose lock is held belongs to a live process.
-func sweepWorkDir(workDir, own string) ([]string, error) {
+func Sweep(workDir, own string) ([]string, error) {
 	entries, err := os.ReadDir(workDir)
 	if err != nil {
 		return nil, fmt.Errorf("read work dir: %w", err)
@@ -86,8 +96,8 @@ func sweepWorkDir(workDir, own string) ([]string, error) {
 		switch {
 		case path == own || !e.IsDir():
 			continue
-		case strings.HasPrefix(e.Name(), runDirPrefix):
-			unlock, held, err := tryLockDir(filepath.Join(path, runLockName))
+		case strings.HasPrefix(e.Name(), RunPrefix):
+			unlock, held, err := tryLockDir(filepath.Join(path, LockName))
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 				continue
