@@ -22,6 +22,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
@@ -356,7 +357,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	defer stopAdmin()
 	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
-	serve, err := s.listen(ctx, srv)
+	serve, err := listener.Listen(ctx, s.cfg.Listen, s.cfg.ListenTLS, srv, s.log, s.onListening)
 	if err != nil {
 		s.Close(context.Background())
 		return err

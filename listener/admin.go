@@ -1,4 +1,8 @@
-package bot
+// Package listener is what shardgate serves on: the webhook listener (bound
+// before anything says it serves; HTTPS with the certificate reloaded on
+// SIGHUP when listen_tls is set) and the admin listener (metrics, healthz and
+// the store backup), each bound at start so a wrong address stops the start.
+package listener
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
@@ -99,41 +104,41 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// AdminHandler is the admin listener's surface: /metrics, /healthz and
-// GET /admin/backup.
-func (s *Server) AdminHandler() http.Handler {
+// AdminHandler is the admin listener's surface: /metrics of reg, /healthz and
+// GET /admin/backup of st with token.
+func AdminHandler(reg prometheus.Gatherer, st store.Store, token serverconfig.Secret, log *logrus.Entry) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.Handle(BackupPath, BackupHandler(s.store, s.cfg.Admin.Token, s.log))
+	mux.Handle(BackupPath, BackupHandler(st, token, log))
 	return mux
 }
 
-// startAdmin binds the admin listener when admin.listen is set and serves it
-// until stop is called. A bind failure is returned at once, so that a wrong
+// StartAdmin binds addr and serves h on it until stop is called, returning
+// the bound address. A bind failure is returned at once, so that a wrong
 // address stops the start rather than going unnoticed. stop gives a download
 // in progress adminShutdownGrace, then cuts it.
-func (s *Server) startAdmin() (stop func(), err error) {
-	if !s.cfg.Admin.Enabled() {
-		return func() {}, nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.Admin.Listen)
+func StartAdmin(addr string, h http.Handler, log *logrus.Entry) (bound string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("admin listener: %w", err)
+		return "", nil, fmt.Errorf("admin listener: %w", err)
 	}
-	srv := &http.Server{Handler: s.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.WithError(err).Error("admin listener stopped")
+			log.WithError(err).Error("admin listener stopped")
 		}
 	}()
-	s.adminAddr = ln.Addr().String()
-	s.log.WithField("listen", s.adminAddr).Info("shardgate admin listener serving")
-	return func() {
+	bound = ln.Addr().String()
+	log.WithField("listen", bound).Info("shardgate admin listener serving")
+	return bound, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), adminShutdownGrace)
 		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			_ = srv.Close()
+		if err := srv.Shutdown(ctx); err != nil {
+			log.WithError(err).Warn("admin listener: a download outlived the shutdown grace and was cut")
+			if err := srv.Close(); err != nil {
+				log.WithError(err).Warn("close the admin listener")
+			}
 		}
 	}, nil
 }

@@ -1,4 +1,4 @@
-package bot
+package listener
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -44,45 +46,52 @@ func (r *certReloader) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return r.cert, nil
 }
 
-// listen binds the listener before anything says shardgate is serving (a port
-// in use is an error, not a log line after "serving"), and with listen_tls
-// serves HTTPS with the certificate reloaded on SIGHUP.
-func (s *Server) listen(ctx context.Context, srv *http.Server) (func() error, error) {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
+// Listen binds addr before anything says shardgate is serving (a port in use
+// is an error, not a log line after "serving"), calls onListening (when not
+// nil) with the bound address, and returns the function that serves srv on it:
+// with tlsCfg, HTTPS with the certificate reloaded on SIGHUP until ctx ends.
+func Listen(ctx context.Context, addr string, tlsCfg *serverconfig.TLSConfig, srv *http.Server, log *logrus.Entry, onListening func(net.Addr)) (serve func() error, err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	log := s.log.WithField("listen", ln.Addr().String())
-	if s.onListening != nil {
-		s.onListening(ln.Addr())
+	llog := log.WithField("listen", ln.Addr().String())
+	if onListening != nil {
+		onListening(ln.Addr())
 	}
-	if s.cfg.ListenTLS == nil {
-		log.Info("shardgate serving (plain HTTP: put TLS in front of it, or set listen_tls)")
+	if tlsCfg == nil {
+		llog.Info("shardgate serving (plain HTTP: put TLS in front of it, or set listen_tls)")
 		return func() error { return srv.Serve(ln) }, nil
 	}
-	certs, err := newCertReloader(*s.cfg.ListenTLS)
+	certs, err := newCertReloader(*tlsCfg)
 	if err != nil {
-		ln.Close()
+		if cerr := ln.Close(); cerr != nil {
+			log.WithError(cerr).Warn("close the listener")
+		}
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	srv.TLSConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
+	// Notified before serving: a SIGHUP from then on reloads, never kills.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if err := certs.reload(); err != nil {
-					s.log.WithError(err).Error("SIGHUP: the certificate was not reloaded; the one in use stays")
-					continue
-				}
-				s.log.Info("SIGHUP: certificate reloaded")
-			}
-		}
-	}()
-	log.Info("shardgate serving HTTPS")
+	go reloadOnHangup(ctx, hup, certs, log)
+	llog.Info("shardgate serving HTTPS")
 	return func() error { return srv.ServeTLS(ln, "", "") }, nil
+}
+
+// reloadOnHangup loads the certificate again on every SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup chan os.Signal, certs *certReloader, log *logrus.Entry) {
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := certs.reload(); err != nil {
+				log.WithError(err).Error("SIGHUP: the certificate was not reloaded; the one in use stays")
+				continue
+			}
+			log.Info("SIGHUP: certificate reloaded")
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package bot
+package listener
 
 import (
 	"crypto/ecdsa"
