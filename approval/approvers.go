@@ -1,4 +1,9 @@
-package bot
+// Package approval decides who approves: whether a login is an approver (by
+// name, or an active member of an approver team, answers kept a minute),
+// which exception labels count (added by an approver who is not the author,
+// for the current head, by GitHub's issue events), and the voiding of labels
+// on a push. It also reads back the comments approvals are given in.
+package approval
 
 import (
 	"context"
@@ -8,12 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at
@@ -69,9 +72,39 @@ func (c *teamCache) forgetLogin(login string) {
 
 func (c *teamCache) forgetAll() { c.cache().Purge() }
 
-// isApprover says whether login is an approver: listed by name, or an active
+// Approvers are the approvers of a server's configuration: users by name and
+// members of teams, whose answers GitHub gives and a cache keeps.
+type Approvers struct {
+	cfg   *serverconfig.Config
+	now   func() time.Time
+	cache teamCache
+}
+
+// NewApprovers are cfg's approvers; now is the clock of the team answers' TTL.
+func NewApprovers(cfg *serverconfig.Config, now func() time.Time) *Approvers {
+	return &Approvers{cfg: cfg, now: now}
+}
+
+// Text says who may add exception labels and attest.
+func (s *Approvers) Text() string {
+	var who []string
+	// Named without "@": every edit of the comment would ping them again.
+	who = append(who, s.cfg.ApproverUsers...)
+	for _, t := range s.cfg.ApproverTeams {
+		who = append(who, "a member of "+t)
+	}
+	return "an approver (" + strings.Join(who, ", ") + ") who is not the PR author"
+}
+
+// ForgetLogin drops the team answers about login (a membership changed).
+func (s *Approvers) ForgetLogin(login string) { s.cache.forgetLogin(login) }
+
+// ForgetAll drops every team answer (a team changed).
+func (s *Approvers) ForgetAll() { s.cache.forgetAll() }
+
+// IsApprover says whether login is an approver: listed by name, or an active
 // member of an approver team.
-func (s *Planner) isApprover(ctx context.Context, gh ghapp.Teams, login string) (bool, error) {
+func (s *Approvers) IsApprover(ctx context.Context, gh ghapp.Teams, login string) (bool, error) {
 	if login == "" {
 		return false, nil
 	}
@@ -79,7 +112,7 @@ func (s *Planner) isApprover(ctx context.Context, gh ghapp.Teams, login string) 
 		return true, nil
 	}
 	for _, team := range s.cfg.ApproverTeams {
-		if member, ok := s.teamCache.get(team, login, s.now()); ok {
+		if member, ok := s.cache.get(team, login, s.now()); ok {
 			if member {
 				return true, nil
 			}
@@ -95,43 +128,10 @@ func (s *Planner) isApprover(ctx context.Context, gh ghapp.Teams, login string) 
 		default:
 			return false, fmt.Errorf("check membership of @%s in %s: %w", login, team, err)
 		}
-		s.teamCache.put(team, login, member, s.now())
+		s.cache.put(team, login, member, s.now())
 		if member {
 			return true, nil
 		}
 	}
 	return false, nil
-}
-
-// Teams drops cached team answers when GitHub reports a membership or a team
-// change (the App must subscribe to the membership and team events).
-type Teams struct{ *Base }
-
-var _ webhook.EventHandler = (*Teams)(nil)
-
-// Handles implements webhook.EventHandler.
-func (h *Teams) Handles() []string { return []string{"membership", "team"} }
-
-// Handle implements webhook.EventHandler.
-func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	log := logctx.Logger(ctx).WithField("event", eventType)
-	switch eventType {
-	case "membership":
-		ev, err := parse[*github.MembershipEvent](eventType, payload)
-		if err != nil {
-			return err
-		}
-		h.s.planner.teamCache.forgetLogin(ev.GetMember().GetLogin())
-		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team membership changed; cached answers dropped")
-	default:
-		ev, err := parse[*github.TeamEvent](eventType, payload)
-		if err != nil {
-			return err
-		}
-		// A team renamed, moved under another parent or deleted changes the
-		// answers for all its members: drop them all.
-		h.s.planner.teamCache.forgetAll()
-		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team changed; cached answers dropped")
-	}
-	return nil
 }

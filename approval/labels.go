@@ -1,4 +1,4 @@
-package bot
+package approval
 
 import (
 	"context"
@@ -14,23 +14,33 @@ import (
 	"github.com/shardgate/shardgate/report"
 )
 
-// labelAPI is what judging labels asks GitHub: the labels, who added them,
+// LabelAPI is what judging labels asks GitHub: the labels, who added them,
 // and whether that someone is in an approver team.
-type labelAPI interface {
+type LabelAPI interface {
 	ghapp.Labels
 	ghapp.Teams
 }
 
-// judgeLabels decides which of the PR's labels count. An exception label counts
+// Labels judges a pull request's exception labels, remembering in rec who
+// added each and for which head.
+type Labels struct {
+	rec       records.Store
+	approvers *Approvers
+}
+
+// NewLabels judges labels with the approvers a, keeping origins in rec.
+func NewLabels(rec records.Store, a *Approvers) *Labels { return &Labels{rec: rec, approvers: a} }
+
+// Judge decides which of the PR's labels count. An exception label counts
 // only when GitHub's issue events say an approver who is not the PR author
 // added it while the current head was the head; other labels are passed
 // through for user policies.
-func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRState) ([]policy.Label, error) {
+func (s *Labels) Judge(ctx context.Context, gh LabelAPI, st *records.PRState) ([]policy.Label, error) {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return nil, err
 	}
-	events, err := latestLabelEvents(ctx, gh, st.Ref, exceptionLabels(names))
+	events, err := LatestLabelEvents(ctx, gh, st.Ref, exceptionLabels(names))
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +50,7 @@ func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRSt
 			out = append(out, policy.Label{Name: name, Counted: true})
 			continue
 		}
-		rec, err := s.labelOrigin(ctx, st, name, events[name])
+		rec, err := s.origin(ctx, st, name, events[name])
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +60,7 @@ func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRSt
 			l.Reason = "shardgate cannot tell who added it; remove it and have an approver add it again"
 		default:
 			l.Actor = rec.Actor
-			counted, reason, err := s.labelCounts(ctx, gh, st, rec)
+			counted, reason, err := s.counts(ctx, gh, st, rec)
 			if err != nil {
 				return nil, err
 			}
@@ -61,21 +71,21 @@ func (s *Planner) judgeLabels(ctx context.Context, gh labelAPI, st *records.PRSt
 	return out, nil
 }
 
-func (s *Planner) labelCounts(ctx context.Context, gh ghapp.Teams, st *records.PRState, rec *records.Label) (bool, string, error) {
+func (s *Labels) counts(ctx context.Context, gh ghapp.Teams, st *records.PRState, rec *records.Label) (bool, string, error) {
 	switch {
 	case rec.HeadSHA == "":
-		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", shortSHA(st.HeadSHA)), nil
+		return false, fmt.Sprintf("added before the current head %s: a push voids exception labels", pullreq.ShortSHA(st.HeadSHA)), nil
 	case rec.HeadSHA != st.HeadSHA:
-		return false, fmt.Sprintf("added for commit %s, but the head is now %s: a push voids exception labels", shortSHA(rec.HeadSHA), shortSHA(st.HeadSHA)), nil
+		return false, fmt.Sprintf("added for commit %s, but the head is now %s: a push voids exception labels", pullreq.ShortSHA(rec.HeadSHA), pullreq.ShortSHA(st.HeadSHA)), nil
 	case strings.EqualFold(rec.Actor, st.Author):
 		return false, "added by the pull request's author; an approver other than the author must add it", nil
 	}
-	ok, err := s.isApprover(ctx, gh, rec.Actor)
+	ok, err := s.approvers.IsApprover(ctx, gh, rec.Actor)
 	if err != nil {
 		return false, "", err
 	}
 	if !ok {
-		return false, fmt.Sprintf("%s is not an approver (%s)", rec.Actor, strings.TrimPrefix(s.approversText(), "an approver ")), nil
+		return false, fmt.Sprintf("%s is not an approver (%s)", rec.Actor, strings.TrimPrefix(s.approvers.Text(), "an approver ")), nil
 	}
 	return true, "", nil
 }
@@ -111,9 +121,9 @@ func currentLabels(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref) ([]str
 // labeled event lies further back has no known origin and does not count.
 const maxEventPages = 20
 
-// latestLabelEvents finds, for each name, the issue event that last added the
+// LatestLabelEvents finds, for each name, the issue event that last added the
 // label. GitHub lists events oldest first, so the pages are read from the last.
-func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, names []string) (map[string]*ghapp.IssueEvent, error) {
+func LatestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, names []string) (map[string]*ghapp.IssueEvent, error) {
 	found := map[string]*ghapp.IssueEvent{}
 	if len(names) == 0 {
 		return found, nil
@@ -147,10 +157,10 @@ func latestLabelEvents(ctx context.Context, gh ghapp.Labels, ref pullreq.Ref, na
 	return found, nil
 }
 
-// labelOrigin is who added an exception label and for which head, from the
+// origin is who added an exception label and for which head, from the
 // labeled event ev (nil: unknown). The head is the one current when the label
 // was added, by GitHub's time, whenever shardgate gets to it.
-func (s *Planner) labelOrigin(ctx context.Context, st *records.PRState, name string, ev *ghapp.IssueEvent) (*records.Label, error) {
+func (s *Labels) origin(ctx context.Context, st *records.PRState, name string, ev *ghapp.IssueEvent) (*records.Label, error) {
 	if ev == nil {
 		return nil, nil
 	}
@@ -168,22 +178,22 @@ func (s *Planner) labelOrigin(ctx context.Context, st *records.PRState, name str
 	return rec, nil
 }
 
-// voidExceptionLabels removes the exception labels not added for the new head
+// VoidExceptions removes the exception labels not added for the new head
 // and says so in the comment: an exception is for the commit it was given on.
 // It reads the labels and their events from GitHub, so a label whose labeled
 // event shardgate never processed is removed too.
-func (s *Planner) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *records.PRState, oldHead string) error {
+func (s *Labels) VoidExceptions(ctx context.Context, gh ghapp.Labels, st *records.PRState) error {
 	names, err := currentLabels(ctx, gh, st.Ref)
 	if err != nil {
 		return err
 	}
 	names = exceptionLabels(names)
-	events, err := latestLabelEvents(ctx, gh, st.Ref, names)
+	events, err := LatestLabelEvents(ctx, gh, st.Ref, names)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		rec, err := s.labelOrigin(ctx, st, name, events[name])
+		rec, err := s.origin(ctx, st, name, events[name])
 		if err != nil {
 			return err
 		}
@@ -199,14 +209,14 @@ func (s *Planner) voidExceptionLabels(ctx context.Context, gh ghapp.Labels, st *
 		}
 		given, by := "an earlier head", "someone shardgate cannot tell"
 		if rec != nil && rec.HeadSHA != "" {
-			given = shortSHA(rec.HeadSHA)
+			given = pullreq.ShortSHA(rec.HeadSHA)
 		}
 		if rec != nil {
 			by = rec.Actor
 		}
 		// Notes are rendered as written: what a PR controls goes in through report.
 		st.Notes = append(st.Notes, fmt.Sprintf("Removed %s (added by %s for %s): a push voids exception labels. An approver can add it again for %s.",
-			report.Code(name), report.Escape(by), report.Escape(given), shortSHA(st.HeadSHA)))
+			report.Code(name), report.Escape(by), report.Escape(given), pullreq.ShortSHA(st.HeadSHA)))
 	}
 	return nil
 }

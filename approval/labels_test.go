@@ -1,7 +1,8 @@
-package bot
+package approval
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,14 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
 )
+
+// The label judgement talks to GitHub through ghapp's narrow interfaces,
+// answered by ghapptest's in-memory GitHub: no HTTP, no sleeps; time is a
+// fakeclock.Clock both sides read.
 
 const (
 	firstHead  = "1111111111111111111111111111111111111111"
@@ -23,17 +30,25 @@ const (
 	exception  = policy.ExceptionLabelPrefix + "shard_delta"
 )
 
+var seamRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}
+
 // labelWorld is a pull request by bob whose head was firstHead and, from an
 // hour later, pushedHead (the clock stands at the push); alice is an approver
 // by name, carol an active member of the approver team, dave a pending one.
-func labelWorld(t *testing.T) (*Planner, *ghapptest.GitHub, *fakeclock.Clock, *records.PRState) {
+func labelWorld(t *testing.T) (*Labels, *ghapptest.GitHub, *fakeclock.Clock, *records.PRState) {
 	t.Helper()
-	s, gh, clock := seamPlanner(t, &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}})
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "shardgate.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	cfg := &serverconfig.Config{ApproverUsers: []string{"alice"}, ApproverTeams: []string{"acme/approvers"}}
+	s := NewLabels(records.New(st, redact.New()), NewApprovers(cfg, clock.Now))
+	gh := ghapptest.New(clock.Now)
 	gh.PerPage = 2 // the newest events are on the last page
 	gh.SetMember("acme", "approvers", "carol", "active")
 	gh.SetMember("acme", "approvers", "dave", "pending")
-	st := &records.PRState{Ref: seamRef, Author: "bob", HeadSHA: firstHead, Heads: []records.HeadSighting{{SHA: firstHead, Since: clock.Now()}}}
-	return s, gh, clock, st
+	pr := &records.PRState{Ref: seamRef, Author: "bob", HeadSHA: firstHead, Heads: []records.HeadSighting{{SHA: firstHead, Since: clock.Now()}}}
+	return s, gh, clock, pr
 }
 
 // push moves the head at the clock's time.
@@ -44,9 +59,9 @@ func push(clock *fakeclock.Clock, st *records.PRState, sha string) {
 	clock.Advance(time.Minute)
 }
 
-func judgeAll(t *testing.T, s *Planner, gh *ghapptest.GitHub, st *records.PRState) map[string]policy.Label {
+func judgeAll(t *testing.T, s *Labels, gh *ghapptest.GitHub, st *records.PRState) map[string]policy.Label {
 	t.Helper()
-	labels, err := s.judgeLabels(context.Background(), gh, st)
+	labels, err := s.Judge(context.Background(), gh, st)
 	require.NoError(t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -114,7 +129,7 @@ func TestJudgeLabelsReadsTheLatestLabeledEvent(t *testing.T) {
 	other := &records.PRState{Ref: pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 8}, Author: "bob", HeadSHA: firstHead,
 		Heads: st.Heads[:1]}
 	gh.AddLabel(other.Ref.Owner, other.Ref.Repo, other.Ref.Number, exception, "alice")
-	judgedOther, err := s.judgeLabels(context.Background(), labelsWithoutEvents{gh}, other)
+	judgedOther, err := s.Judge(context.Background(), labelsWithoutEvents{gh}, other)
 	require.NoError(t, err)
 	require.Len(t, judgedOther, 1)
 	require.False(t, judgedOther[0].Counted)
@@ -137,7 +152,7 @@ func TestVoidExceptionLabelsOnPush(t *testing.T) {
 	push(clock, st, pushedHead)
 	gh.AddLabel(seamRef.Owner, seamRef.Repo, seamRef.Number, exception+"-fresh", "alice")
 
-	require.NoError(t, s.voidExceptionLabels(context.Background(), gh, st, firstHead))
+	require.NoError(t, s.VoidExceptions(context.Background(), gh, st))
 	require.Equal(t, []string{exception + "-fresh"}, gh.Labels(seamRef.Owner, seamRef.Repo, seamRef.Number))
 	require.Len(t, st.Notes, 1)
 	require.Contains(t, st.Notes[0], "a push voids exception labels")

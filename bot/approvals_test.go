@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/fakeclock"
@@ -110,7 +111,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.planner.judgeLabels(ctx, ghapp.FromClient(gh), st)
+	labels, err := h.srv.planner.labels.Judge(ctx, ghapp.FromClient(gh), st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -326,7 +327,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.planner.isApprover(context.Background(), ghapp.FromClient(gh), login)
+	ok, err := h.srv.planner.approvers.IsApprover(context.Background(), ghapp.FromClient(gh), login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -414,7 +415,7 @@ func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
 	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
 	gh, err := h.srv.clients.NewInstallationClient(1)
 	require.NoError(t, err)
-	events, err := latestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	events, err := approval.LatestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
 	require.NoError(t, err)
 	require.Equal(t, author, events[exceptionLabel].Actor)
 	require.NotContains(t, events, "policy-exception/absent")

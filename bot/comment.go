@@ -36,7 +36,7 @@ func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans 
 		b.WriteString("\n" + n + "\n")
 	}
 	for _, n := range st.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", n) // built escaped (voidExceptionLabels)
+		fmt.Fprintf(&b, "\n> %s\n", n) // built escaped (approval.Labels.VoidExceptions)
 	}
 	if st.ConfigError != "" {
 		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on %s (shardgate reads its configuration from the base branch, never from the pull request):\n\n%s",
@@ -72,20 +72,7 @@ func (s *Planner) renderProject(p *records.Plan, budget int) string {
 
 func (s *Planner) report(p *records.Plan) *report.Report {
 	return &report.Report{Project: p.Project, ChangeSet: p.ChangeSet, Decision: p.Decision, Rules: s.rules,
-		Coordinator: p.Coordinator, Approvers: s.approversText(), LockWaits: p.LockWaits}
-}
-
-// approversText says who may add exception labels and attest.
-func (s *Planner) approversText() string {
-	var who []string
-	// Named without "@": every edit of the comment would ping them again.
-	for _, u := range s.cfg.ApproverUsers {
-		who = append(who, u)
-	}
-	for _, t := range s.cfg.ApproverTeams {
-		who = append(who, "a member of "+t)
-	}
-	return "an approver (" + strings.Join(who, ", ") + ") who is not the PR author"
+		Coordinator: p.Coordinator, Approvers: s.approvers.Text(), LockWaits: p.LockWaits}
 }
 
 // upsertComment edits shardgate's comment on the PR in place, creating it the

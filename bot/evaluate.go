@@ -108,7 +108,7 @@ func (s *Planner) repoEngine(ctx context.Context, ref pullreq.Ref, baseSHA strin
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
 func (s *Planner) evaluate(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, pol *repoPolicy) error {
-	labels, err := s.judgeLabels(ctx, ghapp.FromClient(gh), st)
+	labels, err := s.labels.Judge(ctx, ghapp.FromClient(gh), st)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/livestate"
@@ -46,7 +47,8 @@ type Planner struct {
 	engine     *policy.Engine
 	engines    engineCache
 	rules      []policy.RuleInfo
-	teamCache  teamCache
+	approvers  *approval.Approvers
+	labels     *approval.Labels
 	applies    *applyqueue.Queue
 	// prLocks are the server's: one job of a pull request at a time.
 	prLocks *keyedMutex

@@ -3,10 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v60/github"
+
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
@@ -56,7 +59,7 @@ func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, 
 		st.SawHead(head, githubTime(resp, pr, s.now()))
 		st.Notes = nil
 		if old != "" {
-			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
+			if err := s.labels.VoidExceptions(ctx, ghapp.FromClient(gh), st); err != nil {
 				return nil, nil, nil, err
 			}
 		}
@@ -67,4 +70,39 @@ func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, 
 func isFork(pr *github.PullRequest) bool {
 	head, base := pr.GetHead().GetRepo(), pr.GetBase().GetRepo()
 	return head == nil || !strings.EqualFold(head.GetFullName(), base.GetFullName())
+}
+
+// headWhen is the head commit an approval made at GitHub time t counts for,
+// and the current head. It first updates the PR's head sightings from GitHub,
+// so a push shardgate has not processed yet is known to follow t.
+func (s *Planner) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
+	unlock := s.prLocks.lock(ref.Key())
+	defer unlock()
+	_, _, st, err := s.loadPR(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	if err := s.rec.PutPR(ctx, st); err != nil {
+		return "", "", err
+	}
+	return st.HeadAt(t), st.HeadSHA, nil
+}
+
+// githubTime is GitHub's clock when it answered: the later of the answer's
+// Date and the pull request's updated_at, whole seconds, or fallback when
+// GitHub gave neither. A head first seen in that answer was pushed by then.
+func githubTime(resp *github.Response, pr *github.PullRequest, fallback time.Time) time.Time {
+	var t time.Time
+	if resp != nil && resp.Response != nil {
+		if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+			t = d
+		}
+	}
+	if u := pr.GetUpdatedAt().Time; u.After(t) {
+		t = u
+	}
+	if t.IsZero() {
+		t = fallback
+	}
+	return t.UTC().Truncate(time.Second)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
@@ -64,7 +65,7 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 	if err != nil {
 		return err
 	}
-	events, err := latestLabelEvents(ctx, ghapp.FromClient(gh), ref, []string{name})
+	events, err := approval.LatestLabelEvents(ctx, ghapp.FromClient(gh), ref, []string{name})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/listener"
@@ -192,7 +193,9 @@ func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
+	approvers := approval.NewApprovers(cfg, s.now)
 	s.planner = &Planner{cfg: cfg, store: st, rec: s.rec, clients: s.clients, runner: s.runner, sandboxErr: s.sandboxErr,
+		approvers: approvers, labels: approval.NewLabels(s.rec, approvers),
 		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
 		redact: s.redact, now: s.now, workDir: s.workDir}
 	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
