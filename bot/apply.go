@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
@@ -44,6 +45,7 @@ type Applier struct {
 	engine     *policy.Engine
 	coords     *livestate.Coordinators
 	pr         pullRequestSide
+	checks     *prreport.Checks
 	metrics    *metrics.Metrics
 	redact     *redact.Redactor
 	now        func() time.Time
@@ -55,13 +57,10 @@ type Applier struct {
 }
 
 // pullRequestSide is what an apply takes from the planning side: the checkout
-// of a commit, the repository's policy, the pull request's check runs and its
-// comment.
+// of a commit, the repository's policy and the pull request's comment.
 type pullRequestSide interface {
 	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
 	policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error)
-	startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error)
-	finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error)
 	refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error
 }
 
@@ -111,7 +110,7 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
 	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
-		return applyqueue.Failed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
+		return applyqueue.Failed, "no reviewed plan of " + pullreq.ShortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
 	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),

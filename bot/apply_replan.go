@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -19,7 +20,7 @@ import (
 // replan plans the merge commit and compares it with the review.
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
-	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
+	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
 	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
 	r.cleanup = cleanup
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/report"
@@ -47,7 +48,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.pr.startCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.checks.Start(ctx, ghapp.FromClient(r.gh), r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -87,8 +88,8 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
-	conclusion, out := applyCheckOutput(state, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.pr.finishCheck(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, report.Hide(r.job.Sensitive, reason))
+	if _, err := r.s.checks.Finish(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }

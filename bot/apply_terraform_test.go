@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 )
 
@@ -44,7 +45,7 @@ func TestApplyOnMerge(t *testing.T) {
 	body := h.eventuallyComment(pr, "✅ applied")
 	require.Contains(t, body, "### Apply")
 	require.Contains(t, body, "merged and applied (1 project); the coordinator has converged.")
-	check := h.check(CheckApplyPrefix+"streams", mergeSHA)
+	check := h.check(prreport.CheckApplyPrefix+"streams", mergeSHA)
 	require.Equal(t, "success", check.Conclusion)
 
 	// The simulator saw exactly one stream scale, from terraform's apply step.

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -123,7 +124,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 func (h *harness) replies(pr githubtest.PullRequest) []string {
 	var out []string
 	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
-		if c.User == h.gh.BotLogin() && !strings.HasPrefix(c.Body, CommentMarker) {
+		if c.User == h.gh.BotLogin() && !strings.HasPrefix(c.Body, prreport.CommentMarker) {
 			out = append(out, c.Body)
 		}
 	}
@@ -158,8 +159,8 @@ func TestAttestationBindsToTheHeadWhenTheCommentWasMade(t *testing.T) {
 			require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, reviewed))
 			replies := h.replies(pr)
 			require.Len(t, replies, 1)
-			require.Contains(t, replies[0], shortSHA(reviewed))
-			require.Contains(t, replies[0], shortSHA(pushed))
+			require.Contains(t, replies[0], pullreq.ShortSHA(reviewed))
+			require.Contains(t, replies[0], pullreq.ShortSHA(pushed))
 		})
 	}
 }
@@ -291,7 +292,7 @@ func TestExceptionLabelBindsToTheHeadWhenItWasAdded(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, pushed, st.HeadSHA)
 			if l, present := h.judgedLabels(pr)[exceptionLabel]; present {
-				require.False(t, l.Counted, "a label added on %s counts for %s", shortSHA(reviewed), shortSHA(pushed))
+				require.False(t, l.Counted, "a label added on %s counts for %s", pullreq.ShortSHA(reviewed), pullreq.ShortSHA(pushed))
 			}
 			require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), exceptionLabel, "the push removes it")
 		})

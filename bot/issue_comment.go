@@ -133,7 +133,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 	}
 	if head == "" {
 		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
-			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, shortSHA(current)))
+			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, pullreq.ShortSHA(current)))
 	}
 	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.s.cfg.AttestationTTL)}
 	if err := h.s.rec.PutAttestation(ctx, ref, a); err != nil {
@@ -142,7 +142,7 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 	if head != current {
 		// Nothing changes for the current head: no need to judge it again.
 		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your attestation for `%s` is recorded for `%s`, the head when you commented. "+
-			"The head is now `%s`: it does not count for that commit; attest again once you have checked it.", c.Actor, prefix, shortSHA(head), shortSHA(current)))
+			"The head is now `%s`: it does not count for that commit; attest again once you have checked it.", c.Actor, prefix, pullreq.ShortSHA(head), pullreq.ShortSHA(current)))
 	}
 	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
@@ -190,7 +190,7 @@ func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref pullre
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.planner.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
+	return h.s.planner.comments.Reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
 }
 
 func react(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction string) error {

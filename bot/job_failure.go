@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
@@ -97,7 +98,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.planner.checks.Finish(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
@@ -113,18 +114,17 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 // finishJobChecks completes the plan check runs the failed job left open (a
 // project's check run is started before its plan is stored).
 func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref pullreq.Ref, jobID, reason string) error {
-	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
+	open, _, err := s.planner.checks.ListOpen(ctx, &ref)
 	if err != nil {
 		return err
 	}
-	for _, kv := range kvs {
-		oc, err := decodeOpenCheck(kv.Value)
-		if err != nil || oc.Ref != ref || !strings.HasPrefix(oc.Name, CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
+	for _, oc := range open {
+		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
 			continue
 		}
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
-		if _, err := s.finishOpen(ctx, kv.Key, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
+		if _, err := s.finishOpen(ctx, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
 			return err
 		}
 	}

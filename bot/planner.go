@@ -20,6 +20,7 @@ import (
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
@@ -48,6 +49,9 @@ type Planner struct {
 	engines    engineCache
 	rules      []policy.RuleInfo
 	approvers  *approval.Approvers
+	comments   *prreport.Comments
+	checks     *prreport.Checks
+	render     *prreport.Renderer
 	labels     *approval.Labels
 	applies    *applyqueue.Queue
 	// prLocks are the server's: one job of a pull request at a time.
@@ -96,7 +100,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.comments.Upsert(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
@@ -121,7 +125,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.publish(ctx, gh, st, nil)
 	}
-	st.Status = fmt.Sprintf("planning `%s`…", shortSHA(st.HeadSHA))
+	st.Status = fmt.Sprintf("planning `%s`…", pullreq.ShortSHA(st.HeadSHA))
 	st.ConfigError = ""
 	if err := s.publish(ctx, gh, st, nil); err != nil {
 		return err
@@ -157,7 +161,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	for _, p := range projects {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
-		if rec.CheckRunID, err = s.startCheck(ctx, ghapp.FromClient(gh), req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+		if rec.CheckRunID, err = s.checks.Start(ctx, ghapp.FromClient(gh), req.ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
 		}
 		if checkout == "" {
@@ -194,7 +198,7 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, shortSHA(st.HeadSHA))
+		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, pullreq.ShortSHA(st.HeadSHA))
 		return
 	}
 	var varFiles []string
@@ -207,7 +211,7 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv),
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
-				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
+				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
 			if err := s.publish(ctx, gh, st, plans); err != nil {
 				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
@@ -272,8 +276,8 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 
 // finishPlan stores a project's result and completes its check run.
 func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
-	conclusion, out := s.checkOutput(rec)
-	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
+	conclusion, out := s.render.CheckOutput(rec)
+	id, err := s.checks.Finish(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
@@ -283,10 +287,15 @@ func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Planner) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
-	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
+	if err := s.comments.Upsert(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.PutPR(ctx, st)
+}
+
+// renderComment is the PR's comment: its state, the applies, the plans.
+func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
+	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st.Ref), plans)
 }
 
 func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
@@ -295,7 +304,7 @@ func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *
 	st.Status = "blocked: the repository configuration is not valid."
 	title := "Fix .shardgate.yaml on " + st.BaseRef
 	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
-	if _, ferr := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
+	if _, ferr := s.checks.Finish(ctx, ghapp.FromClient(gh), st.Ref, 0, prreport.CheckConfigName, st.HeadSHA, "failure",
 		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
 		return ferr
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/workdir"
@@ -42,17 +43,17 @@ func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 		return err == nil && job.State == store.JobFailed
 	}, time.Minute, 20*time.Millisecond)
 	h.stop()
-	run := h.check(CheckPlanPrefix+"streams", head)
+	run := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "in_progress", run.Status, "GitHub never heard the plan finish")
 
 	h.start()
-	require.Eventually(t, func() bool { return h.check(CheckPlanPrefix+"streams", head).Status == "completed" }, time.Minute, 20*time.Millisecond)
-	run = h.check(CheckPlanPrefix+"streams", head)
+	require.Eventually(t, func() bool { return h.check(prreport.CheckPlanPrefix+"streams", head).Status == "completed" }, time.Minute, 20*time.Millisecond)
+	run = h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "failure", run.Conclusion)
 	require.Equal(t, restartedTitle, run.Title)
 	require.Contains(t, run.Summary, "`/shardgate plan`")
 	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "finished, not replaced")
-	kvs, err := h.st.List(context.Background(), bucketChecks, "")
+	kvs, err := h.st.List(context.Background(), prreport.BucketChecks, "")
 	require.NoError(t, err)
 	require.Empty(t, kvs, "nothing is left to finish")
 }

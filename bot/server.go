@@ -27,6 +27,7 @@ import (
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
@@ -194,12 +195,14 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
 	approvers := approval.NewApprovers(cfg, s.now)
+	checks := prreport.NewChecks(st, cfg.AppID, s.redact, s.now)
 	s.planner = &Planner{cfg: cfg, store: st, rec: s.rec, clients: s.clients, runner: s.runner, sandboxErr: s.sandboxErr,
-		approvers: approvers, labels: approval.NewLabels(s.rec, approvers),
+		approvers: approvers, labels: approval.NewLabels(s.rec, approvers), comments: prreport.NewComments(s.redact),
+		checks: checks, render: &prreport.Renderer{Rules: s.rules, Approvers: approvers.Text(), Redact: s.redact},
 		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
 		redact: s.redact, now: s.now, workDir: s.workDir}
 	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
-		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, metrics: s.metrics,
+		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	handlers := countRunning(s.metrics, s.handlers())

@@ -1,4 +1,4 @@
-package bot
+package prreport
 
 import (
 	"context"
@@ -27,16 +27,16 @@ func runsNamed(gh *ghapptest.GitHub, name string) []ghapptest.CheckRun {
 // completes that run.
 func TestCheckRunIsCreatedOnceAndFinishedInPlace(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamPlanner(t, nil)
+	s, gh, _ := newWorld(t)
 	name := CheckPlanPrefix + "streams"
-	first, err := s.startCheck(ctx, gh, seamRef, name, firstHead)
+	first, err := s.checks.Start(ctx, gh, seamRef, name, firstHead)
 	require.NoError(t, err)
-	again, err := s.startCheck(ctx, gh, seamRef, name, firstHead) // the job retried
+	again, err := s.checks.Start(ctx, gh, seamRef, name, firstHead) // the job retried
 	require.NoError(t, err)
 	require.Equal(t, first, again)
 	require.Equal(t, 1, gh.Calls("CreateCheckRun"))
 
-	id, err := s.finishCheck(ctx, gh, seamRef, 0, name, firstHead, "success", &ghapp.CheckOutput{Title: "Allowed", Summary: "ok"})
+	id, err := s.checks.Finish(ctx, gh, seamRef, 0, name, firstHead, "success", &ghapp.CheckOutput{Title: "Allowed", Summary: "ok"})
 	require.NoError(t, err)
 	require.Equal(t, first, id, "an id lost with its record is found again")
 	runs := runsNamed(gh, name)
@@ -46,7 +46,7 @@ func TestCheckRunIsCreatedOnceAndFinishedInPlace(t *testing.T) {
 	require.Equal(t, checkExternalID(name, firstHead), runs[0].ExternalID)
 
 	// Completed, it is not taken over: a new plan of the commit opens a new run.
-	_, err = s.startCheck(ctx, gh, seamRef, name, firstHead)
+	_, err = s.checks.Start(ctx, gh, seamRef, name, firstHead)
 	require.NoError(t, err)
 	require.Equal(t, 2, gh.Calls("CreateCheckRun"))
 }
@@ -56,11 +56,11 @@ func TestCheckRunIsCreatedOnceAndFinishedInPlace(t *testing.T) {
 func TestStartCheckSupersedesTheOldHeadsRun(t *testing.T) {
 	const secret = "webhook-secret-0123"
 	ctx := context.Background()
-	s, gh, _ := seamPlanner(t, nil, secret)
+	s, gh, _ := newWorld(t, secret)
 	name := CheckPlanPrefix + "streams"
-	old, err := s.startCheck(ctx, gh, seamRef, name, firstHead)
+	old, err := s.checks.Start(ctx, gh, seamRef, name, firstHead)
 	require.NoError(t, err)
-	_, err = s.startCheck(ctx, gh, seamRef, name, pushedHead)
+	_, err = s.checks.Start(ctx, gh, seamRef, name, pushedHead)
 	require.NoError(t, err)
 	for _, c := range runsNamed(gh, name) {
 		if c.ID == old {
@@ -69,7 +69,7 @@ func TestStartCheckSupersedesTheOldHeadsRun(t *testing.T) {
 		}
 	}
 
-	_, err = s.finishCheck(ctx, gh, seamRef, 0, CheckConfigName, pushedHead, "failure", &ghapp.CheckOutput{Title: "t " + secret, Summary: "s " + secret, Text: secret})
+	_, err = s.checks.Finish(ctx, gh, seamRef, 0, CheckConfigName, pushedHead, "failure", &ghapp.CheckOutput{Title: "t " + secret, Summary: "s " + secret, Text: secret})
 	require.NoError(t, err)
 	cfg := runsNamed(gh, CheckConfigName)
 	require.Len(t, cfg, 1, "finished without a start: created completed")

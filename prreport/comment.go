@@ -1,4 +1,10 @@
-package bot
+// Package prreport is what shardgate shows on a pull request: its one
+// comment (rendered with the budget of GitHub's limit shared among the
+// projects, found by its marker and edited in place), replies to commands
+// (posted once), and check runs (created once, found by external id,
+// superseded by a push, finished; the open ones remembered in the store so a
+// restart finishes what a dead process left). Everything posted is redacted.
+package prreport
 
 import (
 	"context"
@@ -10,77 +16,24 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/redact"
 )
 
 // CommentMarker is the hidden first line of shardgate's one comment per PR.
 const CommentMarker = "<!-- shardgate -->"
 
-// Check run name prefixes; the project name follows.
-const (
-	CheckPlanPrefix  = "shardgate/plan: "
-	CheckApplyPrefix = "shardgate/apply: "
-	// CheckConfigName is the check of a bad .shardgate.yaml.
-	CheckConfigName = "shardgate/plan: configuration"
-	// maxCheckText is GitHub's limit on a check run's output summary and text.
-	maxCheckText = 65535
-)
+// Comments posts shardgate's comment and its replies, redacted.
+type Comments struct{ redact *redact.Redactor }
 
-// renderComment builds the living comment: marker, head, status, notes, then one
-// section per project, all under GitHub's limit.
-func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
-	var b strings.Builder
-	b.WriteString(CommentMarker + "\n")
-	fmt.Fprintf(&b, "## shardgate\n\n**Head** `%s` · **Status:** %s\n", shortSHA(st.HeadSHA), st.Status)
-	if n := s.sandboxNotice(); n != "" {
-		b.WriteString("\n" + n + "\n")
-	}
-	for _, n := range st.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", n) // built escaped (approval.Labels.VoidExceptions)
-	}
-	if st.ConfigError != "" {
-		fmt.Fprintf(&b, "\n### ❌ `.shardgate.yaml` on the base branch is not valid\n\nFix it on %s (shardgate reads its configuration from the base branch, never from the pull request):\n\n%s",
-			report.Code(st.BaseRef), report.CodeBlock(st.ConfigError))
-	}
-	head := b.String()
-	applies := s.renderApplies(ctx, st.Ref)
-	budget := max(1, (report.MaxCommentChars-len(head)-len(applies)-200)/max(1, len(plans)))
-	b.WriteString(applies)
-	for _, p := range plans {
-		b.WriteString("\n")
-		b.WriteString(s.renderProject(p, budget))
-	}
-	out := b.String()
-	if len(out) > report.MaxCommentChars {
-		out = out[:report.MaxCommentChars-100] + "\n\n_…cut to fit GitHub's comment limit._\n"
-	}
-	return out
-}
+// NewComments posts comments redacted by r.
+func NewComments(r *redact.Redactor) *Comments { return &Comments{redact: r} }
 
-func (s *Planner) renderProject(p *records.Plan, budget int) string {
-	if !p.PlannedAt.IsZero() {
-		// Judged: shown as it is stored, without what a plan copied from a
-		// secret. (upsertComment redacts the whole body in any case.)
-		s.redact.Scrub(p)
-	}
-	if p.Error != "" {
-		return report.NotPlannedWithDiagnostics(p.Project, p.Error, p.Diagnostics, true, budget)
-	}
-	rep := s.report(p)
-	return rep.Markdown(budget)
-}
-
-func (s *Planner) report(p *records.Plan) *report.Report {
-	return &report.Report{Project: p.Project, ChangeSet: p.ChangeSet, Decision: p.Decision, Rules: s.rules,
-		Coordinator: p.Coordinator, Approvers: s.approvers.Text(), LockWaits: p.LockWaits}
-}
-
-// upsertComment edits shardgate's comment on the PR in place, creating it the
+// Upsert edits shardgate's comment on the PR in place, creating it the
 // first time. The comment is found by id, else by its marker among the PR's
 // comments written by a bot, so a lost id — or a creation whose answer was
 // lost, retried with its job — never leads to a second comment. The body is
 // redacted.
-func (s *Planner) upsertComment(ctx context.Context, gh ghapp.Comments, st *records.PRState, body string) error {
+func (s *Comments) Upsert(ctx context.Context, gh ghapp.Comments, st *records.PRState, body string) error {
 	body = s.redact.Redact(body)
 	ref := st.Ref
 	if st.CommentID != 0 {
@@ -112,11 +65,11 @@ func (s *Planner) upsertComment(ctx context.Context, gh ghapp.Comments, st *reco
 	return nil
 }
 
-// reply answers a command comment once. The reply starts with a hidden marker
+// Reply answers a command comment once. The reply starts with a hidden marker
 // naming the comment and the answer, so a job retried after a creation whose
 // answer was lost finds its reply instead of posting it again. The body is
 // redacted.
-func (s *Planner) reply(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, commentID int64, text string) error {
+func (s *Comments) Reply(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, commentID int64, text string) error {
 	sum := sha256.Sum256([]byte(text))
 	marker := fmt.Sprintf("<!-- shardgate:reply %d %x -->", commentID, sum[:8])
 	id, err := findMarked(ctx, gh, ref, marker)
@@ -154,32 +107,4 @@ func findMarked(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, marker 
 		page = comments.Next
 	}
 	return 0, nil
-}
-
-// checkOutput is a check run's output for one project's plan.
-func (s *Planner) checkOutput(p *records.Plan) (conclusion string, out *ghapp.CheckOutput) {
-	s.redact.Scrub(p) // judged already: shown as it is stored, without secrets
-	if p.Error != "" {
-		out := &ghapp.CheckOutput{Title: "Not planned", Summary: report.NotPlanned("", p.Error, report.MaxCheckChars)}
-		if len(p.Diagnostics) > 0 {
-			// Terraform's diagnostics in full: summary, file:line, source, detail.
-			out.Text = report.Diagnostics(p.Diagnostics, false, report.MaxCheckChars)
-		}
-		return "failure", out
-	}
-	rep := s.report(p)
-	conclusion = "success"
-	if !p.Decision.Allowed {
-		conclusion = "failure"
-	}
-	return conclusion, &ghapp.CheckOutput{Title: rep.CheckTitle(), Summary: rep.CheckSummary(report.MaxCheckChars), Text: rep.CheckText(report.MaxCheckChars)}
-}
-
-func shortSHA(sha string) string { return pullreq.ShortSHA(sha) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-20] + "\n…(truncated)"
 }

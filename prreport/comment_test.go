@@ -1,4 +1,4 @@
-package bot
+package prreport
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func shardgateComments(cs []ghapp.Comment) []ghapp.Comment {
 // marker among the bots' comments (on any page), never created twice.
 func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamPlanner(t, nil)
+	s, gh, _ := newWorld(t)
 	gh.PerPage = 2 // the marker is searched on every page
 	st := &records.PRState{Ref: seamRef}
 	body := func(n int) string { return fmt.Sprintf("%s\nversion %d", CommentMarker, n) }
@@ -40,28 +40,28 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 		gh.AddComment(seamRef.Owner, seamRef.Repo, seamRef.Number, "reviewer", false, fmt.Sprintf("%s quoted by a person %d", CommentMarker, i))
 	}
 
-	require.NoError(t, s.upsertComment(ctx, gh, st, body(1)))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, body(1)))
 	require.Equal(t, 1, gh.Calls("CreateComment"))
 	first := st.CommentID
 	require.NotZero(t, first)
 
 	lists := gh.Calls("ListComments")
-	require.NoError(t, s.upsertComment(ctx, gh, st, body(2)))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, body(2)))
 	require.Equal(t, 1, gh.Calls("CreateComment"), "known id: edited")
 	require.Equal(t, lists, gh.Calls("ListComments"), "known id: no search")
 
 	// The creation's answer was lost (the id was never stored): the job,
 	// retried, finds the App's comment by its marker.
 	st.CommentID = 0
-	require.NoError(t, s.upsertComment(ctx, gh, st, body(3)))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, body(3)))
 	require.Equal(t, 1, gh.Calls("CreateComment"), "found by its marker, not created again")
 	require.Equal(t, first, st.CommentID)
 
 	// Someone deleted it: found missing, created once more, and only once.
 	gh.DeleteComment(first)
-	require.NoError(t, s.upsertComment(ctx, gh, st, body(4)))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, body(4)))
 	require.Equal(t, 2, gh.Calls("CreateComment"))
-	require.NoError(t, s.upsertComment(ctx, gh, st, body(5)))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, body(5)))
 	mine := shardgateComments(gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number))
 	require.Len(t, mine, 1)
 	require.Equal(t, body(5), mine[0].Body)
@@ -72,9 +72,9 @@ func TestUpsertCommentEditsTheOneCommentInPlace(t *testing.T) {
 // comment is created, and the error says what failed.
 func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamPlanner(t, nil)
+	s, gh, _ := newWorld(t)
 	st := &records.PRState{Ref: seamRef}
-	require.NoError(t, s.upsertComment(ctx, gh, st, CommentMarker+"\none"))
+	require.NoError(t, s.comments.Upsert(ctx, gh, st, CommentMarker+"\none"))
 	outage := errors.New("502 from GitHub")
 	gh.Fail = func(call string) error {
 		if call == "EditComment" {
@@ -82,7 +82,7 @@ func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 		}
 		return nil
 	}
-	err := s.upsertComment(ctx, gh, st, CommentMarker+"\ntwo")
+	err := s.comments.Upsert(ctx, gh, st, CommentMarker+"\ntwo")
 	require.ErrorIs(t, err, outage)
 	require.Contains(t, err.Error(), "edit comment on ")
 	require.Equal(t, 1, gh.Calls("CreateComment"))
@@ -91,9 +91,9 @@ func TestUpsertCommentDoesNotCreateOnAnEditError(t *testing.T) {
 // What is posted is redacted, whatever the caller built.
 func TestUpsertCommentRedactsTheBody(t *testing.T) {
 	const secret = "coordinator-password-xyz"
-	s, gh, _ := seamPlanner(t, nil, secret)
+	s, gh, _ := newWorld(t, secret)
 	st := &records.PRState{Ref: seamRef}
-	require.NoError(t, s.upsertComment(context.Background(), gh, st, CommentMarker+"\nstream "+secret))
+	require.NoError(t, s.comments.Upsert(context.Background(), gh, st, CommentMarker+"\nstream "+secret))
 	mine := shardgateComments(gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number))
 	require.Len(t, mine, 1)
 	require.NotContains(t, mine[0].Body, secret)
@@ -103,11 +103,11 @@ func TestUpsertCommentRedactsTheBody(t *testing.T) {
 // A reply to a command is posted once, however often its job runs.
 func TestReplyIsPostedOnce(t *testing.T) {
 	ctx := context.Background()
-	s, gh, _ := seamPlanner(t, nil)
+	s, gh, _ := newWorld(t)
 	for range 3 {
-		require.NoError(t, s.reply(ctx, gh, seamRef, 42, "Attested `create-order`."))
+		require.NoError(t, s.comments.Reply(ctx, gh, seamRef, 42, "Attested `create-order`."))
 	}
-	require.NoError(t, s.reply(ctx, gh, seamRef, 43, "Attested `create-order`."), "another command gets its own reply")
+	require.NoError(t, s.comments.Reply(ctx, gh, seamRef, 43, "Attested `create-order`."), "another command gets its own reply")
 	require.Equal(t, 2, gh.Calls("CreateComment"))
 	require.Len(t, gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number), 2)
 }
@@ -116,7 +116,7 @@ func TestReplyIsPostedOnce(t *testing.T) {
 // too long alone, every project keeps its section, and the whole fits
 // GitHub's limit without being cut.
 func TestRenderCommentSharesTheBudgetAmongProjects(t *testing.T) {
-	s, _, _ := seamPlanner(t, nil)
+	s, _, _ := newWorld(t)
 	st := &records.PRState{Ref: seamRef, HeadSHA: strings.Repeat("a", 40), Status: "done"}
 	var plans []*records.Plan
 	for i := range 20 {
@@ -127,7 +127,7 @@ func TestRenderCommentSharesTheBudgetAmongProjects(t *testing.T) {
 		}
 		plans = append(plans, &records.Plan{Project: fmt.Sprintf("project-%02d", i), Error: "terraform plan failed", Diagnostics: diags})
 	}
-	out := s.renderComment(context.Background(), st, plans)
+	out := s.render.Comment(st, "", "", plans)
 	require.LessOrEqual(t, len(out), report.MaxCommentChars)
 	require.True(t, strings.HasPrefix(out, CommentMarker+"\n"))
 	require.NotContains(t, out, "cut to fit GitHub's comment limit", "each project was kept to its share")
