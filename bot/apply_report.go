@@ -103,7 +103,7 @@ func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 
 // refreshComment re-renders the PR's comment with its plans and applies.
 func (s *Planner) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
-	unlock := s.prLocks.lock(ref.Key())
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil {

@@ -133,7 +133,7 @@ func (s *Planner) evaluate(ctx context.Context, gh *github.Client, st *records.P
 // reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
 func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
-	unlock := s.prLocks.lock(ref.Key())
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)
 	if err != nil {

@@ -60,7 +60,7 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 	if !ok {
 		return
 	}
-	unlock := s.prLocks.lock(ref.Key())
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	if err := s.reportJobFailureLocked(ctx, ref, job, jobErr); err != nil {
 		logctx.Logger(ctx).WithError(err).Error("report a failed job on its pull request")

@@ -278,7 +278,7 @@ func TestQueuedPlanIsShown(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("queued", with(baseGroups, map[string]int{"payments/ledger": 3}))
 	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
-	unlock := h.srv.prLocks.lock(ref.Key()) // another job of this PR is running
+	unlock := h.srv.prLocks.Lock(ref.Key()) // another job of this PR is running
 	before := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	h.repo.Checkout(pr.HeadRef)
 	h.repo.WriteFile("streams/notes.md", "more\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
@@ -55,7 +56,7 @@ type Planner struct {
 	labels     *approval.Labels
 	applies    *applyqueue.Queue
 	// prLocks are the server's: one job of a pull request at a time.
-	prLocks *keyedMutex
+	prLocks *keyedmutex.Mutex
 	metrics *metrics.Metrics
 	redact  *redact.Redactor
 	now     func() time.Time
@@ -77,7 +78,7 @@ type planRequest struct {
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
 func (s *Planner) planPR(ctx context.Context, req planRequest) error {
-	unlock := s.prLocks.lockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
+	unlock := s.prLocks.LockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
 	return s.planPRLocked(ctx, req)
 }

@@ -76,7 +76,7 @@ func isFork(pr *github.PullRequest) bool {
 // and the current head. It first updates the PR's head sightings from GitHub,
 // so a push shardgate has not processed yet is known to follow t.
 func (s *Planner) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
-	unlock := s.prLocks.lock(ref.Key())
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	_, _, st, err := s.loadPR(ctx, ref)
 	if err != nil {

@@ -59,7 +59,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 // finishAbandoned finishes one open check run if nothing else will; it holds
 // the pull request's lock, so no plan of that PR runs meanwhile.
 func (s *Server) finishAbandoned(ctx context.Context, seen prreport.OpenCheck) (bool, error) {
-	unlock := s.prLocks.lock(seen.Ref.Key())
+	unlock := s.prLocks.Lock(seen.Ref.Key())
 	defer unlock()
 	cur, err := s.planner.checks.Open(ctx, seen.Key)
 	if err != nil || cur == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
@@ -37,7 +38,7 @@ func seamPlanner(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Pl
 	r := redact.New(secrets...)
 	rec := records.New(st, r)
 	approvers := approval.NewApprovers(cfg, clock.Now)
-	s := &Planner{cfg: cfg, store: st, rec: rec, redact: r, now: clock.Now, prLocks: &keyedMutex{},
+	s := &Planner{cfg: cfg, store: st, rec: rec, redact: r, now: clock.Now, prLocks: &keyedmutex.Mutex{},
 		approvers: approvers, labels: approval.NewLabels(rec, approvers), comments: prreport.NewComments(r),
 		checks: prreport.NewChecks(st, 0, r, clock.Now), render: &prreport.Renderer{Approvers: approvers.Text(), Redact: r}}
 	return s, ghapptest.New(clock.Now), clock

@@ -22,6 +22,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/livestate"
@@ -68,7 +69,7 @@ type Server struct {
 	coordHTTP *http.Client
 	coords    *livestate.Coordinators
 
-	prLocks keyedMutex
+	prLocks keyedmutex.Mutex
 	// planner is the plan flow the event handlers call.
 	planner *Planner
 

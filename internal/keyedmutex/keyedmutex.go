@@ -1,30 +1,32 @@
-package bot
+// Package keyedmutex serialises work per key: one pull request's jobs at a
+// time, with no entry kept for a key no one holds or waits for.
+package keyedmutex
 
 import "sync"
 
-// keyedMutex serialises work per key (one pull request at a time). A key's
+// Mutex serialises work per key (one pull request at a time). A key's
 // entry lives while someone holds or waits for its lock, and goes when the
 // last of them unlocks, so the map holds only the keys in use.
-type keyedMutex struct {
+type Mutex struct {
 	mu sync.Mutex
-	m  map[string]*keyedEntry
+	m  map[string]*entry
 }
 
-type keyedEntry struct {
+type entry struct {
 	sync.Mutex
-	refs int // holders and waiters; guarded by keyedMutex.mu
+	refs int // holders and waiters; guarded by Mutex.mu
 }
 
 // acquire returns key's entry, counting the caller in.
-func (k *keyedMutex) acquire(key string) *keyedEntry {
+func (k *Mutex) acquire(key string) *entry {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
-		k.m = map[string]*keyedEntry{}
+		k.m = map[string]*entry{}
 	}
 	e, ok := k.m[key]
 	if !ok {
-		e = &keyedEntry{}
+		e = &entry{}
 		k.m[key] = e
 	}
 	e.refs++
@@ -33,7 +35,7 @@ func (k *keyedMutex) acquire(key string) *keyedEntry {
 
 // unlocker unlocks e and counts the caller out, dropping the entry when no
 // one else holds or waits for it.
-func (k *keyedMutex) unlocker(key string, e *keyedEntry) func() {
+func (k *Mutex) unlocker(key string, e *entry) func() {
 	return func() {
 		e.Unlock()
 		k.mu.Lock()
@@ -44,15 +46,16 @@ func (k *keyedMutex) unlocker(key string, e *keyedEntry) func() {
 	}
 }
 
-func (k *keyedMutex) lock(key string) func() {
+// Lock takes key's lock and returns its unlock.
+func (k *Mutex) Lock(key string) func() {
 	e := k.acquire(key)
 	e.Lock()
 	return k.unlocker(key, e)
 }
 
-// lockOrWait takes the lock at once when it is free; otherwise it calls
+// LockOrWait takes the lock at once when it is free; otherwise it calls
 // waiting (once) and then waits for it.
-func (k *keyedMutex) lockOrWait(key string, waiting func()) func() {
+func (k *Mutex) LockOrWait(key string, waiting func()) func() {
 	e := k.acquire(key)
 	if !e.TryLock() {
 		waiting()
@@ -62,7 +65,7 @@ func (k *keyedMutex) lockOrWait(key string, waiting func()) func() {
 }
 
 // size is the number of keys held or waited for.
-func (k *keyedMutex) size() int {
+func (k *Mutex) size() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.m)

@@ -1,4 +1,4 @@
-package bot
+package keyedmutex
 
 import (
 	"fmt"
@@ -11,16 +11,16 @@ import (
 // The per-key locks serialise each key and keep no entry of a key no one
 // holds or waits for.
 func TestKeyedMutexForgetsUnusedKeys(t *testing.T) {
-	var k keyedMutex
+	var k Mutex
 	for i := range 1000 {
-		k.lock(fmt.Sprintf("acme/streams#%d", i))()
+		k.Lock(fmt.Sprintf("acme/streams#%d", i))()
 	}
 	require.Equal(t, 0, k.size(), "every pull request ever seen would stay otherwise")
 
-	unlock := k.lock("a")
+	unlock := k.Lock("a")
 	waited := make(chan struct{})
 	got := make(chan func())
-	go func() { got <- k.lockOrWait("a", func() { close(waited) }) }()
+	go func() { got <- k.LockOrWait("a", func() { close(waited) }) }()
 	<-waited // the second one is waiting: the entry is shared, not replaced
 	require.Equal(t, 1, k.size())
 	unlock()
@@ -32,7 +32,7 @@ func TestKeyedMutexForgetsUnusedKeys(t *testing.T) {
 
 // However many goroutines take a key, one holds it at a time.
 func TestKeyedMutexExcludes(t *testing.T) {
-	var k keyedMutex
+	var k Mutex
 	var wg sync.WaitGroup
 	held, most := 0, 0
 	var mu sync.Mutex
@@ -40,7 +40,7 @@ func TestKeyedMutexExcludes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			unlock := k.lock("pr")
+			unlock := k.Lock("pr")
 			mu.Lock()
 			held++
 			most = max(most, held)
