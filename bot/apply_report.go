@@ -61,7 +61,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
 	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
-	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = state, reason, r.s.now().UTC()
+	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.now().UTC()
 	r.s.metrics.ObserveApply(string(state), r.s.now().Sub(r.started))
 	// The audit record is written only while this process holds the job
 	// (its fencing token checked in the same transaction): a process that

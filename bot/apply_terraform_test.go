@@ -65,7 +65,7 @@ func TestApplyOnMerge(t *testing.T) {
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, approver, rec.MergedBy)
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.Equal(t, rec.ReviewedFingerprint, rec.AppliedFingerprint)
 	require.Equal(t, "applied", rec.TerraformOutcome)
 	require.Len(t, rec.Attestations, 1)

@@ -221,7 +221,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	require.Len(t, kvs, 1, "one audit record: the killed attempt never finished")
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
 }
 

@@ -174,7 +174,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 	require.Len(t, kvs, 1, "one audit record: only the attempt that finished wrote one")
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, minAttempt)
 	require.Equal(t, job.Attempt, rec.Attempt, "the audit record is the finishing attempt's")
 	return rec

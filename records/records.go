@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
@@ -146,11 +145,13 @@ type Audit struct {
 	AppliedFingerprint  string               `json:"applied_fingerprint,omitempty"`
 	Exceptions          []string             `json:"exceptions"`
 	Attestations        []policy.Attestation `json:"attestations"`
-	Outcome             applyqueue.State     `json:"outcome"`
-	Reason              string               `json:"reason,omitempty"`
-	TerraformOutcome    string               `json:"terraform_outcome"`
-	ConvergenceSeconds  float64              `json:"convergence_seconds"`
-	Attempt             int                  `json:"attempt"`
+	// Outcome is the apply job's final state (applyqueue.State: "applied" or
+	// "failed"); a string here, so the records need not know the queue.
+	Outcome            string  `json:"outcome"`
+	Reason             string  `json:"reason,omitempty"`
+	TerraformOutcome   string  `json:"terraform_outcome"`
+	ConvergenceSeconds float64 `json:"convergence_seconds"`
+	Attempt            int     `json:"attempt"`
 	// RequestIDPrefix starts the X-Request-Id of every coordinator call the
 	// apply made (when the root module passes shardgate_request_id_prefix on):
 	// search the coordinator's audit log for it.
