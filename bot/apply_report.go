@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
@@ -122,24 +119,11 @@ func (s *Planner) refreshComment(ctx context.Context, gh *github.Client, ref pul
 // applyStatus summarises the PR's applies once they have all finished.
 func (s *Planner) applyStatus(ctx context.Context, ref pullreq.Ref) string {
 	jobs, err := s.appliesForPR(ctx, ref)
-	if err != nil || len(jobs) == 0 {
+	if err != nil {
+		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
 		return ""
 	}
-	applied, failed := 0, 0
-	for _, j := range jobs {
-		switch {
-		case j.State == applyqueue.Applied:
-			applied++
-		case j.State == applyqueue.Failed:
-			failed++
-		default:
-			return ""
-		}
-	}
-	if failed > 0 {
-		return fmt.Sprintf("merged; **not applied** (%d of %d projects failed; see Apply below).", failed, len(jobs))
-	}
-	return fmt.Sprintf("merged and applied (%s); the coordinator has converged.", plural(applied, "project"))
+	return prreport.ApplyStatus(jobs)
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
@@ -148,52 +132,17 @@ func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 		return ""
 	}
 	jobs, err := s.appliesForPR(ctx, ref)
-	if err != nil || len(jobs) == 0 {
+	if err != nil {
+		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("\n### Apply\n\n| Project | State | Detail |\n|---|---|---|\n")
-	for _, j := range jobs {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", report.Code(j.Project), applyStateText(j.State), s.applyDetail(ctx, j))
-	}
-	return b.String()
-}
-
-func applyStateText(st applyqueue.State) string {
-	switch st {
-	case applyqueue.Applied:
-		return "✅ applied"
-	case applyqueue.Failed:
-		return "❌ not applied"
-	case applyqueue.Queued:
-		return "⏳ queued"
-	}
-	return "🔄 " + string(st)
-}
-
-func (s *Planner) applyDetail(ctx context.Context, j *applyqueue.Job) string {
-	return report.Hide(j.Sensitive, s.applyDetailText(ctx, j))
-}
-
-func (s *Planner) applyDetailText(ctx context.Context, j *applyqueue.Job) string {
-	switch {
-	case j.State == applyqueue.Failed:
-		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
-	case j.State == applyqueue.Applied:
-		return report.Escape(oneLine(j.Reason))
-	case j.State == applyqueue.Queued:
-		blockers, err := s.applies.Blockers(ctx, j.Seq)
-		if err != nil || len(blockers) == 0 {
-			return "starting"
+	return prreport.ApplySection(jobs, func(seq string) []applyqueue.Blocker {
+		blockers, err := s.applies.Blockers(ctx, seq)
+		if err != nil {
+			logctx.Logger(ctx).WithError(err).Warn("read what an apply waits behind")
 		}
-		var parts []string
-		for _, b := range blockers {
-			_, prefix := planparse.SplitStreamKey(b.Stream)
-			parts = append(parts, fmt.Sprintf("waiting behind #%d (%s) on stream %s", b.Ref.Number, report.Code(b.Project), report.Code(prefix)))
-		}
-		return strings.Join(parts, "; ")
-	}
-	return report.Escape(oneLine(j.Progress))
+		return blockers
+	})
 }
 
 // appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.

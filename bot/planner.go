@@ -54,7 +54,7 @@ type Planner struct {
 	checks     *prreport.Checks
 	render     *prreport.Renderer
 	labels     *approval.Labels
-	applies    *applyqueue.Queue
+	applies    applyView
 	// prLocks are the server's: one job of a pull request at a time.
 	prLocks *keyedmutex.Mutex
 	metrics *metrics.Metrics
@@ -63,6 +63,15 @@ type Planner struct {
 	// workDir is where checkouts go.
 	workDir string
 }
+
+// applyView is what the Planner reads of the apply queue for the comment: a
+// pull request's applies, and what a queued one waits behind.
+type applyView interface {
+	ListForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error)
+	Blockers(ctx context.Context, seq string) ([]applyqueue.Blocker, error)
+}
+
+var _ applyView = (*applyqueue.Queue)(nil)
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
