@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
@@ -17,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/traceability"
@@ -46,6 +45,7 @@ type Applier struct {
 	coords     *livestate.Coordinators
 	pr         pullRequestSide
 	checks     *prreport.Checks
+	policies   *repopolicy.Loader
 	metrics    *metrics.Metrics
 	redact     *redact.Redactor
 	now        func() time.Time
@@ -57,11 +57,10 @@ type Applier struct {
 }
 
 // pullRequestSide is what an apply takes from the planning side: the checkout
-// of a commit, the repository's policy and the pull request's comment.
+// of a commit and the pull request's comment.
 type pullRequestSide interface {
 	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
-	policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error)
-	refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error
+	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref) error
 }
 
 var _ pullRequestSide = (*Planner)(nil)
@@ -70,7 +69,7 @@ var _ pullRequestSide = (*Planner)(nil)
 type applyRun struct {
 	s        *Applier
 	job      *applyqueue.Job
-	gh       *github.Client
+	gh       ghapp.API
 	reviewed *records.Plan
 	resuming bool
 	// judged are the merge commit's changes as the policy judged them with live
@@ -106,7 +105,7 @@ func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue
 func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	s, job := r.s, r.job
 	var err error
-	if r.gh, err = s.clients.NewInstallationClient(job.Ref.Installation); err != nil {
+	if r.gh, err = ghapp.APIFor(s.clients, job.Ref.Installation); err != nil {
 		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
 	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {

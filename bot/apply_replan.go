@@ -77,7 +77,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 // and still-fresh attestations.
 func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
 	s := r.s
-	pol, err := s.pr.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	pol, err := s.policies.For(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
 	if err != nil {
 		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
 	}
@@ -90,8 +90,8 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 		return "store: " + err.Error(), false
 	}
 	coordinator, live := s.coords.Read(ctx, current)
-	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
-		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
+	dec, err := pol.Engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
+		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.Config, Now: s.now()})
 	r.s.metrics.ObserveDecision("merge", dec)
 	if err == nil && dec.Allowed {
 		r.judged = judgedChanges(current, dec)

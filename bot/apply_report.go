@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
@@ -45,7 +43,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.checks.Start(ctx, ghapp.FromClient(r.gh), r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.checks.Start(ctx, r.gh, r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
@@ -86,7 +84,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 		}
 	}()
 	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.checks.Finish(ctx, ghapp.FromClient(r.gh), r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	if _, err := r.s.checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
 }
@@ -99,7 +97,7 @@ func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Planner) refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error {
+func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref) error {
 	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)

@@ -108,11 +108,11 @@ func (h *harness) attestedStreams(pr githubtest.PullRequest, sha string) map[str
 func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Label {
 	h.t.Helper()
 	ctx := context.Background()
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.planner.labels.Judge(ctx, ghapp.FromClient(gh), st)
+	labels, err := h.srv.planner.labels.Judge(ctx, gh, st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -326,9 +326,9 @@ func TestApproverLabelCountsOncePerEvent(t *testing.T) {
 
 func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.planner.approvers.IsApprover(context.Background(), ghapp.FromClient(gh), login)
+	ok, err := h.srv.planner.approvers.IsApprover(context.Background(), gh, login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -414,9 +414,9 @@ func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
 	h.gh.RemoveLabel(owner, repoName, pr.Number, exceptionLabel, approver)
 	clock.Advance(30 * time.Second)
 	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(t, err)
-	events, err := approval.LatestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	events, err := approval.LatestLabelEvents(context.Background(), gh, h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
 	require.NoError(t, err)
 	require.Equal(t, author, events[exceptionLabel].Actor)
 	require.NotContains(t, events, "policy-exception/absent")

@@ -45,11 +45,11 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	ctx = withPR(ctx, ref)
-	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
-	c, err := approval.ReadComment(ctx, ghapp.FromClient(gh), ref, ev.GetComment().GetID())
+	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
 	if err != nil || c == nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
-func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *approval.Comment) error {
+func (h *IssueComment) runAll(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment) error {
 	cmds, perr := prcommand.Parse(c.Body)
 	if len(cmds) == 0 && perr == nil {
 		return nil
@@ -89,7 +89,7 @@ func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullre
 	return nil
 }
 
-func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *approval.Comment, cmd prcommand.Command) error {
+func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, cmd prcommand.Command) error {
 	switch cmd.Verb {
 	case prcommand.CmdHelp:
 		return h.answer(ctx, gh, ref, c.ID, "+1", prcommand.HelpText)
@@ -118,8 +118,8 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 // current when the comment was made (see records.PRState.headAt), valid for the
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
-func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *approval.Comment, prefix string) error {
-	ok, err := h.s.planner.approvers.IsApprover(ctx, ghapp.FromClient(gh), c.Actor)
+func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, prefix string) error {
+	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, c.Actor)
 	if err != nil {
 		return err
 	}
@@ -152,8 +152,8 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
-func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, actor string) error {
-	ok, err := h.s.planner.approvers.IsApprover(ctx, ghapp.FromClient(gh), actor)
+func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, actor string) error {
+	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, actor)
 	if err != nil {
 		return err
 	}
@@ -186,27 +186,27 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pu
 }
 
 // answer acknowledges a command with a reaction and replies with text.
-func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction, text string) error {
+func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction, text string) error {
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.planner.comments.Reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
+	return h.s.planner.comments.Reply(ctx, gh, ref, commentID, text)
 }
 
-func react(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction string) error {
-	if _, _, err := gh.Reactions.CreateIssueCommentReaction(ctx, ref.Owner, ref.Repo, commentID, reaction); err != nil {
+func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {
+	if err := gh.ReactToComment(ctx, ref.Owner, ref.Repo, commentID, reaction); err != nil {
 		return fmt.Errorf("react to comment %d on %s: %w", commentID, ref, err)
 	}
 	return nil
 }
 
 // hasWriteAccess says whether login may push to the repository.
-func hasWriteAccess(ctx context.Context, gh *github.Client, ref pullreq.Ref, login string) (bool, error) {
-	p, _, err := gh.Repositories.GetPermissionLevel(ctx, ref.Owner, ref.Repo, login)
+func hasWriteAccess(ctx context.Context, gh ghapp.API, ref pullreq.Ref, login string) (bool, error) {
+	p, err := gh.PermissionLevel(ctx, ref.Owner, ref.Repo, login)
 	if err != nil {
 		return false, fmt.Errorf("read the permission of @%s on %s: %w", login, ref.FullName(), err)
 	}
-	switch p.GetPermission() {
+	switch p {
 	case "admin", "maintain", "write":
 		return true, nil
 	}

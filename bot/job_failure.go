@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/prreport"
@@ -68,7 +66,7 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 }
 
 func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, job *store.Job, jobErr error) error {
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
@@ -98,7 +96,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.planner.checks.Finish(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.planner.checks.Finish(ctx, gh, ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
@@ -113,7 +111,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 
 // finishJobChecks completes the plan check runs the failed job left open (a
 // project's check run is started before its plan is stored).
-func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref pullreq.Ref, jobID, reason string) error {
+func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.Ref, jobID, reason string) error {
 	open, _, err := s.planner.checks.ListOpen(ctx, &ref)
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
@@ -26,6 +25,7 @@ import (
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -47,7 +47,7 @@ type Planner struct {
 	sandboxErr error
 	coords     *livestate.Coordinators
 	engine     *policy.Engine
-	engines    engineCache
+	policies   *repopolicy.Loader
 	rules      []policy.RuleInfo
 	approvers  *approval.Approvers
 	comments   *prreport.Comments
@@ -100,7 +100,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
 	}
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return
 	}
@@ -110,7 +110,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.comments.Upsert(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.comments.Upsert(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
@@ -122,7 +122,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	}
 	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.ref.FullName(), logctx.FieldPR: req.ref.Number, logctx.FieldSHA: st.HeadSHA})
 	switch {
-	case pr.GetState() != "open":
+	case pr.State != "open":
 		log.Info("pull request is not open; not planning")
 		return nil
 	case isFork(pr) && !s.cfg.AllowForkPRs:
@@ -131,7 +131,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	case s.sandboxErr != nil:
 		st.Status = sandboxRefusedStatus(s.sandboxErr)
 		return s.publish(ctx, gh, st, nil)
-	case pr.GetDraft() && !req.explicit:
+	case pr.Draft && !req.explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.publish(ctx, gh, st, nil)
 	}
@@ -141,7 +141,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		return err
 	}
 
-	pol, err := s.policyFor(ctx, gh, req.ref, pr.GetBase().GetRef(), pr.GetBase().GetSHA())
+	pol, err := s.policies.For(ctx, gh, req.ref, pr.BaseRef, pr.BaseSHA)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		return s.reportConfigError(ctx, gh, st, err)
@@ -155,7 +155,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	if err != nil {
 		return err
 	}
-	projects := selectProjects(pol.repo, files)
+	projects := selectProjects(pol.Repo, files)
 	st.Projects = nil
 	for _, p := range projects {
 		st.Projects = append(st.Projects, p.Name)
@@ -171,7 +171,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	for _, p := range projects {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
-		if rec.CheckRunID, err = s.checks.Start(ctx, ghapp.FromClient(gh), req.ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+		if rec.CheckRunID, err = s.checks.Start(ctx, gh, req.ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 			return err
 		}
 		if checkout == "" {
@@ -204,7 +204,7 @@ func errText(err error) string {
 }
 
 // planProject runs terraform for one project and parses its plan into rec.
-func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
+func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -285,9 +285,9 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 }
 
 // finishPlan stores a project's result and completes its check run.
-func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
+func (s *Planner) finishPlan(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan) error {
 	conclusion, out := s.render.CheckOutput(rec)
-	id, err := s.checks.Finish(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
+	id, err := s.checks.Finish(ctx, gh, st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
@@ -296,8 +296,8 @@ func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records
 }
 
 // publish saves the PR state and edits the comment to show it.
-func (s *Planner) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
-	if err := s.comments.Upsert(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
+func (s *Planner) publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error {
+	if err := s.comments.Upsert(ctx, gh, st, s.renderComment(ctx, st, plans)); err != nil {
 		return err
 	}
 	return s.rec.PutPR(ctx, st)
@@ -308,13 +308,13 @@ func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans 
 	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st.Ref), plans)
 }
 
-func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
+func (s *Planner) reportConfigError(ctx context.Context, gh ghapp.API, st *records.PRState, err error) error {
 	st.ConfigError = err.Error()
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."
 	title := "Fix .shardgate.yaml on " + st.BaseRef
 	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
-	if _, ferr := s.checks.Finish(ctx, ghapp.FromClient(gh), st.Ref, 0, prreport.CheckConfigName, st.HeadSHA, "failure",
+	if _, ferr := s.checks.Finish(ctx, gh, st.Ref, 0, prreport.CheckConfigName, st.HeadSHA, "failure",
 		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
 		return ferr
 	}

@@ -116,19 +116,19 @@ func (s *Server) finishAbandonedApply(ctx context.Context, oc prreport.OpenCheck
 // finishOpen completes an open check run; one whose creation never reached
 // GitHub (no id, none found in progress) is only forgotten.
 func (s *Server) finishOpen(ctx context.Context, oc prreport.OpenCheck, conclusion string, out *ghapp.CheckOutput) (bool, error) {
-	gh, err := s.clients.NewInstallationClient(oc.Ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, oc.Ref.Installation)
 	if err != nil {
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.planner.checks.Find(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.planner.checks.Find(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
 			return false, s.planner.checks.Forget(ctx, oc.Key)
 		}
 	}
-	if _, err := s.planner.checks.Finish(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.planner.checks.Finish(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil

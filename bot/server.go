@@ -31,6 +31,7 @@ import (
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -202,8 +203,9 @@ func (s *Server) wireQueues(owner string) (err error) {
 		checks: checks, render: &prreport.Renderer{Rules: s.rules, Approvers: approvers.Text(), Redact: s.redact},
 		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
 		redact: s.redact, now: s.now, workDir: s.workDir}
+	s.planner.policies = repopolicy.NewLoader(cfg.Policy, cfg.AllowRepoOverride, s.engine, s.planner.checkout)
 	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
-		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, metrics: s.metrics,
+		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, policies: s.planner.policies, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	handlers := countRunning(s.metrics, s.handlers())

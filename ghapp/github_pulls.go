@@ -82,3 +82,12 @@ func (c *Client) PermissionLevel(ctx context.Context, owner, repo, login string)
 	}
 	return p.GetPermission(), nil
 }
+
+// APIFor is the narrow API over the client of an installation.
+func APIFor(cc ClientCreator, installation int64) (API, error) {
+	gh, err := cc.NewInstallationClient(installation)
+	if err != nil {
+		return nil, err
+	}
+	return FromClient(gh), nil
+}
