@@ -148,14 +148,15 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	}
 	if err != nil {
 		st.Status = "failed: " + oneLine(err.Error())
-		_ = s.publish(ctx, gh, st, nil)
+		if perr := s.publish(ctx, gh, st, nil); perr != nil {
+			logctx.Logger(ctx).WithError(perr).Warn("show the failure on the PR")
+		}
 		return err
 	}
-	files, err := changedFiles(ctx, gh, req.ref)
+	projects, err := projectsOf(ctx, gh, req.ref, pol.Repo)
 	if err != nil {
 		return err
 	}
-	projects := selectProjects(pol.Repo, files)
 	st.Projects = nil
 	for _, p := range projects {
 		st.Projects = append(st.Projects, p.Name)

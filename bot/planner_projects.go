@@ -30,6 +30,16 @@ func changedFiles(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref) (
 	return files, nil
 }
 
+// projectsOf are the projects the pull request's changed files touch, by the
+// repository's configuration (read from the base branch).
+func projectsOf(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref, repo *repoconfig.Config) ([]repoconfig.Project, error) {
+	files, err := changedFiles(ctx, gh, ref)
+	if err != nil {
+		return nil, err
+	}
+	return selectProjects(repo, files), nil
+}
+
 // selectProjects picks the projects a change touches. With configured projects:
 // those with a changed file under their dir, or all of them when a .tf file
 // outside every project changed (a shared module). Without: every directory
