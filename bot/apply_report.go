@@ -49,7 +49,10 @@ func (r *applyRun) startCheck(ctx context.Context) {
 		return
 	}
 	r.job.CheckRunID = id
-	_ = r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil })
+	if err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil }); err != nil {
+		// A later attempt finds the run by its external id instead.
+		logctx.Logger(ctx).WithError(err).Warn("record the apply check run's id")
+	}
 }
 
 // finish completes the check run, writes the audit record and shows the outcome.

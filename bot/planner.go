@@ -172,28 +172,36 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	for _, p := range projects {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
-		if rec.CheckRunID, err = s.checks.Start(ctx, gh, req.ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
-			return err
-		}
-		if checkout == "" {
+		if coErr != nil {
 			rec.Error = "the pull request's files could not be fetched: " + oneLine(errText(coErr))
-		} else {
-			s.planProject(ctx, gh, st, rec, checkout, p, plans)
 		}
-		if rec.ChangeSet != nil {
-			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
-				return err
-			}
-		}
-		rec.PlannedAt = s.now().UTC()
-		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
-			return err
-		}
-		if err := s.publish(ctx, gh, st, plans); err != nil {
+		if err := s.planAndReport(ctx, gh, st, pol, rec, checkout, p, plans); err != nil {
 			return err
 		}
 	}
 	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.now().UTC().Format("2006-01-02 15:04 MST"))
+	return s.publish(ctx, gh, st, plans)
+}
+
+// planAndReport plans one project (unless rec already says why not), judges
+// the plan and shows it: its check run, then the comment with plans so far.
+func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, rec *records.Plan,
+	checkout string, p repoconfig.Project, plans []*records.Plan) (err error) {
+	if rec.CheckRunID, err = s.checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+		return err
+	}
+	if rec.Error == "" {
+		s.planProject(ctx, gh, st, rec, checkout, p, plans)
+	}
+	if rec.ChangeSet != nil {
+		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+			return err
+		}
+	}
+	rec.PlannedAt = s.now().UTC()
+	if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+		return err
+	}
 	return s.publish(ctx, gh, st, plans)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 )
@@ -22,7 +23,12 @@ func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (st
 	if err != nil {
 		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	cleanup := func() {
+		// Left behind, it goes with the run dir at Close or the next start.
+		if err := os.RemoveAll(dir); err != nil {
+			logctx.Logger(ctx).WithError(err).Warn("remove a checkout")
+		}
+	}
 	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
 		return "", cleanup, err
 	}

@@ -381,7 +381,9 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	_ = srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil {
+		s.log.WithError(err).Warn("webhook listener: requests outlived the shutdown grace and were cut")
+	}
 	s.Close(sctx)
 	s.log.Info("shardgate stopped")
 	return nil

@@ -72,6 +72,8 @@ var declaredVariable = regexp.MustCompile(`(?m)^\s*variable\s+"([A-Za-z0-9_-]+)"
 // parse of the configuration, which terraform does.
 func Missing(dir string) []string {
 	declared := map[string]bool{}
+	// Glob fails only on a malformed pattern, and these are constant; an
+	// unreadable file declares nothing, so its variables are not passed.
 	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 	for _, f := range files {
 		if b, err := os.ReadFile(f); err == nil {

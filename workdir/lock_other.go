@@ -18,5 +18,6 @@ func tryLockDir(path string) (unlock func(), held bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("open run dir lock: %w", err)
 	}
+	// The lock file is never written: a close error loses nothing.
 	return func() { _ = f.Close() }, true, nil
 }

@@ -32,6 +32,8 @@ func tryLockDir(path string) (unlock func(), held bool, err error) {
 		f.Close()
 		return nil, false, fmt.Errorf("lock run dir: %w", err)
 	}
+	// Closing the file drops the lock whatever the unlock answered, and the
+	// lock file is only read: neither error loses anything.
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
