@@ -127,7 +127,7 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return h.answer(ctx, gh, ref, c.ID, "-1",
 			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.s.planner.approvers.Text(), "an ")))
 	}
-	head, current, err := h.s.planner.headWhen(ctx, ref, c.MadeAt)
+	head, current, err := h.s.planner.headWhen(ctx, gh, ref, c.MadeAt)
 	if err != nil {
 		return err
 	}

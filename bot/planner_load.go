@@ -86,10 +86,10 @@ func isFork(pr *ghapp.PullRequest) bool {
 // headWhen is the head commit an approval made at GitHub time t counts for,
 // and the current head. It first updates the PR's head sightings from GitHub,
 // so a push shardgate has not processed yet is known to follow t.
-func (s *Planner) headWhen(ctx context.Context, ref pullreq.Ref, t time.Time) (head, current string, err error) {
+func (s *Planner) headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error) {
 	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
-	_, _, st, err := s.loadPR(ctx, ref)
+	_, st, err := s.readPR(ctx, gh, ref)
 	if err != nil {
 		return "", "", err
 	}
