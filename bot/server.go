@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -269,23 +266,6 @@ func (s *Server) handlers() []webhook.EventHandler {
 		})
 	}
 	return append(hs, s.replaced...)
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "shardgate"
-	}
-	return h
-}
-
-// processOwner names this process in job leases: host, pid and a random
-// part, so that two replicas on one host, or a restart that got the pid of
-// a dead process whose leases are still live, never share a name.
-func processOwner() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hostname() + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 }
 
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
