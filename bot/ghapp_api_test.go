@@ -1,4 +1,4 @@
-package ghapp_test
+package bot
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
-// The pull-request, contents, reaction and permission calls of ghapp.Client,
+// The pull-request, contents, reaction and permission calls of ghapp.Client
+// (tested here, beside the fake GitHub, so ghapp's tests never import bot/),
 // against the fake GitHub (which checks every request against GitHub's
 // OpenAPI description): what the flows read is what GitHub answers.
 func TestClientPullRequestsContentsReactionsPermissions(t *testing.T) {
