@@ -60,7 +60,7 @@ type Applier struct {
 // of a commit and the pull request's comment.
 type pullRequestSide interface {
 	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
-	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref) error
+	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
 }
 
 var _ pullRequestSide = (*Planner)(nil)

@@ -29,7 +29,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
-	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref); err != nil {
+	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
@@ -82,7 +82,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
 	defer func() {
-		if err := r.s.pr.refreshComment(withFinal(ctx, &final), r.gh, r.job.Ref); err != nil {
+		if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, &final); err != nil {
 			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
 		}
 	}()
@@ -92,15 +92,11 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	}
 }
 
-type finalKey struct{}
-
-// withFinal carries the outcome of an apply job that the queue has not recorded yet.
-func withFinal(ctx context.Context, j *applyqueue.Job) context.Context {
-	return context.WithValue(ctx, finalKey{}, j)
-}
-
-// refreshComment re-renders the PR's comment with its plans and applies.
-func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref) error {
+// refreshComment re-renders the PR's comment with its plans and applies;
+// final is an apply job whose outcome the queue has not recorded yet (the run
+// that just finished: the scheduler records it once the run returns), nil
+// for none.
+func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error {
 	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)
@@ -111,32 +107,19 @@ func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.
 	if err != nil {
 		return err
 	}
-	if status := s.applyStatus(ctx, ref); status != "" {
+	jobs := s.appliesForPR(ctx, ref, final)
+	if status := prreport.ApplyStatus(jobs); status != "" {
 		st.Status = status
 	}
-	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
-}
-
-// applyStatus summarises the PR's applies once they have all finished.
-func (s *Planner) applyStatus(ctx context.Context, ref pullreq.Ref) string {
-	jobs, err := s.appliesForPR(ctx, ref)
-	if err != nil {
-		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
-		return ""
-	}
-	return prreport.ApplyStatus(jobs)
+	return s.publishWith(ctx, gh, st, orderPlans(plans, st.Projects), s.applySection(ctx, jobs))
 }
 
 // renderApplies is the comment's Apply section: one line per apply job.
 func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
-	if s.applies == nil {
-		return ""
-	}
-	jobs, err := s.appliesForPR(ctx, ref)
-	if err != nil {
-		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
-		return ""
-	}
+	return s.applySection(ctx, s.appliesForPR(ctx, ref, nil))
+}
+
+func (s *Planner) applySection(ctx context.Context, jobs []*applyqueue.Job) string {
 	return prreport.ApplySection(jobs, func(seq string) []applyqueue.Blocker {
 		blockers, err := s.applies.Blockers(ctx, seq)
 		if err != nil {
@@ -146,18 +129,23 @@ func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
 	})
 }
 
-// appliesForPR lists the PR's apply jobs, with a just-finished run's outcome.
-func (s *Planner) appliesForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error) {
+// appliesForPR lists the PR's apply jobs, final in place of its stored copy;
+// none when there is no queue or it cannot be read (logged).
+func (s *Planner) appliesForPR(ctx context.Context, ref pullreq.Ref, final *applyqueue.Job) []*applyqueue.Job {
+	if s.applies == nil {
+		return nil
+	}
 	jobs, err := s.applies.ListForPR(ctx, ref)
 	if err != nil {
-		return nil, err
+		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
+		return nil
 	}
-	if final, ok := ctx.Value(finalKey{}).(*applyqueue.Job); ok {
+	if final != nil {
 		for i, j := range jobs {
 			if j.Seq == final.Seq {
 				jobs[i] = final
 			}
 		}
 	}
-	return jobs, nil
+	return jobs
 }

@@ -40,7 +40,7 @@ func (a *applySide) checkout(context.Context, pullreq.Ref, string) (string, func
 	return "", func() {}, nil
 }
 
-func (a *applySide) refreshComment(context.Context, ghapp.API, pullreq.Ref) error {
+func (a *applySide) refreshComment(context.Context, ghapp.API, pullreq.Ref, *applyqueue.Job) error {
 	if a.onRefresh != nil {
 		a.onRefresh()
 	}

@@ -182,7 +182,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq
 		return err
 	}
 	h.s.scheduler.Notify()
-	return h.s.planner.refreshComment(ctx, gh, ref)
+	return h.s.planner.refreshComment(ctx, gh, ref, nil)
 }
 
 // answer acknowledges a command with a reaction and replies with text.

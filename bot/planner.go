@@ -306,7 +306,12 @@ func (s *Planner) finishPlan(ctx context.Context, gh ghapp.API, st *records.PRSt
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Planner) publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error {
-	if err := s.comments.Upsert(ctx, gh, st, s.renderComment(ctx, st, plans)); err != nil {
+	return s.publishWith(ctx, gh, st, plans, s.renderApplies(ctx, st.Ref))
+}
+
+// publishWith is publish with the comment's Apply section given.
+func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan, applies string) error {
+	if err := s.comments.Upsert(ctx, gh, st, s.render.Comment(st, s.sandboxNotice(), applies, plans)); err != nil {
 		return err
 	}
 	return s.rec.PutPR(ctx, st)
