@@ -24,7 +24,9 @@ func (v storedApplies) ListForPR(context.Context, pullreq.Ref) ([]*applyqueue.Jo
 	return out, nil
 }
 
-func (v storedApplies) Blockers(context.Context, string) ([]applyqueue.Blocker, error) { return nil, nil }
+func (v storedApplies) Blockers(context.Context, string) ([]applyqueue.Blocker, error) {
+	return nil, nil
+}
 
 // A finished apply's outcome is on the comment at once, from the run's own
 // copy of the job, before the scheduler records it: passed, not carried in
