@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
@@ -72,50 +72,6 @@ func getBackup(t *testing.T, url, auth string) *http.Response {
 	return resp
 }
 
-func TestBackupHandlerRequiresTheToken(t *testing.T) {
-	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
-	require.NoError(t, st.Put(context.Background(), "plans", "k", []byte("secret plan")))
-	web := httptest.NewServer(BackupHandler(st, serverconfig.NewSecret(adminToken), quietLog()))
-	t.Cleanup(web.Close)
-
-	for name, auth := range map[string]string{
-		"no header":       "",
-		"wrong token":     "Bearer " + strings.Repeat("x", len(adminToken)),
-		"token prefix":    "Bearer " + adminToken[:10],
-		"token, no kind":  adminToken,
-		"basic auth kind": "Basic " + adminToken,
-	} {
-		t.Run(name, func(t *testing.T) {
-			resp := getBackup(t, web.URL, auth)
-			require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-			require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
-			b, _ := io.ReadAll(resp.Body)
-			require.NotContains(t, string(b), "secret plan")
-		})
-	}
-
-	resp, err := http.Post(web.URL, "text/plain", nil)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
-
-	empty := httptest.NewServer(BackupHandler(st, serverconfig.Secret{}, quietLog()))
-	t.Cleanup(empty.Close)
-	require.Equal(t, http.StatusUnauthorized, getBackup(t, empty.URL, "Bearer ").StatusCode,
-		"no configured token opens nothing")
-}
-
-// nonBackupStore hides Bolt's backup method, as the PostgreSQL store lacks it.
-type nonBackupStore struct{ store.Store }
-
-func TestBackupHandlerOfAStoreThatCannotCopyItself(t *testing.T) {
-	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
-	web := httptest.NewServer(BackupHandler(nonBackupStore{st}, serverconfig.NewSecret(adminToken), quietLog()))
-	t.Cleanup(web.Close)
-	resp := getBackup(t, web.URL, "Bearer "+adminToken)
-	require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
-}
-
 // The whole story of a restore: back the running service up over its admin
 // listener, stop it, put the backup in place of the store, start again: the
 // queued jobs and the records are there.
@@ -131,7 +87,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 
 	stop, err := srv.startAdmin()
 	require.NoError(t, err)
-	resp := getBackup(t, "http://"+srv.adminAddr+BackupPath, "Bearer "+adminToken)
+	resp := getBackup(t, "http://"+srv.adminAddr+listener.BackupPath, "Bearer "+adminToken)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "application/octet-stream", resp.Header.Get("Content-Type"))
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
@@ -177,7 +133,7 @@ func TestAdminListenerServesMetricsNotWebhooks(t *testing.T) {
 	}
 	main := httptest.NewServer(srv.Handler())
 	t.Cleanup(main.Close)
-	mresp := getBackup(t, main.URL+BackupPath, "Bearer "+adminToken)
+	mresp := getBackup(t, main.URL+listener.BackupPath, "Bearer "+adminToken)
 	require.Equal(t, http.StatusNotFound, mresp.StatusCode, "the backup is never served where webhooks arrive")
 }
 

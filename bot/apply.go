@@ -4,19 +4,21 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // Apply-on-merge defaults.
@@ -40,8 +42,10 @@ type Applier struct {
 	runner     *runner.Runner
 	sandboxErr error
 	engine     *policy.Engine
-	coords     *coordinators
+	coords     *livestate.Coordinators
 	pr         pullRequestSide
+	checks     *prreport.Checks
+	policies   *repopolicy.Loader
 	metrics    *metrics.Metrics
 	redact     *redact.Redactor
 	now        func() time.Time
@@ -53,14 +57,10 @@ type Applier struct {
 }
 
 // pullRequestSide is what an apply takes from the planning side: the checkout
-// of a commit, the repository's policy, the pull request's check runs and its
-// comment.
+// of a commit and the pull request's comment.
 type pullRequestSide interface {
 	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
-	policyFor(ctx context.Context, gh *github.Client, ref pullreq.Ref, baseRef, baseSHA string) (*repoPolicy, error)
-	startCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error)
-	finishCheck(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, id int64, name, sha, conclusion string, out *ghapp.CheckOutput) (int64, error)
-	refreshComment(ctx context.Context, gh *github.Client, ref pullreq.Ref) error
+	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
 }
 
 var _ pullRequestSide = (*Planner)(nil)
@@ -69,7 +69,7 @@ var _ pullRequestSide = (*Planner)(nil)
 type applyRun struct {
 	s        *Applier
 	job      *applyqueue.Job
-	gh       *github.Client
+	gh       ghapp.API
 	reviewed *records.Plan
 	resuming bool
 	// judged are the merge commit's changes as the policy judged them with live
@@ -79,7 +79,7 @@ type applyRun struct {
 	audit   records.Audit
 	cleanup func()
 	// requestLog is the file the stream-group module lists its coordinator
-	// request ids in (RequestIDLogEnv), "" before the re-plan made it.
+	// request ids in (traceability.RequestIDLogEnv), "" before the re-plan made it.
 	requestLog string
 }
 
@@ -105,16 +105,16 @@ func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue
 func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	s, job := r.s, r.job
 	var err error
-	if r.gh, err = s.clients.NewInstallationClient(job.Ref.Installation); err != nil {
+	if r.gh, err = ghapp.APIFor(s.clients, job.Ref.Installation); err != nil {
 		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
 	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
-		return applyqueue.Failed, "no reviewed plan of " + shortSHA(job.ReviewedSHA) + " is stored for this project"
+		return applyqueue.Failed, "no reviewed plan of " + pullreq.ShortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
 	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
-		RequestIDPrefix: requestIDPrefix(job.Ref, job.Seq)}
+		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq)}
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
 		r.audit.Exceptions = append(r.audit.Exceptions, e.Label+" by "+e.Actor)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // apply runs terraform apply of the saved plan of the merge commit. A state
@@ -24,7 +25,7 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 	}
 	r.progress(ctx, applyqueue.Applying, "terraform apply of the merge commit's plan")
 	err := tj.Apply(ctx)
-	r.audit.RequestIDs = readRequestLog(r.requestLog)
+	r.audit.RequestIDs = traceability.ReadRequestLog(r.requestLog)
 	if err != nil {
 		r.audit.TerraformOutcome = "failed"
 		var stale *runner.StalePlanError
@@ -57,7 +58,7 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 			continue
 		}
 		coordinator, prefix := planparse.SplitStreamKey(stream)
-		client, err := r.s.coords.client(coordinator)
+		client, err := r.s.coords.Client(coordinator)
 		if err != nil {
 			return applyqueue.Failed, "applied, but " + err.Error()
 		}

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/records"
 )
 
 // enqueueApplies turns a merge into one apply job per project whose reviewed
 // plan changes the coordinator, in merge order. A redelivered merge adds nothing.
-func (s *Applier) enqueueApplies(ctx context.Context, gh *github.Client, st *records.PRState, pr *github.PullRequest) error {
-	if def := pr.GetBase().GetRepo().GetDefaultBranch(); def != "" && pr.GetBase().GetRef() != def {
-		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.GetBase().GetRef(), def)
+func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error {
+	if def := pr.DefaultBranch; def != "" && pr.BaseRef != def {
+		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.BaseRef, def)
 		return nil
 	}
-	reviewed := pr.GetHead().GetSHA()
+	reviewed := pr.HeadSHA
 	plans, err := s.rec.Plans(ctx, st.Ref, reviewed)
 	if err != nil {
 		return err
@@ -32,12 +32,12 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh *github.Client, st *rec
 		if p.ChangeSet == nil || len(endstate.Streams(p.ChangeSet)) == 0 {
 			continue
 		}
-		if hasApply(existing, p.Project, pr.GetMergeCommitSHA()) {
+		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
 		job := &applyqueue.Job{Ref: st.Ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), ReviewedSHA: reviewed,
 			Sensitive: p.ChangeSet.SensitiveValues(),
-			MergeSHA:  pr.GetMergeCommitSHA(), MergedBy: pr.GetMergedBy().GetLogin()}
+			MergeSHA:  pr.MergeSHA, MergedBy: pr.MergedBy}
 		if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 			continue // a redelivered or re-run merge event: already queued
 		} else if err != nil {
@@ -51,7 +51,7 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh *github.Client, st *rec
 	case queued == 0 && len(existing) == 0:
 		st.Status = "merged; no coordinator changes to apply."
 	default:
-		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream at a time.", pr.GetMergedBy().GetLogin())
+		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream at a time.", pr.MergedBy)
 	}
 	s.scheduler.Notify()
 	return nil

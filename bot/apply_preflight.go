@@ -27,7 +27,7 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 			continue // unmanage/delete only: nothing to scale
 		}
 		coordinator, prefix := planparse.SplitStreamKey(stream)
-		client, err := r.s.coords.client(coordinator)
+		client, err := r.s.coords.Client(coordinator)
 		if err != nil {
 			return applyqueue.Failed, err.Error(), false
 		}

@@ -10,25 +10,27 @@ import (
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // replan plans the merge commit and compares it with the review.
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
-	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+shortSHA(job.MergeSHA))
+	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
 	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
 	r.cleanup = cleanup
 	if err != nil {
 		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
 	}
-	env := traceEnv(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
-	if r.requestLog, err = newRequestLog(checkout); err != nil {
+	env := traceability.Env(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
+	if r.requestLog, err = traceability.NewRequestLog(checkout); err != nil {
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
-	env[RequestIDLogEnv] = r.requestLog
+	env[traceability.RequestIDLogEnv] = r.requestLog
 	tj, err := s.applyJob(checkout, r.reviewed, env, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
@@ -75,7 +77,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 // and still-fresh attestations.
 func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
 	s := r.s
-	pol, err := s.pr.policyFor(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	pol, err := s.policies.For(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
 	if err != nil {
 		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
 	}
@@ -87,9 +89,9 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	if err != nil {
 		return "store: " + err.Error(), false
 	}
-	coordinator, live := s.coords.liveState(ctx, current)
-	dec, err := pol.engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
-		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.config, Now: s.now()})
+	coordinator, live := s.coords.Read(ctx, current)
+	dec, err := pol.Engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
+		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.Config, Now: s.now()})
 	r.s.metrics.ObserveDecision("merge", dec)
 	if err == nil && dec.Allowed {
 		r.judged = judgedChanges(current, dec)
@@ -116,7 +118,7 @@ func dedupeLabels(in []policy.Label) []policy.Label {
 
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
 func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
-	coordinator, live := s.coords.liveState(ctx, cs)
+	coordinator, live := s.coords.Read(ctx, cs)
 	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
 	if err != nil {
 		return "denied (the policy could not be evaluated: " + oneLine(err.Error()) + ")"

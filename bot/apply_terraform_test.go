@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 )
 
@@ -44,7 +45,7 @@ func TestApplyOnMerge(t *testing.T) {
 	body := h.eventuallyComment(pr, "✅ applied")
 	require.Contains(t, body, "### Apply")
 	require.Contains(t, body, "merged and applied (1 project); the coordinator has converged.")
-	check := h.check(CheckApplyPrefix+"streams", mergeSHA)
+	check := h.check(prreport.CheckApplyPrefix+"streams", mergeSHA)
 	require.Equal(t, "success", check.Conclusion)
 
 	// The simulator saw exactly one stream scale, from terraform's apply step.
@@ -64,7 +65,7 @@ func TestApplyOnMerge(t *testing.T) {
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, approver, rec.MergedBy)
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.Equal(t, rec.ReviewedFingerprint, rec.AppliedFingerprint)
 	require.Equal(t, "applied", rec.TerraformOutcome)
 	require.Len(t, rec.Attestations, 1)

@@ -9,11 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -106,11 +108,11 @@ func (h *harness) attestedStreams(pr githubtest.PullRequest, sha string) map[str
 func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Label {
 	h.t.Helper()
 	ctx := context.Background()
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.planner.judgeLabels(ctx, ghapp.FromClient(gh), st)
+	labels, err := h.srv.planner.labels.Judge(ctx, gh, st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -122,7 +124,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 func (h *harness) replies(pr githubtest.PullRequest) []string {
 	var out []string
 	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
-		if c.User == h.gh.BotLogin() && !strings.HasPrefix(c.Body, CommentMarker) {
+		if c.User == h.gh.BotLogin() && !strings.HasPrefix(c.Body, prreport.CommentMarker) {
 			out = append(out, c.Body)
 		}
 	}
@@ -157,8 +159,8 @@ func TestAttestationBindsToTheHeadWhenTheCommentWasMade(t *testing.T) {
 			require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, reviewed))
 			replies := h.replies(pr)
 			require.Len(t, replies, 1)
-			require.Contains(t, replies[0], shortSHA(reviewed))
-			require.Contains(t, replies[0], shortSHA(pushed))
+			require.Contains(t, replies[0], pullreq.ShortSHA(reviewed))
+			require.Contains(t, replies[0], pullreq.ShortSHA(pushed))
 		})
 	}
 }
@@ -290,7 +292,7 @@ func TestExceptionLabelBindsToTheHeadWhenItWasAdded(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, pushed, st.HeadSHA)
 			if l, present := h.judgedLabels(pr)[exceptionLabel]; present {
-				require.False(t, l.Counted, "a label added on %s counts for %s", shortSHA(reviewed), shortSHA(pushed))
+				require.False(t, l.Counted, "a label added on %s counts for %s", pullreq.ShortSHA(reviewed), pullreq.ShortSHA(pushed))
 			}
 			require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), exceptionLabel, "the push removes it")
 		})
@@ -324,9 +326,9 @@ func TestApproverLabelCountsOncePerEvent(t *testing.T) {
 
 func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.planner.isApprover(context.Background(), ghapp.FromClient(gh), login)
+	ok, err := h.srv.planner.approvers.IsApprover(context.Background(), gh, login)
 	require.NoError(h.t, err)
 	return ok
 }
@@ -412,9 +414,9 @@ func TestLatestLabelEventIsFoundOnTheLastPage(t *testing.T) {
 	h.gh.RemoveLabel(owner, repoName, pr.Number, exceptionLabel, approver)
 	clock.Advance(30 * time.Second)
 	h.gh.AddLabel(owner, repoName, pr.Number, exceptionLabel, author)
-	gh, err := h.srv.clients.NewInstallationClient(1)
+	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(t, err)
-	events, err := latestLabelEvents(context.Background(), ghapp.FromClient(gh), h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
+	events, err := approval.LatestLabelEvents(context.Background(), gh, h.ref(pr), []string{exceptionLabel, "policy-exception/absent"})
 	require.NoError(t, err)
 	require.Equal(t, author, events[exceptionLabel].Actor)
 	require.NotContains(t, events, "policy-exception/absent")

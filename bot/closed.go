@@ -3,32 +3,31 @@ package bot
 import (
 	"context"
 
-	"github.com/google/go-github/v60/github"
-
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 )
 
 // closed queues the applies of a merged pull request (in merge order) and
 // notes on the comment that it was closed or merged.
-func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr *github.PullRequest) error {
-	unlock := s.prLocks.lock(ref.Key())
+func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest) error {
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return err // never planned: nothing to update
 	}
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
 	// The API's view is authoritative (default branch, merge commit, who merged).
-	if fresh, _, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number); err == nil {
+	if fresh, err := gh.GetPullRequest(ctx, ref.Owner, ref.Repo, ref.Number); err == nil {
 		pr = fresh
 	} else {
 		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
-	if pr.GetMerged() {
+	if pr.Merged {
 		if err := s.applier.enqueueApplies(ctx, gh, st, pr); err != nil {
 			return err
 		}

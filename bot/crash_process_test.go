@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
@@ -201,7 +202,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, scales, "the coordinator saw exactly one scale of the stream: %+v", auditOf(h))
-	require.Equal(t, "success", h.check(CheckApplyPrefix+"streams", sha).Conclusion)
+	require.Equal(t, "success", h.check(prreport.CheckApplyPrefix+"streams", sha).Conclusion)
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		if c.HeadSHA == sha {
 			require.Equal(t, "completed", c.Status, "the resumed apply finished the check run it started: %+v", c)
@@ -220,7 +221,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	require.Len(t, kvs, 1, "one audit record: the killed attempt never finished")
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, 2, "applied by the resumed attempt")
 }
 

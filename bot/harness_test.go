@@ -26,6 +26,7 @@ import (
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -294,7 +295,7 @@ func (h *harness) label(pr githubtest.PullRequest, label, actor string) {
 func (h *harness) shardgateComments(pr githubtest.PullRequest) []githubtest.Comment {
 	var out []githubtest.Comment
 	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
-		if strings.HasPrefix(c.Body, CommentMarker) {
+		if strings.HasPrefix(c.Body, prreport.CommentMarker) {
 			out = append(out, c)
 		}
 	}

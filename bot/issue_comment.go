@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prcommand"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/webhook"
@@ -35,7 +37,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	switch {
 	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
 		return nil
-	case !strings.Contains(ev.GetComment().GetBody(), CommandPrefix):
+	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix):
 		return nil // no command in it; spares GitHub a call per comment
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
@@ -43,15 +45,15 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	ctx = withPR(ctx, ref)
-	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
-	c, err := readComment(ctx, ghapp.FromClient(gh), ref, ev.GetComment().GetID())
+	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
 	if err != nil || c == nil {
 		return err
 	}
-	key := records.CommandKey(ref, c.id, c.madeAt)
+	key := records.CommandKey(ref, c.ID, c.MadeAt)
 	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
@@ -62,22 +64,22 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
-func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment) error {
-	cmds, perr := ParseCommands(c.body)
+func (h *IssueComment) runAll(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment) error {
+	cmds, perr := prcommand.Parse(c.Body)
 	if len(cmds) == 0 && perr == nil {
 		return nil
 	}
-	var ce *CommandError
+	var ce *prcommand.CommandError
 	if errors.As(perr, &ce) {
-		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, %s.\n\n%s", c.actor, ce.Reason, HelpText))
+		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, %s.\n\n%s", c.Actor, ce.Reason, prcommand.HelpText))
 	}
-	canWrite, err := hasWriteAccess(ctx, gh, ref, c.actor)
+	canWrite, err := hasWriteAccess(ctx, gh, ref, c.Actor)
 	if err != nil {
 		return err
 	}
 	if !canWrite {
-		return h.answer(ctx, gh, ref, c.id, "-1",
-			fmt.Sprintf("@%s, shardgate commands need write access to %s; yours was not run.", c.actor, ref.FullName()))
+		return h.answer(ctx, gh, ref, c.ID, "-1",
+			fmt.Sprintf("@%s, shardgate commands need write access to %s; yours was not run.", c.Actor, ref.FullName()))
 	}
 	for _, cmd := range cmds {
 		if err := h.run(ctx, gh, ref, c, cmd); err != nil {
@@ -87,27 +89,27 @@ func (h *IssueComment) runAll(ctx context.Context, gh *github.Client, ref pullre
 	return nil
 }
 
-func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, cmd Command) error {
+func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, cmd prcommand.Command) error {
 	switch cmd.Verb {
-	case CmdHelp:
-		return h.answer(ctx, gh, ref, c.id, "+1", HelpText)
-	case CmdPlan:
-		if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
+	case prcommand.CmdHelp:
+		return h.answer(ctx, gh, ref, c.ID, "+1", prcommand.HelpText)
+	case prcommand.CmdPlan:
+		if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 			return err
 		}
-		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.actor})
+		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.Actor})
 	}
-	if c.edited {
+	if c.Edited {
 		// Anyone with write access may edit any comment, and GitHub does
 		// not say who did: an approver's edited comment proves nothing.
-		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, `/shardgate %s` is not taken from an edited comment "+
-			"(GitHub does not say who edited it); write it in a new comment.", c.actor, cmd.Verb))
+		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, `/shardgate %s` is not taken from an edited comment "+
+			"(GitHub does not say who edited it); write it in a new comment.", c.Actor, cmd.Verb))
 	}
 	switch cmd.Verb {
-	case CmdAttest:
+	case prcommand.CmdAttest:
 		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
-	case CmdApply:
-		return h.retryApply(ctx, gh, ref, c.id, c.actor)
+	case prcommand.CmdApply:
+		return h.retryApply(ctx, gh, ref, c.ID, c.Actor)
 	}
 	return nil
 }
@@ -116,33 +118,33 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 // current when the comment was made (see records.PRState.headAt), valid for the
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
-func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullreq.Ref, c *prComment, prefix string) error {
-	ok, err := h.s.planner.isApprover(ctx, ghapp.FromClient(gh), c.actor)
+func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, prefix string) error {
+	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, c.Actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return h.answer(ctx, gh, ref, c.id, "-1",
-			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.actor, strings.TrimPrefix(h.s.planner.approversText(), "an ")))
+		return h.answer(ctx, gh, ref, c.ID, "-1",
+			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.s.planner.approvers.Text(), "an ")))
 	}
-	head, current, err := h.s.planner.headWhen(ctx, ref, c.madeAt)
+	head, current, err := h.s.planner.headWhen(ctx, gh, ref, c.MadeAt)
 	if err != nil {
 		return err
 	}
 	if head == "" {
-		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
-			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.actor, shortSHA(current)))
+		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
+			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, pullreq.ShortSHA(current)))
 	}
-	a := policy.Attestation{StreamPrefix: prefix, Actor: c.actor, HeadSHA: head, CreatedAt: c.madeAt, ExpiresAt: c.madeAt.Add(h.s.cfg.AttestationTTL)}
+	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.s.cfg.AttestationTTL)}
 	if err := h.s.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
 	if head != current {
 		// Nothing changes for the current head: no need to judge it again.
-		return h.answer(ctx, gh, ref, c.id, "confused", fmt.Sprintf("@%s, your attestation for `%s` is recorded for `%s`, the head when you commented. "+
-			"The head is now `%s`: it does not count for that commit; attest again once you have checked it.", c.actor, prefix, shortSHA(head), shortSHA(current)))
+		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your attestation for `%s` is recorded for `%s`, the head when you commented. "+
+			"The head is now `%s`: it does not count for that commit; attest again once you have checked it.", c.Actor, prefix, pullreq.ShortSHA(head), pullreq.ShortSHA(current)))
 	}
-	if err := react(ctx, gh, ref, c.id, "+1"); err != nil {
+	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
 	}
 	return h.s.planner.reevaluate(ctx, ref)
@@ -150,14 +152,14 @@ func (h *IssueComment) attest(ctx context.Context, gh *github.Client, ref pullre
 
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
-func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, actor string) error {
-	ok, err := h.s.planner.isApprover(ctx, ghapp.FromClient(gh), actor)
+func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, actor string) error {
+	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.planner.approversText(), "an ")))
+			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.planner.approvers.Text(), "an ")))
 	}
 	jobs, err := h.s.applies.ListForPR(ctx, ref)
 	if err != nil {
@@ -180,31 +182,31 @@ func (h *IssueComment) retryApply(ctx context.Context, gh *github.Client, ref pu
 		return err
 	}
 	h.s.scheduler.Notify()
-	return h.s.planner.refreshComment(ctx, gh, ref)
+	return h.s.planner.refreshComment(ctx, gh, ref, nil)
 }
 
 // answer acknowledges a command with a reaction and replies with text.
-func (h *IssueComment) answer(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction, text string) error {
+func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction, text string) error {
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.planner.reply(ctx, ghapp.FromClient(gh), ref, commentID, text)
+	return h.s.planner.comments.Reply(ctx, gh, ref, commentID, text)
 }
 
-func react(ctx context.Context, gh *github.Client, ref pullreq.Ref, commentID int64, reaction string) error {
-	if _, _, err := gh.Reactions.CreateIssueCommentReaction(ctx, ref.Owner, ref.Repo, commentID, reaction); err != nil {
+func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {
+	if err := gh.ReactToComment(ctx, ref.Owner, ref.Repo, commentID, reaction); err != nil {
 		return fmt.Errorf("react to comment %d on %s: %w", commentID, ref, err)
 	}
 	return nil
 }
 
 // hasWriteAccess says whether login may push to the repository.
-func hasWriteAccess(ctx context.Context, gh *github.Client, ref pullreq.Ref, login string) (bool, error) {
-	p, _, err := gh.Repositories.GetPermissionLevel(ctx, ref.Owner, ref.Repo, login)
+func hasWriteAccess(ctx context.Context, gh ghapp.API, ref pullreq.Ref, login string) (bool, error) {
+	p, err := gh.PermissionLevel(ctx, ref.Owner, ref.Repo, login)
 	if err != nil {
 		return false, fmt.Errorf("read the permission of @%s on %s: %w", login, ref.FullName(), err)
 	}
-	switch p.GetPermission() {
+	switch p {
 	case "admin", "maintain", "write":
 		return true, nil
 	}

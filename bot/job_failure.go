@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
@@ -59,7 +58,7 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 	if !ok {
 		return
 	}
-	unlock := s.prLocks.lock(ref.Key())
+	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	if err := s.reportJobFailureLocked(ctx, ref, job, jobErr); err != nil {
 		logctx.Logger(ctx).WithError(err).Error("report a failed job on its pull request")
@@ -67,7 +66,7 @@ func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr er
 }
 
 func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, job *store.Job, jobErr error) error {
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
@@ -97,7 +96,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), ref, p.CheckRunID, CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.planner.checks.Finish(ctx, gh, ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
@@ -112,19 +111,18 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 
 // finishJobChecks completes the plan check runs the failed job left open (a
 // project's check run is started before its plan is stored).
-func (s *Server) finishJobChecks(ctx context.Context, gh *github.Client, ref pullreq.Ref, jobID, reason string) error {
-	kvs, err := s.store.List(ctx, bucketChecks, ref.Key()+"@")
+func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.Ref, jobID, reason string) error {
+	open, _, err := s.planner.checks.ListOpen(ctx, &ref)
 	if err != nil {
 		return err
 	}
-	for _, kv := range kvs {
-		oc, err := decodeOpenCheck(kv.Value)
-		if err != nil || oc.Ref != ref || !strings.HasPrefix(oc.Name, CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
+	for _, oc := range open {
+		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
 			continue
 		}
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
-		if _, err := s.finishOpen(ctx, kv.Key, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
+		if _, err := s.finishOpen(ctx, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary}); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,7 @@ func TestCoordinatorRequestsAreCounted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
 	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{})
 	srv.cfg.Coordinators = []serverconfig.CoordinatorCredentials{{URLPrefix: sim.URL, Username: "admin", Password: serverconfig.NewSecret("password")}}
-	c, err := srv.coords.client(sim.URL)
+	c, err := srv.coords.Client(sim.URL)
 	require.NoError(t, err)
 	_, err = c.Health(context.Background())
 	require.NoError(t, err)

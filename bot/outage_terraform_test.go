@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/prreport"
 )
 
 // outageHarness is the harness with GitHub calls that give up and retry
@@ -71,7 +72,7 @@ func requireOnePlanRun(t *testing.T, h *harness, pr githubtest.PullRequest, runs
 	var found []githubtest.CheckRun
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		if c.HeadSHA == head {
-			require.Equal(t, CheckPlanPrefix+"streams", c.Name)
+			require.Equal(t, prreport.CheckPlanPrefix+"streams", c.Name)
 			require.Equal(t, "completed", c.Status, "no check run is left in progress")
 			found = append(found, c)
 		}

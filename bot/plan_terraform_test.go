@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 )
 
@@ -43,7 +44,7 @@ func TestPullRequestReviewFlow(t *testing.T) {
 	require.Contains(t, body, "Live coordinator state was read")
 	require.Contains(t, body, "(`shard_delta`)")
 	require.Contains(t, body, "(`quiesce_attestation`)")
-	check := h.check(CheckPlanPrefix+"streams", head)
+	check := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "completed", check.Status)
 	require.Equal(t, "failure", check.Conclusion)
 	require.Contains(t, check.Summary, "shard_delta")
@@ -53,7 +54,7 @@ func TestPullRequestReviewFlow(t *testing.T) {
 	body = h.theComment(pr)
 	require.Contains(t, body, "Labels not counted")
 	require.Contains(t, body, "added by the pull request's author")
-	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", head).Conclusion)
+	require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", head).Conclusion)
 
 	// An outsider's command is refused with a reason.
 	c := h.comment(pr, outsider, "/shardgate attest quiesce create-order")
@@ -75,7 +76,7 @@ func TestPullRequestReviewFlow(t *testing.T) {
 	body = h.theComment(pr)
 	require.Contains(t, body, "✅ **Allowed")
 	require.Contains(t, body, "Producer-quiesce attestations used")
-	require.Equal(t, "success", h.check(CheckPlanPrefix+"streams", head).Conclusion)
+	require.Equal(t, "success", h.check(prreport.CheckPlanPrefix+"streams", head).Conclusion)
 
 	// A push voids the exception label (removed, and said so) and the
 	// attestation (bound to the old head): the same comment is edited.
@@ -88,8 +89,8 @@ func TestPullRequestReviewFlow(t *testing.T) {
 	require.Contains(t, body, "Removed `policy-exception/shard_delta`")
 	require.NotContains(t, h.gh.Labels(owner, repoName, pr.Number), "policy-exception/shard_delta")
 	require.Contains(t, body, "(`shard_delta`)")
-	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", newHead).Conclusion)
-	require.Equal(t, "success", h.check(CheckPlanPrefix+"streams", head).Conclusion, "the old head's check keeps its verdict")
+	require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", newHead).Conclusion)
+	require.Equal(t, "success", h.check(prreport.CheckPlanPrefix+"streams", head).Conclusion, "the old head's check keeps its verdict")
 
 	// /shardgate help answers with the commands.
 	c = h.comment(pr, author, "/shardgate help")
@@ -128,7 +129,7 @@ func TestPolicyLoosenedInThePullRequestIsIgnored(t *testing.T) {
 	body := h.theComment(pr)
 	require.Contains(t, body, "(`shard_delta`)")
 	require.Contains(t, body, "(`quiesce_attestation`)")
-	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+	require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
 }
 
 // A bad .shardgate.yaml on the base branch is a failed check and a comment
@@ -143,7 +144,7 @@ func TestBadRepoConfigIsReported(t *testing.T) {
 	body := h.theComment(pr)
 	require.Contains(t, body, "`.shardgate.yaml` on the base branch is not valid")
 	require.Contains(t, body, "4:1: polcy: unknown key (did you mean policy?)")
-	check := h.check(CheckConfigName, head)
+	check := h.check(prreport.CheckConfigName, head)
 	require.Equal(t, "failure", check.Conclusion)
 	require.Contains(t, check.Summary, "4:1: polcy: unknown key (did you mean policy?)")
 }
@@ -227,7 +228,7 @@ func TestSecondaryRateLimitIsRetried(t *testing.T) {
 	h := newHarness(t)
 	h.gh.FailNext("POST", "/repos/{owner}/{repo}/check-runs", 403, map[string]string{"Retry-After": "1"})
 	pr := h.openPR("ledger", with(baseGroups, map[string]int{"payments/ledger": 3}))
-	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion,
+	require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion,
 		"planned despite the rate limit (denied: no attestation)")
 }
 
@@ -239,7 +240,7 @@ func TestCheckRunRerequestReplans(t *testing.T) {
 	before := len(h.gh.CheckRuns(owner, repoName))
 	h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
 		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
-		Name: CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}}))
+		Name: prreport.CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}}))
 	require.Greater(t, len(h.gh.CheckRuns(owner, repoName)), before)
 }
 
@@ -268,7 +269,7 @@ func TestCoordinatorUnreachableFailsClosed(t *testing.T) {
 	require.Contains(t, body, "The coordinator could not be reached")
 	require.Contains(t, body, "(`coordinator_unreachable`)")
 	require.NotContains(t, body, "password")
-	require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+	require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
 }
 
 // A push while another job of the same pull request runs: the comment says the
@@ -277,7 +278,7 @@ func TestQueuedPlanIsShown(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("queued", with(baseGroups, map[string]int{"payments/ledger": 3}))
 	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number}
-	unlock := h.srv.prLocks.lock(ref.Key()) // another job of this PR is running
+	unlock := h.srv.prLocks.Lock(ref.Key()) // another job of this PR is running
 	before := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	h.repo.Checkout(pr.HeadRef)
 	h.repo.WriteFile("streams/notes.md", "more\n")
@@ -318,7 +319,7 @@ func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
 	require.Contains(t, body, "❌ **Error** at `broken.tf:1`: No value for required variable")
 	require.Contains(t, body, `The root module input variable "region_name" is not set`)
 
-	check := h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
+	check := h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
 	require.Equal(t, "failure", check.Conclusion)
 	require.Contains(t, check.Summary, `broken.tf:1: No value for required variable: The root module input variable "region_name" is not set`)
 	require.Contains(t, check.Text, "❌ **Error** at `broken.tf:1`: No value for required variable")
@@ -340,7 +341,7 @@ func TestPlanAndPolicyOnEachBinary(t *testing.T) {
 		body := h.theComment(pr)
 		require.Contains(t, body, "| `create-order` | `billing` | scale | 4 → 16 |")
 		require.Contains(t, body, "(`shard_delta`)")
-		require.Equal(t, "failure", h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
+		require.Equal(t, "failure", h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA).Conclusion)
 
 		broken := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
 		require.Contains(t, h.theComment(broken), "❌ **Error** at `broken.tf:1`: No value for required variable")

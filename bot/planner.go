@@ -9,23 +9,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/traceability"
 )
 
 // Planner is the plan flow (PR → plans → comment and checks): it loads a
@@ -40,20 +45,33 @@ type Planner struct {
 	clients    ghapp.ClientCreator
 	runner     *runner.Runner
 	sandboxErr error
-	coords     *coordinators
+	coords     *livestate.Coordinators
 	engine     *policy.Engine
-	engines    engineCache
+	policies   *repopolicy.Loader
 	rules      []policy.RuleInfo
-	teamCache  teamCache
-	applies    *applyqueue.Queue
+	approvers  *approval.Approvers
+	comments   *prreport.Comments
+	checks     *prreport.Checks
+	render     *prreport.Renderer
+	labels     *approval.Labels
+	applies    applyView
 	// prLocks are the server's: one job of a pull request at a time.
-	prLocks *keyedMutex
+	prLocks *keyedmutex.Mutex
 	metrics *metrics.Metrics
 	redact  *redact.Redactor
 	now     func() time.Time
 	// workDir is where checkouts go.
 	workDir string
 }
+
+// applyView is what the Planner reads of the apply queue for the comment: a
+// pull request's applies, and what a queued one waits behind.
+type applyView interface {
+	ListForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error)
+	Blockers(ctx context.Context, seq string) ([]applyqueue.Blocker, error)
+}
+
+var _ applyView = (*applyqueue.Queue)(nil)
 
 // planRequest says which pull request to plan and why.
 type planRequest struct {
@@ -69,7 +87,7 @@ type planRequest struct {
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
 func (s *Planner) planPR(ctx context.Context, req planRequest) error {
-	unlock := s.prLocks.lockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
+	unlock := s.prLocks.LockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
 	return s.planPRLocked(ctx, req)
 }
@@ -82,7 +100,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
 	}
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return
 	}
@@ -92,7 +110,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.comments.Upsert(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
@@ -104,7 +122,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	}
 	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.ref.FullName(), logctx.FieldPR: req.ref.Number, logctx.FieldSHA: st.HeadSHA})
 	switch {
-	case pr.GetState() != "open":
+	case pr.State != "open":
 		log.Info("pull request is not open; not planning")
 		return nil
 	case isFork(pr) && !s.cfg.AllowForkPRs:
@@ -113,31 +131,32 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	case s.sandboxErr != nil:
 		st.Status = sandboxRefusedStatus(s.sandboxErr)
 		return s.publish(ctx, gh, st, nil)
-	case pr.GetDraft() && !req.explicit:
+	case pr.Draft && !req.explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.publish(ctx, gh, st, nil)
 	}
-	st.Status = fmt.Sprintf("planning `%s`…", shortSHA(st.HeadSHA))
+	st.Status = fmt.Sprintf("planning `%s`…", pullreq.ShortSHA(st.HeadSHA))
 	st.ConfigError = ""
 	if err := s.publish(ctx, gh, st, nil); err != nil {
 		return err
 	}
 
-	pol, err := s.policyFor(ctx, gh, req.ref, pr.GetBase().GetRef(), pr.GetBase().GetSHA())
+	pol, err := s.policies.For(ctx, gh, req.ref, pr.BaseRef, pr.BaseSHA)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		return s.reportConfigError(ctx, gh, st, err)
 	}
 	if err != nil {
 		st.Status = "failed: " + oneLine(err.Error())
-		_ = s.publish(ctx, gh, st, nil)
+		if perr := s.publish(ctx, gh, st, nil); perr != nil {
+			logctx.Logger(ctx).WithError(perr).Warn("show the failure on the PR")
+		}
 		return err
 	}
-	files, err := changedFiles(ctx, gh, req.ref)
+	projects, err := projectsOf(ctx, gh, req.ref, pol.Repo)
 	if err != nil {
 		return err
 	}
-	projects := selectProjects(pol.repo, files)
 	st.Projects = nil
 	for _, p := range projects {
 		st.Projects = append(st.Projects, p.Name)
@@ -153,28 +172,36 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	for _, p := range projects {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
-		if rec.CheckRunID, err = s.startCheck(ctx, ghapp.FromClient(gh), req.ref, CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
-			return err
-		}
-		if checkout == "" {
+		if coErr != nil {
 			rec.Error = "the pull request's files could not be fetched: " + oneLine(errText(coErr))
-		} else {
-			s.planProject(ctx, gh, st, rec, checkout, p, plans)
 		}
-		if rec.ChangeSet != nil {
-			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
-				return err
-			}
-		}
-		rec.PlannedAt = s.now().UTC()
-		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
-			return err
-		}
-		if err := s.publish(ctx, gh, st, plans); err != nil {
+		if err := s.planAndReport(ctx, gh, st, pol, rec, checkout, p, plans); err != nil {
 			return err
 		}
 	}
 	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.now().UTC().Format("2006-01-02 15:04 MST"))
+	return s.publish(ctx, gh, st, plans)
+}
+
+// planAndReport plans one project (unless rec already says why not), judges
+// the plan and shows it: its check run, then the comment with plans so far.
+func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, rec *records.Plan,
+	checkout string, p repoconfig.Project, plans []*records.Plan) (err error) {
+	if rec.CheckRunID, err = s.checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+		return err
+	}
+	if rec.Error == "" {
+		s.planProject(ctx, gh, st, rec, checkout, p, plans)
+	}
+	if rec.ChangeSet != nil {
+		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+			return err
+		}
+	}
+	rec.PlannedAt = s.now().UTC()
+	if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+		return err
+	}
 	return s.publish(ctx, gh, st, plans)
 }
 
@@ -186,11 +213,11 @@ func errText(err error) string {
 }
 
 // planProject runs terraform for one project and parses its plan into rec.
-func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
+func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
 	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, shortSHA(st.HeadSHA))
+		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, pullreq.ShortSHA(st.HeadSHA))
 		return
 	}
 	var varFiles []string
@@ -203,7 +230,7 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv),
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
-				shortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
+				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
 			if err := s.publish(ctx, gh, st, plans); err != nil {
 				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
@@ -240,9 +267,9 @@ func (s *Planner) planProject(ctx context.Context, gh *github.Client, st *record
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
 	if len(cs.Changes) > 0 {
-		rec.TraceVarsMissing = missingTraceVars(dir)
+		rec.TraceVarsMissing = traceability.Missing(dir)
 	}
-	rec.Coordinator, rec.Live = s.coords.liveState(ctx, cs)
+	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
 }
 
 // failPlan records a failed terraform command: its one-line error and terraform's
@@ -267,9 +294,9 @@ func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diag
 }
 
 // finishPlan stores a project's result and completes its check run.
-func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records.PRState, rec *records.Plan) error {
-	conclusion, out := s.checkOutput(rec)
-	id, err := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, rec.CheckRunID, CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
+func (s *Planner) finishPlan(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan) error {
+	conclusion, out := s.render.CheckOutput(rec)
+	id, err := s.checks.Finish(ctx, gh, st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
 		return err
 	}
@@ -278,20 +305,30 @@ func (s *Planner) finishPlan(ctx context.Context, gh *github.Client, st *records
 }
 
 // publish saves the PR state and edits the comment to show it.
-func (s *Planner) publish(ctx context.Context, gh *github.Client, st *records.PRState, plans []*records.Plan) error {
-	if err := s.upsertComment(ctx, ghapp.FromClient(gh), st, s.renderComment(ctx, st, plans)); err != nil {
+func (s *Planner) publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error {
+	return s.publishWith(ctx, gh, st, plans, s.renderApplies(ctx, st.Ref))
+}
+
+// publishWith is publish with the comment's Apply section given.
+func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan, applies string) error {
+	if err := s.comments.Upsert(ctx, gh, st, s.render.Comment(st, s.sandboxNotice(), applies, plans)); err != nil {
 		return err
 	}
 	return s.rec.PutPR(ctx, st)
 }
 
-func (s *Planner) reportConfigError(ctx context.Context, gh *github.Client, st *records.PRState, err error) error {
+// renderComment is the PR's comment: its state, the applies, the plans.
+func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
+	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st.Ref), plans)
+}
+
+func (s *Planner) reportConfigError(ctx context.Context, gh ghapp.API, st *records.PRState, err error) error {
 	st.ConfigError = err.Error()
 	st.Projects = nil
 	st.Status = "blocked: the repository configuration is not valid."
 	title := "Fix .shardgate.yaml on " + st.BaseRef
 	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
-	if _, ferr := s.finishCheck(ctx, ghapp.FromClient(gh), st.Ref, 0, CheckConfigName, st.HeadSHA, "failure",
+	if _, ferr := s.checks.Finish(ctx, gh, st.Ref, 0, prreport.CheckConfigName, st.HeadSHA, "failure",
 		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
 		return ferr
 	}

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 )
@@ -22,7 +23,12 @@ func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (st
 	if err != nil {
 		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	cleanup := func() {
+		// Left behind, it goes with the run dir at Close or the next start.
+		if err := os.RemoveAll(dir); err != nil {
+			logctx.Logger(ctx).WithError(err).Warn("remove a checkout")
+		}
+	}
 	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
 		return "", cleanup, err
 	}
@@ -31,40 +37,78 @@ func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (st
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
-func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (*github.Client, *github.PullRequest, *records.PRState, error) {
-	gh, err := s.clients.NewInstallationClient(ref.Installation)
+func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (ghapp.API, *ghapp.PullRequest, *records.PRState, error) {
+	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pr, resp, err := gh.PullRequests.Get(ctx, ref.Owner, ref.Repo, ref.Number)
+	pr, st, err := s.readPR(ctx, gh, ref)
+	return gh, pr, st, err
+}
+
+// readPR reads the pull request through gh and the state shardgate kept of
+// it; a new head voids the exception labels not given for it.
+func (s *Planner) readPR(ctx context.Context, gh ghapp.API, ref pullreq.Ref) (*ghapp.PullRequest, *records.PRState, error) {
+	pr, err := gh.GetPullRequest(ctx, ref.Owner, ref.Repo, ref.Number)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
+		return nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
 	}
 	st, err := s.rec.PR(ctx, ref)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if st == nil {
 		st = &records.PRState{Ref: ref}
 	}
 	st.Ref.Installation = ref.Installation
-	st.Author = pr.GetUser().GetLogin()
-	st.BaseRef = pr.GetBase().GetRef()
-	st.Draft = pr.GetDraft()
-	if head := pr.GetHead().GetSHA(); head != st.HeadSHA {
+	st.Author = pr.Author
+	st.BaseRef = pr.BaseRef
+	st.Draft = pr.Draft
+	if head := pr.HeadSHA; head != st.HeadSHA {
 		old := st.HeadSHA
-		st.SawHead(head, githubTime(resp, pr, s.now()))
+		st.SawHead(head, githubTime(pr, s.now()))
 		st.Notes = nil
 		if old != "" {
-			if err := s.voidExceptionLabels(ctx, ghapp.FromClient(gh), st, old); err != nil {
-				return nil, nil, nil, err
+			if err := s.labels.VoidExceptions(ctx, gh, st); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	return gh, pr, st, nil
+	return &pr, st, nil
 }
 
-func isFork(pr *github.PullRequest) bool {
-	head, base := pr.GetHead().GetRepo(), pr.GetBase().GetRepo()
-	return head == nil || !strings.EqualFold(head.GetFullName(), base.GetFullName())
+// isFork says whether the head is in another repository than the base (or in
+// one that is gone).
+func isFork(pr *ghapp.PullRequest) bool {
+	return pr.HeadRepo == "" || !strings.EqualFold(pr.HeadRepo, pr.BaseRepo)
+}
+
+// headWhen is the head commit an approval made at GitHub time t counts for,
+// and the current head. It first updates the PR's head sightings from GitHub,
+// so a push shardgate has not processed yet is known to follow t.
+func (s *Planner) headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error) {
+	unlock := s.prLocks.Lock(ref.Key())
+	defer unlock()
+	_, st, err := s.readPR(ctx, gh, ref)
+	if err != nil {
+		return "", "", err
+	}
+	if err := s.rec.PutPR(ctx, st); err != nil {
+		return "", "", err
+	}
+	return st.HeadAt(t), st.HeadSHA, nil
+}
+
+// githubTime is GitHub's clock when it answered: the later of the answer's
+// Date and the pull request's updated_at, whole seconds, or fallback when
+// GitHub gave neither. A head first seen in that answer was pushed by then.
+func githubTime(pr ghapp.PullRequest, fallback time.Time) time.Time {
+	t := pr.AnsweredAt
+	if pr.UpdatedAt.After(t) {
+		t = pr.UpdatedAt
+	}
+	if t.IsZero() {
+		t = fallback
+	}
+	return t.UTC().Truncate(time.Second)
 }

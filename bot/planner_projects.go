@@ -7,32 +7,37 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/go-github/v60/github"
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
 )
 
 // changedFiles lists the files a pull request changes (GitHub caps this at 3000).
-func changedFiles(ctx context.Context, gh *github.Client, ref pullreq.Ref) ([]string, error) {
+func changedFiles(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref) ([]string, error) {
 	var files []string
-	opts := &github.ListOptions{PerPage: 100}
-	for page := 0; page < 30; page++ {
-		fs, resp, err := gh.PullRequests.ListFiles(ctx, ref.Owner, ref.Repo, ref.Number, opts)
+	page := 0
+	for read := 0; read < 30; read++ {
+		fs, err := gh.ListPullRequestFiles(ctx, ref.Owner, ref.Repo, ref.Number, page)
 		if err != nil {
 			return nil, fmt.Errorf("list files of %s: %w", ref, err)
 		}
-		for _, f := range fs {
-			files = append(files, f.GetFilename())
-			if prev := f.GetPreviousFilename(); prev != "" {
-				files = append(files, prev)
-			}
-		}
-		if resp.NextPage == 0 {
+		files = append(files, fs.Items...)
+		if fs.Next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		page = fs.Next
 	}
 	return files, nil
+}
+
+// projectsOf are the projects the pull request's changed files touch, by the
+// repository's configuration (read from the base branch).
+func projectsOf(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref, repo *repoconfig.Config) ([]repoconfig.Project, error) {
+	files, err := changedFiles(ctx, gh, ref)
+	if err != nil {
+		return nil, err
+	}
+	return selectProjects(repo, files), nil
 }
 
 // selectProjects picks the projects a change touches. With configured projects:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
@@ -41,7 +42,7 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":
-		return h.s.closed(ctx, ref, ev.GetPullRequest())
+		return h.s.closed(ctx, ref, ghapp.PullRequestOf(ev.GetPullRequest()))
 	}
 	return nil
 }
@@ -60,11 +61,11 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		}
 		return h.s.planner.reevaluate(ctx, ref)
 	}
-	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
+	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
-	events, err := latestLabelEvents(ctx, ghapp.FromClient(gh), ref, []string{name})
+	events, err := approval.LatestLabelEvents(ctx, gh, ref, []string{name})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact/redacttest"
@@ -81,7 +82,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 	key := string(g.gh.AppPrivateKeyPEM())
 	secrets := []string{testSecret, password, key}
 	ctx := logctx.WithLogger(context.Background(), g.srv.log)
-	gh, err := g.srv.clients.NewInstallationClient(g.ref.Installation)
+	gh, err := ghapp.APIFor(g.srv.clients, g.ref.Installation)
 	require.NoError(t, err)
 
 	rec := leakyPlan(testSecret, password, redacttest.PEMBody(key)[3])
@@ -90,7 +91,7 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		Error: "Error: Invalid value for stream_prefix: \"" + redacttest.PEMBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
 	st := &records.PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
 	for _, p := range []*records.Plan{rec, failed} {
-		p.CheckRunID, err = g.srv.planner.startCheck(ctx, ghapp.FromClient(gh), g.ref, CheckPlanPrefix+p.Project, p.HeadSHA)
+		p.CheckRunID, err = g.srv.planner.checks.Start(ctx, gh, g.ref, prreport.CheckPlanPrefix+p.Project, p.HeadSHA)
 		require.NoError(t, err)
 		require.NoError(t, g.srv.planner.finishPlan(ctx, gh, st, p))
 	}

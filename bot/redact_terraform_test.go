@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -68,7 +69,7 @@ func TestPlanReadingServerSecretsLeaksNothing(t *testing.T) {
 	require.Contains(t, body, "`leak`", "the plan was read and reported")
 	require.Contains(t, body, runner.Redacted, "the names are shown redacted")
 	redacttest.RequireNoSecret(t, body, secrets...)
-	check := h.check(CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
+	check := h.check(prreport.CheckPlanPrefix+"streams", h.gh.PR(owner, repoName, pr.Number).HeadSHA)
 	require.Equal(t, "completed", check.Status)
 	redacttest.RequireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
 	require.Contains(t, check.Summary+check.Text, runner.Redacted)

@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
@@ -162,7 +163,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 		}
 	}
 	require.Equal(t, 1, scales, "the coordinator saw exactly one scale of the stream: %+v", auditOf(h))
-	require.Equal(t, "success", h.check(CheckApplyPrefix+"streams", sha).Conclusion)
+	require.Equal(t, "success", h.check(prreport.CheckApplyPrefix+"streams", sha).Conclusion)
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		if c.HeadSHA == sha {
 			require.Equal(t, "completed", c.Status, "%+v", c)
@@ -173,7 +174,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 	require.Len(t, kvs, 1, "one audit record: only the attempt that finished wrote one")
 	var rec records.Audit
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
-	require.Equal(t, applyqueue.Applied, rec.Outcome)
+	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 	require.GreaterOrEqual(t, rec.Attempt, minAttempt)
 	require.Equal(t, job.Attempt, rec.Attempt, "the audit record is the finishing attempt's")
 	return rec

@@ -2,15 +2,13 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -20,14 +18,6 @@ const (
 	restartedSummary = "shardgate restarted before this plan finished; comment `/shardgate plan` on the pull request to plan again."
 )
 
-func decodeOpenCheck(b []byte) (openCheck, error) {
-	var oc openCheck
-	if err := json.Unmarshal(b, &oc); err != nil {
-		return oc, fmt.Errorf("decode open check run: %w", err)
-	}
-	return oc, nil
-}
-
 // finishAbandonedChecks completes the check runs an earlier process left in
 // progress that nothing else will finish: a plan check whose job is neither
 // queued nor running (a requeued job finishes its own), and an apply check
@@ -35,23 +25,24 @@ func decodeOpenCheck(b []byte) (openCheck, error) {
 // own when the scheduler resumes it). A check GitHub cannot be told about now
 // stays recorded for the next start.
 func (s *Server) finishAbandonedChecks(ctx context.Context) {
-	kvs, err := s.store.List(ctx, bucketChecks, "")
+	checks := s.planner.checks
+	open, unreadable, err := checks.ListOpen(ctx, nil)
 	if err != nil {
 		s.log.WithError(err).Warn("list check runs left in progress")
 		return
 	}
+	for _, key := range unreadable {
+		s.log.WithField("key", key).Warn("drop an unreadable open check run record")
+		if err := checks.Forget(ctx, key); err != nil {
+			s.log.WithError(err).Warn("drop an unreadable open check run record")
+		}
+	}
 	finished := 0
-	for _, kv := range kvs {
+	for _, oc := range open {
 		if ctx.Err() != nil {
 			return
 		}
-		oc, err := decodeOpenCheck(kv.Value)
-		if err != nil {
-			s.log.WithError(err).Warn("drop an unreadable open check run record")
-			_ = s.store.Delete(ctx, bucketChecks, kv.Key)
-			continue
-		}
-		done, err := s.finishAbandoned(ctx, kv.Key, oc)
+		done, err := s.finishAbandoned(ctx, oc)
 		if err != nil {
 			s.log.WithError(err).WithFields(map[string]any{logctx.FieldRepo: oc.Ref.FullName(), logctx.FieldPR: oc.Ref.Number, "check": oc.Name}).
 				Warn("finish a check run left in progress; trying again at the next start")
@@ -67,16 +58,16 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 
 // finishAbandoned finishes one open check run if nothing else will; it holds
 // the pull request's lock, so no plan of that PR runs meanwhile.
-func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck) (bool, error) {
-	unlock := s.prLocks.lock(seen.Ref.Key())
+func (s *Server) finishAbandoned(ctx context.Context, seen prreport.OpenCheck) (bool, error) {
+	unlock := s.prLocks.Lock(seen.Ref.Key())
 	defer unlock()
-	cur, err := records.GetJSON[openCheck](ctx, s.store, bucketChecks, key)
+	cur, err := s.planner.checks.Open(ctx, seen.Key)
 	if err != nil || cur == nil {
 		return false, err // finished meanwhile
 	}
 	oc := *cur
-	if strings.HasPrefix(oc.Name, CheckApplyPrefix) {
-		return s.finishAbandonedApply(ctx, key, oc)
+	if strings.HasPrefix(oc.Name, prreport.CheckApplyPrefix) {
+		return s.finishAbandonedApply(ctx, oc)
 	}
 	if oc.Job != "" {
 		job, err := s.store.GetJob(ctx, oc.Job)
@@ -88,17 +79,17 @@ func (s *Server) finishAbandoned(ctx context.Context, key string, seen openCheck
 		}
 	}
 	title, summary := restartedTitle, restartedSummary
-	return s.finishOpen(ctx, key, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary})
+	return s.finishOpen(ctx, oc, "failure", &ghapp.CheckOutput{Title: title, Summary: summary})
 }
 
 // finishAbandonedApply finishes an apply check run whose apply job is over,
 // with that job's outcome.
-func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCheck) (bool, error) {
+func (s *Server) finishAbandonedApply(ctx context.Context, oc prreport.OpenCheck) (bool, error) {
 	jobs, err := s.applies.ListForPR(ctx, oc.Ref)
 	if err != nil {
 		return false, err
 	}
-	project := strings.TrimPrefix(oc.Name, CheckApplyPrefix)
+	project := strings.TrimPrefix(oc.Name, prreport.CheckApplyPrefix)
 	var last *applyqueue.Job
 	for _, j := range jobs {
 		if j.Project != project || j.MergeSHA != oc.SHA {
@@ -118,26 +109,26 @@ func (s *Server) finishAbandonedApply(ctx context.Context, key string, oc openCh
 			oc.ID = last.CheckRunID
 		}
 	}
-	conclusion, out := applyCheckOutput(state, reason)
-	return s.finishOpen(ctx, key, oc, conclusion, out)
+	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, reason)
+	return s.finishOpen(ctx, oc, conclusion, out)
 }
 
 // finishOpen completes an open check run; one whose creation never reached
 // GitHub (no id, none found in progress) is only forgotten.
-func (s *Server) finishOpen(ctx context.Context, key string, oc openCheck, conclusion string, out *ghapp.CheckOutput) (bool, error) {
-	gh, err := s.clients.NewInstallationClient(oc.Ref.Installation)
+func (s *Server) finishOpen(ctx context.Context, oc prreport.OpenCheck, conclusion string, out *ghapp.CheckOutput) (bool, error) {
+	gh, err := ghapp.APIFor(s.clients, oc.Ref.Installation)
 	if err != nil {
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.planner.findCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.planner.checks.Find(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
-			return false, s.store.Delete(ctx, bucketChecks, key)
+			return false, s.planner.checks.Forget(ctx, oc.Key)
 		}
 	}
-	if _, err := s.planner.finishCheck(ctx, ghapp.FromClient(gh), oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.planner.checks.Finish(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -13,8 +13,10 @@ import (
 
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/workdir"
 )
 
 // A plan job that fails for good while GitHub refuses to complete its check
@@ -41,17 +43,17 @@ func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 		return err == nil && job.State == store.JobFailed
 	}, time.Minute, 20*time.Millisecond)
 	h.stop()
-	run := h.check(CheckPlanPrefix+"streams", head)
+	run := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "in_progress", run.Status, "GitHub never heard the plan finish")
 
 	h.start()
-	require.Eventually(t, func() bool { return h.check(CheckPlanPrefix+"streams", head).Status == "completed" }, time.Minute, 20*time.Millisecond)
-	run = h.check(CheckPlanPrefix+"streams", head)
+	require.Eventually(t, func() bool { return h.check(prreport.CheckPlanPrefix+"streams", head).Status == "completed" }, time.Minute, 20*time.Millisecond)
+	run = h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "failure", run.Conclusion)
 	require.Equal(t, restartedTitle, run.Title)
 	require.Contains(t, run.Summary, "`/shardgate plan`")
 	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "finished, not replaced")
-	kvs, err := h.st.List(context.Background(), bucketChecks, "")
+	kvs, err := h.st.List(context.Background(), prreport.BucketChecks, "")
 	require.NoError(t, err)
 	require.Empty(t, kvs, "nothing is left to finish")
 }
@@ -66,12 +68,12 @@ func TestStartSweepsTheWorkDir(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dead, "checkout-1", "streams"), 0o700))
 	require.NoError(t, os.MkdirAll(filepath.Join(dead, "shardgate-job-1"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dead, "shardgate-job-1", "sensitive.tfvars.json"), []byte(`{"coordinator_password":"pw"}`), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dead, runLockName), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dead, workdir.LockName), nil, 0o600))
 	legacy := filepath.Join(work, "checkout-123")
 	require.NoError(t, os.MkdirAll(legacy, 0o700))
-	live, err := openRunDir(work) // another process, alive
+	live, err := workdir.Open(work) // another process, alive
 	require.NoError(t, err)
-	defer live.close()
+	defer func() { require.NoError(t, live.Close()) }()
 	other := filepath.Join(work, "notes")
 	require.NoError(t, os.MkdirAll(other, 0o700))
 
@@ -81,11 +83,11 @@ func TestStartSweepsTheWorkDir(t *testing.T) {
 		_, err := os.Stat(gone)
 		require.ErrorIs(t, err, os.ErrNotExist, gone)
 	}
-	for _, kept := range []string{live.path, other, g.srv.workDir} {
+	for _, kept := range []string{live.Path(), other, g.srv.workDir} {
 		_, err := os.Stat(kept)
 		require.NoError(t, err, kept)
 	}
-	require.True(t, strings.HasPrefix(g.srv.workDir, filepath.Join(work, runDirPrefix)))
+	require.True(t, strings.HasPrefix(g.srv.workDir, filepath.Join(work, workdir.RunPrefix)))
 	fi, err := os.Stat(g.srv.workDir)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -98,7 +100,7 @@ func TestStartSweepsTheWorkDir(t *testing.T) {
 	g.srv.Close(context.Background())
 	_, err = os.Stat(g.srv.workDir)
 	require.ErrorIs(t, err, os.ErrNotExist, "Close removes the run dir")
-	_, err = os.Stat(live.path)
+	_, err = os.Stat(live.Path())
 	require.NoError(t, err)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/serverconfig"
 )
@@ -114,7 +115,7 @@ func TestPRCannotReadServerFiles(t *testing.T) {
 	require.Contains(t, body, "terraform plan failed (exit 1): leak.tf:2: Invalid function argument")
 	require.NotContains(t, body, material)
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
-	check := h.check(CheckPlanPrefix+"streams", head)
+	check := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.NotEqual(t, "success", check.Conclusion)
 	require.NotContains(t, check.Summary+check.Text, material)
 }

@@ -7,8 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
@@ -33,8 +36,17 @@ func seamPlanner(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Pl
 	cfg.Sandbox = serverconfig.SandboxLandlock // no unsandboxed notice in the comment
 	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	r := redact.New(secrets...)
-	s := &Planner{cfg: cfg, store: st, rec: records.New(st, r), redact: r, now: clock.Now, prLocks: &keyedMutex{}}
+	rec := records.New(st, r)
+	approvers := approval.NewApprovers(cfg, clock.Now)
+	s := &Planner{cfg: cfg, store: st, rec: rec, redact: r, now: clock.Now, prLocks: &keyedmutex.Mutex{},
+		approvers: approvers, labels: approval.NewLabels(rec, approvers), comments: prreport.NewComments(r),
+		checks: prreport.NewChecks(st, 0, r, clock.Now), render: &prreport.Renderer{Approvers: approvers.Text(), Redact: r}}
 	return s, ghapptest.New(clock.Now), clock
 }
+
+const (
+	firstHead  = "1111111111111111111111111111111111111111"
+	pushedHead = "2222222222222222222222222222222222222222"
+)
 
 var seamRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}

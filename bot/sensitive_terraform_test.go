@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/redact/redacttest"
 	"github.com/shardgate/shardgate/report"
 )
@@ -56,7 +57,7 @@ func TestSensitiveNamesAreJudgedButNeverShown(t *testing.T) {
 	require.Contains(t, body, report.Sensitive)
 	redacttest.RequireNoSecret(t, body, secrets...)
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
-	check := h.check(CheckPlanPrefix+"streams", head)
+	check := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "success", check.Conclusion)
 	redacttest.RequireNoSecret(t, check.Title+"\n"+check.Summary+"\n"+check.Text, secrets...)
 
@@ -68,7 +69,7 @@ func TestSensitiveNamesAreJudgedButNeverShown(t *testing.T) {
 
 	body = h.eventuallyComment(pr, "✅ applied")
 	redacttest.RequireNoSecret(t, body, secrets...)
-	apply := h.check(CheckApplyPrefix+"streams", mergeSHA)
+	apply := h.check(prreport.CheckApplyPrefix+"streams", mergeSHA)
 	redacttest.RequireNoSecret(t, apply.Title+"\n"+apply.Summary+"\n"+apply.Text, secrets...)
 	for _, r := range h.gh.Requests() {
 		redacttest.RequireNoSecret(t, r.Path+"?"+r.RawQuery+"\n"+string(r.Body), secrets...)

@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -20,17 +17,23 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/listener"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/workdir"
 )
 
 // Server is shardgate's GitHub App service: it wires the Planner and the
@@ -55,16 +58,16 @@ type Server struct {
 	// scratch) under baseWorkDir, the configured work dir.
 	workDir     string
 	baseWorkDir string
-	run         *runDir
+	run         *workdir.Run
 	ghTransport http.RoundTripper
 	// background is the restart's clean-up of check runs; Close ends it.
 	background sync.WaitGroup
 	stopBg     context.CancelFunc
 
 	coordHTTP *http.Client
-	coords    *coordinators
+	coords    *livestate.Coordinators
 
-	prLocks keyedMutex
+	prLocks keyedmutex.Mutex
 	// planner is the plan flow the event handlers call.
 	planner *Planner
 
@@ -118,7 +121,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.redact = NewRedactor(cfg)
 	redact.Logs(s.log, s.redact)
 	s.rec = records.New(st, s.redact)
-	s.coords = &coordinators{cfg: cfg, store: st, log: s.log, metrics: s.metrics, http: s.coordHTTP, clients: map[string]*coord.Client{}}
+	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.coordHTTP)
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
@@ -139,7 +142,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	defer func() {
 		if err != nil {
-			_ = s.run.close()
+			if cerr := s.run.Close(); cerr != nil {
+				s.log.WithError(cerr).Warn("remove the run dir")
+			}
 		}
 	}()
 	bin, _, err := runner.FindTerraform(cfg.TerraformBinary, "")
@@ -188,11 +193,16 @@ func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
+	approvers := approval.NewApprovers(cfg, s.now)
+	checks := prreport.NewChecks(st, cfg.AppID, s.redact, s.now)
 	s.planner = &Planner{cfg: cfg, store: st, rec: s.rec, clients: s.clients, runner: s.runner, sandboxErr: s.sandboxErr,
+		approvers: approvers, labels: approval.NewLabels(s.rec, approvers), comments: prreport.NewComments(s.redact),
+		checks: checks, render: &prreport.Renderer{Rules: s.rules, Approvers: approvers.Text(), Redact: s.redact},
 		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
 		redact: s.redact, now: s.now, workDir: s.workDir}
+	s.planner.policies = repopolicy.NewLoader(cfg.Policy, cfg.AllowRepoOverride, s.engine, s.planner.checkout)
 	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
-		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, metrics: s.metrics,
+		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, policies: s.planner.policies, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	handlers := countRunning(s.metrics, s.handlers())
@@ -226,11 +236,11 @@ func (s *Server) openWorkDir() error {
 	if s.baseWorkDir == "" {
 		s.baseWorkDir = filepath.Join(filepath.Dir(s.cfg.StorePath), "work")
 	}
-	run, err := openRunDir(s.baseWorkDir)
+	run, err := workdir.Open(s.baseWorkDir)
 	if err != nil {
 		return fmt.Errorf("work dir: %w", err)
 	}
-	s.run, s.workDir = run, run.path
+	s.run, s.workDir = run, run.Path()
 	return nil
 }
 
@@ -258,23 +268,6 @@ func (s *Server) handlers() []webhook.EventHandler {
 	return append(hs, s.replaced...)
 }
 
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "shardgate"
-	}
-	return h
-}
-
-// processOwner names this process in job leases: host, pid and a random
-// part, so that two replicas on one host, or a restart that got the pid of
-// a dead process whose leases are still live, never share a name.
-func processOwner() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hostname() + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
-}
-
 // Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -291,7 +284,7 @@ func (s *Server) Handler() http.Handler {
 // is removed first; check runs it left in progress that no job will finish
 // are completed in the background, GitHub being perhaps slow or down.
 func (s *Server) Start(ctx context.Context) error {
-	removed, err := sweepWorkDir(s.baseWorkDir, s.workDir)
+	removed, err := workdir.Sweep(s.baseWorkDir, s.workDir)
 	if len(removed) > 0 {
 		s.log.WithField("removed", removed).Warn("removed checkouts and scratch left by an earlier process")
 	}
@@ -329,7 +322,7 @@ func (s *Server) Close(ctx context.Context) {
 	s.health.Close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()
-	if err := s.run.close(); err != nil {
+	if err := s.run.Close(); err != nil {
 		s.log.WithError(err).Warn("remove the run dir")
 	}
 }
@@ -353,7 +346,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	defer stopAdmin()
 	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
-	serve, err := s.listen(ctx, srv)
+	serve, err := listener.Listen(ctx, s.cfg.Listen, s.cfg.ListenTLS, srv, s.log, s.onListening)
 	if err != nil {
 		s.Close(context.Background())
 		return err
@@ -368,7 +361,9 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	_ = srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil {
+		s.log.WithError(err).Warn("webhook listener: requests outlived the shutdown grace and were cut")
+	}
 	s.Close(sctx)
 	s.log.Info("shardgate stopped")
 	return nil

@@ -108,3 +108,73 @@ type Checks interface {
 	// App appID when it is positive.
 	ListCheckRuns(ctx context.Context, owner, repo, sha, name string, appID int64, page int) (Page[CheckRun], error)
 }
+
+// PullRequest is a pull request as the flows read it.
+type PullRequest struct {
+	Number int
+	State  string // "open", "closed"
+	Draft  bool
+	Merged bool
+	Author string // login
+	// HeadSHA is the head commit; HeadRepo the full name of the repository it
+	// is in ("" when that repository is gone), BaseRepo the base's.
+	HeadSHA, HeadRepo  string
+	BaseRef, BaseSHA   string
+	BaseRepo           string
+	DefaultBranch      string // of the base repository; "" when not given
+	MergeSHA, MergedBy string
+	UpdatedAt          time.Time
+	// AnsweredAt is GitHub's clock when it answered (the Date header); zero
+	// for a pull request from a webhook payload.
+	AnsweredAt time.Time
+}
+
+// PullRequests are the calls on pull requests.
+type PullRequests interface {
+	// GetPullRequest reads a pull request as it is now.
+	GetPullRequest(ctx context.Context, owner, repo string, number int) (PullRequest, error)
+	// ListPullRequestFiles returns one page of the paths the pull request
+	// changes; a renamed file is listed under its new and its old path.
+	ListPullRequestFiles(ctx context.Context, owner, repo string, number, page int) (Page[string], error)
+}
+
+// UndecodableError is a file GitHub gave that cannot be read as a file (an
+// unknown encoding, a directory): the repository's problem, not GitHub's.
+type UndecodableError struct{ Err error }
+
+func (e *UndecodableError) Error() string { return "cannot decode the file: " + e.Err.Error() }
+
+func (e *UndecodableError) Unwrap() error { return e.Err }
+
+// Contents are the calls on a repository's files.
+type Contents interface {
+	// GetFile reads the file at path as it is at ref (a branch or a SHA);
+	// ErrNotFound when there is none, an *UndecodableError when it cannot be
+	// read as a file.
+	GetFile(ctx context.Context, owner, repo, path, ref string) ([]byte, error)
+}
+
+// Reactions are the calls on reactions.
+type Reactions interface {
+	// ReactToComment puts a reaction ("+1", "confused", ...) on an issue comment.
+	ReactToComment(ctx context.Context, owner, repo string, id int64, content string) error
+}
+
+// Permissions are the calls on collaborators' permissions.
+type Permissions interface {
+	// PermissionLevel is login's permission on the repository ("admin",
+	// "write", "read", "none").
+	PermissionLevel(ctx context.Context, owner, repo, login string) (string, error)
+}
+
+// API is every call the flows make: what an installation's client answers.
+type API interface {
+	Comments
+	Labels
+	Teams
+	Checks
+	PullRequests
+	Contents
+	Reactions
+	Permissions
+}

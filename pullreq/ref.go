@@ -19,3 +19,11 @@ func (p Ref) FullName() string { return p.Owner + "/" + p.Repo }
 func (p Ref) Key() string { return fmt.Sprintf("%s/%s#%08d", p.Owner, p.Repo, p.Number) }
 
 func (p Ref) String() string { return fmt.Sprintf("%s/%s#%d", p.Owner, p.Repo, p.Number) }
+
+// ShortSHA is the first seven characters of a commit SHA, as GitHub shows it.
+func ShortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
@@ -75,7 +74,7 @@ type Plan struct {
 	Decision    policy.Decision              `json:"decision"`
 	PlannedAt   time.Time                    `json:"planned_at"`
 	CheckRunID  int64                        `json:"check_run_id,omitempty"`
-	// TraceVarsMissing are the trace variables (bot/traceability.go) the project's
+	// TraceVarsMissing are the trace variables (traceability.Missing) the project's
 	// root module does not declare; the report warns about them.
 	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
 }
@@ -146,11 +145,13 @@ type Audit struct {
 	AppliedFingerprint  string               `json:"applied_fingerprint,omitempty"`
 	Exceptions          []string             `json:"exceptions"`
 	Attestations        []policy.Attestation `json:"attestations"`
-	Outcome             applyqueue.State     `json:"outcome"`
-	Reason              string               `json:"reason,omitempty"`
-	TerraformOutcome    string               `json:"terraform_outcome"`
-	ConvergenceSeconds  float64              `json:"convergence_seconds"`
-	Attempt             int                  `json:"attempt"`
+	// Outcome is the apply job's final state (applyqueue.State: "applied" or
+	// "failed"); a string here, so the records need not know the queue.
+	Outcome            string  `json:"outcome"`
+	Reason             string  `json:"reason,omitempty"`
+	TerraformOutcome   string  `json:"terraform_outcome"`
+	ConvergenceSeconds float64 `json:"convergence_seconds"`
+	Attempt            int     `json:"attempt"`
 	// RequestIDPrefix starts the X-Request-Id of every coordinator call the
 	// apply made (when the root module passes shardgate_request_id_prefix on):
 	// search the coordinator's audit log for it.

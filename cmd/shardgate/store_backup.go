@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
@@ -143,7 +143,7 @@ func backupRequest(base, tokenFile string) (string, serverconfig.Secret, error) 
 	if u.User != nil || u.RawQuery != "" {
 		return "", serverconfig.Secret{}, errors.New("--url takes no credentials or query: the token comes from --token-file")
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), bot.BackupPath) + bot.BackupPath
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), listener.BackupPath) + listener.BackupPath
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
 		return "", serverconfig.Secret{}, fmt.Errorf("--token-file: %w", err)

@@ -14,7 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
@@ -137,7 +137,7 @@ func backupServer(t *testing.T, st store.Store) *httptest.Server {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	mux := http.NewServeMux()
-	mux.Handle(bot.BackupPath, bot.BackupHandler(st, serverconfig.NewSecret(backupToken), logrus.NewEntry(log)))
+	mux.Handle(listener.BackupPath, listener.BackupHandler(st, serverconfig.NewSecret(backupToken), logrus.NewEntry(log)))
 	web := httptest.NewServer(mux)
 	t.Cleanup(web.Close)
 	return web

@@ -1,6 +1,7 @@
 // Package ghapptest is an in-memory GitHub behind ghapp's narrow interfaces,
-// for unit tests of the flows: no HTTP, no OpenAPI. It keeps comments, labels,
-// issue events and team memberships per pull request, and check runs, pages lists as GitHub
+// for unit tests of the flows: no HTTP, no OpenAPI. It keeps pull requests,
+// their changed files, comments, labels, issue events, reactions, repository
+// files, permissions, team memberships and check runs, pages lists as GitHub
 // does (PerPage items a page, oldest first) and counts the calls made, so a
 // test can say what was created, edited or read. Times come from Now, a
 // clock the test sets.
@@ -32,6 +33,7 @@ type GitHub struct {
 	members map[string]string // "org/slug|login" -> state
 	checks  []CheckRun
 	calls   map[string]int
+	repos   repos // pull requests, files, permissions, reactions (pulls.go)
 }
 
 type issue struct {
@@ -40,12 +42,7 @@ type issue struct {
 	events   []ghapp.IssueEvent
 }
 
-var (
-	_ ghapp.Checks   = (*GitHub)(nil)
-	_ ghapp.Comments = (*GitHub)(nil)
-	_ ghapp.Labels   = (*GitHub)(nil)
-	_ ghapp.Teams    = (*GitHub)(nil)
-)
+var _ ghapp.API = (*GitHub)(nil)
 
 // New returns an empty fake GitHub whose clock is now.
 func New(now func() time.Time) *GitHub {

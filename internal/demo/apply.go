@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -53,7 +53,7 @@ func (w *world) mergeAndApply(ctx context.Context, p printer, res *Result, numbe
 		return err
 	}
 	if conclusion != "success" {
-		run, _ := w.checkRun(bot.CheckApplyPrefix+project, sha)
+		run, _ := w.checkRun(prreport.CheckApplyPrefix+project, sha)
 		return fmt.Errorf("%w: the apply check concluded %q: %s", ErrUnexpected, conclusion, run.Title)
 	}
 	if row := applyRow(res.Steps[len(res.Steps)-1].Comment); !strings.Contains(row, "applied") || strings.Contains(row, "not applied") {
@@ -92,7 +92,7 @@ func (w *world) send(event string, body []byte) (string, error) {
 // followApply prints each new version of the comment and each state of the
 // apply's check run until the run completes, and returns its conclusion.
 func (w *world) followApply(ctx context.Context, p printer, number int, sha, jobID, lastComment string) (string, error) {
-	name := bot.CheckApplyPrefix + project
+	name := prreport.CheckApplyPrefix + project
 	start := time.Now()
 	deadline := time.NewTimer(w.opts.ApplyTimeout)
 	defer deadline.Stop()

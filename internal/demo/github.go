@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -49,7 +49,7 @@ func (w *world) waitJob(ctx context.Context, event, id string) error {
 // comment is shardgate's comment on the pull request ("" before the first).
 func (w *world) comment(number int) string {
 	for _, c := range w.gh.Comments(owner, repoName, number) {
-		if strings.HasPrefix(c.Body, bot.CommentMarker) {
+		if strings.HasPrefix(c.Body, prreport.CommentMarker) {
 			return c.Body
 		}
 	}
@@ -61,7 +61,7 @@ func (w *world) comment(number int) string {
 func (w *world) shardgateComments(number int) int {
 	n := 0
 	for _, c := range w.gh.Comments(owner, repoName, number) {
-		if strings.HasPrefix(c.Body, bot.CommentMarker) {
+		if strings.HasPrefix(c.Body, prreport.CommentMarker) {
 			n++
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/bot"
 	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/prreport"
 )
 
 const (
@@ -109,7 +109,7 @@ func (w *world) play(ctx context.Context, res *Result) error {
 func (w *world) report(p printer, res *Result, n, total int, title string, number int, head string, exp expect) error {
 	p.step(n, total, title)
 	step := Step{Title: title, Comment: w.comment(number)}
-	name := bot.CheckPlanPrefix + project
+	name := prreport.CheckPlanPrefix + project
 	check, ok := w.checkRun(name, head)
 	if ok {
 		step.Check = check.Conclusion

@@ -1,0 +1,100 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/repopolicy"
+)
+
+const (
+	baseSHA     = "3333333333333333333333333333333333333333"
+	twoProjects = "version: 1\nprojects:\n  - name: streams\n    dir: streams\n  - name: billing\n    dir: infra/billing\n"
+)
+
+// selection is the project selection of the plan flow, through the seams:
+// the repository's policy read from the base commit, then the pull request's
+// changed files (read page by page) matched against it.
+func selection(t *testing.T, gh *ghapptest.GitHub, changed ...string) ([]string, error) {
+	t.Helper()
+	ctx := context.Background()
+	gh.SetPullRequest(seamRef.Owner, seamRef.Repo, ghapp.PullRequest{Number: seamRef.Number, State: "open",
+		BaseRef: "main", BaseSHA: baseSHA, HeadSHA: pushedHead}, changed...)
+	pol, err := repopolicy.NewLoader(policy.DefaultConfig(), false, nil, nil).For(ctx, gh, seamRef, "main", baseSHA)
+	if err != nil {
+		return nil, err
+	}
+	projects, err := projectsOf(ctx, gh, seamRef, pol.Repo)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range projects {
+		names = append(names, p.Name+"="+p.Dir)
+	}
+	return names, nil
+}
+
+func TestProjectSelection(t *testing.T) {
+	tests := []struct {
+		name    string
+		config  string // .shardgate.yaml on the base commit; "" for none
+		changed []string
+		want    []string
+	}{
+		{name: "no configuration: every dir with a changed Terraform file, sorted",
+			changed: []string{"streams/main.tf", "docs/README.md", "a/vars.tfvars", "b/c/main.tf.json", "streams/other.tf", "README.md"},
+			want:    []string{"a=a", "b/c=b/c", "streams=streams"}},
+		{name: "no configuration, nothing Terraform", changed: []string{"docs/README.md"}},
+		{name: "a renamed file counts under its old path too",
+			changed: []string{"docs/moved.md", "old/main.tf"}, want: []string{"old=old"}},
+		{name: "configured: the projects whose dir holds a changed file", config: twoProjects,
+			changed: []string{"infra/billing/main.tf", "docs/README.md", "streams-notes/x.tf.md"},
+			want:    []string{"billing=infra/billing"}},
+		{name: "configured: any changed file in a project's dir, not only Terraform", config: twoProjects,
+			changed: []string{"streams/README.md"}, want: []string{"streams=streams"}},
+		{name: "configured: a Terraform file outside every project (a shared module) plans them all", config: twoProjects,
+			changed: []string{"modules/group/main.tf"}, want: []string{"streams=streams", "billing=infra/billing"}},
+		{name: "configured: nothing in a project", config: twoProjects, changed: []string{"docs/README.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, gh, _ := seamPlanner(t, nil)
+			gh.PerPage = 2 // the changed files come on several pages
+			if tt.config != "" {
+				gh.SetFile(seamRef.Owner, seamRef.Repo, baseSHA, repoconfig.FileName, []byte(tt.config))
+			}
+			// The pull request's own .shardgate.yaml is never read.
+			gh.SetFile(seamRef.Owner, seamRef.Repo, pushedHead, repoconfig.FileName, []byte("version: 1\nprojects:\n  - name: everything\n    dir: .\n"))
+			got, err := selection(t, gh, tt.changed...)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// A bad .shardgate.yaml on the base branch is a configuration error (shown on
+// the pull request); GitHub failing is not.
+func TestProjectSelectionConfigErrors(t *testing.T) {
+	_, gh, _ := seamPlanner(t, nil)
+	gh.SetFile(seamRef.Owner, seamRef.Repo, baseSHA, repoconfig.FileName, []byte("version: 1\nprojects:\n  - name: streams\n    dri: streams\n"))
+	_, err := selection(t, gh, "streams/main.tf")
+	var cfgErr *repoconfig.Error
+	require.ErrorAs(t, err, &cfgErr)
+
+	outage := errors.New("502 from GitHub")
+	gh.Fail = func(call string) error {
+		if call == "GetFile" {
+			return outage
+		}
+		return nil
+	}
+	_, err = selection(t, gh, "streams/main.tf")
+	require.ErrorIs(t, err, outage)
+	require.False(t, errors.As(err, &cfgErr), "an outage is not the repository's fault")
+}

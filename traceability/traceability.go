@@ -1,0 +1,168 @@
+// Package traceability is how an apply names its pull request to the
+// coordinator: the trace variables a root module may declare (who asked, why,
+// the X-Request-Id prefix), the warning a root that does not declare them
+// gets, and the file in which the stream-group module lists the request ids
+// of an apply's mutations for its audit record.
+package traceability
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/pullreq"
+)
+
+// Root-module variables through which an apply tells the coordinator who asked
+// for it and why (its audit's requestedBy and reason, and the X-Request-Id
+// prefix): the stream-group module takes requested_by, reason and
+// request_id_prefix, and a root module that declares these and passes them on
+// makes every coordinator audit entry traceable to its pull request.
+const (
+	VarRequestedBy     = "shardgate_requested_by"
+	VarReason          = "shardgate_reason"
+	VarRequestIDPrefix = "shardgate_request_id_prefix"
+	// Rule is the warning a project gets when its root module does
+	// not declare the trace variables.
+	Rule = "traceability"
+)
+
+var vars = []string{VarRequestedBy, VarReason, VarRequestIDPrefix}
+
+// Env are the trace variables of one apply, as TF_VAR_ entries of a job's
+// environment (the runner passes them as -var), for the root module in dir: only
+// those it declares, since a -var of an undeclared variable is an error.
+func Env(dir string, ref pullreq.Ref, mergeSHA, mergedBy, jobSeq string) map[string]string {
+	env := map[string]string{
+		"TF_VAR_" + VarRequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", ref.FullName(), ref.Number, mergedBy),
+		"TF_VAR_" + VarReason:          fmt.Sprintf("apply %s of %s#%d", pullreq.ShortSHA(mergeSHA), ref.FullName(), ref.Number),
+		"TF_VAR_" + VarRequestIDPrefix: RequestIDPrefix(ref, jobSeq),
+	}
+	for _, v := range Missing(dir) {
+		delete(env, "TF_VAR_"+v)
+	}
+	return env
+}
+
+// RequestIDPrefix starts the X-Request-Id of every coordinator call an apply
+// makes: the audit record keeps it, so the coordinator's audit log can be
+// searched for the apply's requests.
+func RequestIDPrefix(ref pullreq.Ref, jobSeq string) string {
+	seq := strings.TrimLeft(jobSeq, "0")
+	if seq == "" {
+		seq = "0"
+	}
+	return fmt.Sprintf("shardgate-%s-pr%d-%s", safeIDPart(ref.Repo), ref.Number, seq)
+}
+
+var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func safeIDPart(s string) string { return unsafeIDChars.ReplaceAllString(s, "-") }
+
+// declaredVariable matches a variable block's opening in HCL.
+var declaredVariable = regexp.MustCompile(`(?m)^\s*variable\s+"([A-Za-z0-9_-]+)"\s*\{`)
+
+// Missing lists the trace variables the root module in dir does not
+// declare. It reads the root's own .tf and .tf.json files (variables of a
+// root are declared there, never in a module): a look at declarations, not a
+// parse of the configuration, which terraform does.
+func Missing(dir string) []string {
+	declared := map[string]bool{}
+	// Glob fails only on a malformed pattern, and these are constant; an
+	// unreadable file declares nothing, so its variables are not passed.
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			for _, m := range declaredVariable.FindAllStringSubmatch(string(b), -1) {
+				declared[m[1]] = true
+			}
+		}
+	}
+	files, _ = filepath.Glob(filepath.Join(dir, "*.tf.json"))
+	for _, f := range files {
+		var doc struct {
+			Variable map[string]json.RawMessage `json:"variable"`
+		}
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &doc) == nil {
+			for name := range doc.Variable {
+				declared[name] = true
+			}
+		}
+	}
+	var missing []string
+	for _, v := range vars {
+		if !declared[v] {
+			missing = append(missing, v)
+		}
+	}
+	return missing
+}
+
+// Warning is the report's warning for a root that cannot pass the
+// trace variables on.
+func Warning(missing []string) policy.Warning {
+	return policy.Warning{Rule: Rule, Title: "Traceability",
+		Message: fmt.Sprintf("the root module does not declare %s: the coordinator's audit of this project's applies will not name the pull request. "+
+			"Declare them (type string, default \"\") and pass them to the stream-group module as requested_by, reason and request_id_prefix",
+			strings.Join(missing, ", "))}
+}
+
+// RequestIDLogEnv names, in an apply's environment, a file to which the
+// stream-group module's apply step appends the X-Request-Id of every
+// coordinator mutation it sends, one per line: the audit record lists them.
+const RequestIDLogEnv = "SHARDGATE_REQUEST_ID_LOG"
+
+// Bounds of what ReadRequestLog keeps of the file.
+const (
+	maxRequestIDs   = 1000
+	maxRequestIDLen = 200
+)
+
+// NewRequestLog makes the empty request-id file of one apply inside its
+// checkout, which is the apply's own and writable under the sandbox; a name
+// of its own, so nothing the repository holds is taken for it.
+func NewRequestLog(checkout string) (string, error) {
+	f, err := os.CreateTemp(checkout, ".shardgate-request-ids-*")
+	if err != nil {
+		return "", fmt.Errorf("prepare the apply's request-id log: %w", err)
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("prepare the apply's request-id log: %w", err)
+	}
+	return name, nil
+}
+
+// ReadRequestLog reads the request ids the apply listed, each once, in order;
+// lines that cannot be a request id (too long, control characters) are
+// passed over. A missing file (a root module without the stream-group
+// module's apply step) lists none.
+func ReadRequestLog(path string) []string {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || len(line) > maxRequestIDLen || seen[line] || strings.ContainsFunc(line, isControl) {
+			continue
+		}
+		seen[line] = true
+		out = append(out, line)
+		if len(out) == maxRequestIDs {
+			break
+		}
+	}
+	return out
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
