@@ -70,6 +70,21 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	running map[string]bool // Seqs this process has started and not yet finished
+
+	// passes numbers the scheduling passes as they begin; onPass, when set
+	// before Start, hears how each one ended (tests wait on it instead of
+	// watching the clock for what did not happen).
+	passes atomic.Int64
+	onPass func(passReport)
+}
+
+// passReport is how one scheduling pass ended: its number (in the order
+// the passes began), the jobs it started and how many of this process's jobs
+// were running when it ended.
+type passReport struct {
+	n       int64
+	started []string
+	running int
 }
 
 // NewScheduler returns a scheduler running the jobs of q with run.
@@ -157,6 +172,15 @@ func (s *Scheduler) loop(ctx context.Context) {
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
 // free of earlier jobs (see Queue.takeLease).
 func (s *Scheduler) schedule(ctx context.Context) {
+	report := passReport{n: s.passes.Add(1)}
+	if s.onPass != nil {
+		defer func() {
+			s.mu.Lock()
+			report.running = len(s.running)
+			s.mu.Unlock()
+			s.onPass(report)
+		}()
+	}
 	if s.Paused != nil && s.Paused() {
 		return
 	}
@@ -175,6 +199,7 @@ func (s *Scheduler) schedule(ctx context.Context) {
 			continue
 		}
 		s.running[j.Seq] = true
+		report.started = append(report.started, j.Seq)
 		s.jobs.Add(1)
 		go s.start(ctx, j.Seq)
 	}
