@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -182,7 +183,7 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log *logrus.Entry) {
 	ctx = context.WithoutCancel(ctx)
 	if err != nil && d.Transient != nil && d.Transient(err) && job.Attempts < d.Attempts {
-		wait := jobBackoff(job.Attempts, d.RetryBase, d.RetryMax)
+		wait := d.jobBackoff(job.Attempts)
 		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
@@ -218,8 +219,9 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 // up at Close, or when the store answers that the job is another owner's or
 // not running (then its new owner reports).
 func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
-	wait, warned := persistRetryBase, false
-	for {
+	pause := retry.Backoff{Initial: persistRetryBase, Max: max(d.Poll, persistRetryBase)}
+	warned := false
+	for try := 1; ; try++ {
 		if d.Paused == nil || !d.Paused() {
 			err := write()
 			if err == nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotRunning) ||
@@ -234,9 +236,8 @@ func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
 		select {
 		case <-d.stop:
 			return errors.New("gave up recording a job's outcome at shutdown: the job runs again once its lease expires")
-		case <-time.After(wait):
+		case <-time.After(pause.Delay(try)):
 		}
-		wait = min(2*wait, max(d.Poll, persistRetryBase))
 	}
 }
 
