@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/loop"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -257,37 +258,19 @@ func (s *Scheduler) start(ctx context.Context, seq string) {
 func (s *Scheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
 	log *logrus.Entry, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(max(s.q.Lease()/3, time.Millisecond))
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		attempt := time.Now()
-		err := s.q.Renew(ctx, seq)
-		switch {
-		case err == nil:
-			renewed = attempt
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound):
-		case time.Since(renewed) < s.q.Lease():
-			// A transient store error: the lease has time left, try again next tick.
-			log.WithError(err).Warn("renew apply job lease")
-			continue
-		default:
-			err = fmt.Errorf("no renewal for a whole lease (%s): %w", time.Since(renewed).Round(time.Millisecond), err)
-		}
-		log.WithError(err).Error("apply job lease lost: stopping the job")
-		s.q.drop(seq)
-		lost.Store(true)
-		cancel()
+	err := loop.Lease{Length: s.q.Lease(),
+		Renew: func(ctx context.Context) error { return s.q.Renew(ctx, seq) },
+		Gone:  func(err error) bool { return errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound) },
+		// A transient store error: the lease has time left, try again next tick.
+		Retrying: func(err error) { log.WithError(err).Warn("renew apply job lease") },
+	}.Keep(ctx)
+	if err == nil {
 		return
 	}
+	log.WithError(err).Error("apply job lease lost: stopping the job")
+	s.q.drop(seq)
+	lost.Store(true)
+	cancel()
 }
 
 // call runs the job; a panic fails it with the stack.

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/loop"
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/store"
 )
@@ -249,35 +250,19 @@ const persistRetryBase = 20 * time.Millisecond
 // lease (the database unreachable: another replica may have taken the job
 // over by now), it closes lost and cancels the job.
 func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel context.CancelFunc, lost chan<- struct{}, log *logrus.Entry) {
-	t := time.NewTicker(max(d.Lease/3, time.Millisecond))
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		attempt := time.Now()
-		err := d.store.Heartbeat(ctx, job.ID, job.Owner)
-		switch {
-		case err == nil:
-			renewed = attempt
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound):
-		case time.Since(renewed) < d.Lease:
-			log.WithError(err).Warn("renew a job's lease; trying again")
-			continue
-		default:
-			err = fmt.Errorf("no renewal for %s, a whole lease: %w", time.Since(renewed).Round(time.Millisecond), err)
-		}
-		log.WithError(err).Error("job lease lost: stopping the job")
-		close(lost)
-		cancel()
+	err := loop.Lease{Length: d.Lease,
+		Renew: func(ctx context.Context) error { return d.store.Heartbeat(ctx, job.ID, job.Owner) },
+		Gone: func(err error) bool {
+			return errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound)
+		},
+		Retrying: func(err error) { log.WithError(err).Warn("renew a job's lease; trying again") },
+	}.Keep(ctx)
+	if err == nil {
 		return
 	}
+	log.WithError(err).Error("job lease lost: stopping the job")
+	close(lost)
+	cancel()
 }
 
 func (d *Dispatcher) handle(ctx context.Context, job *store.Job) (err error) {
