@@ -1,4 +1,4 @@
-package bot
+package retention
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // The pruner deletes, on its schedule and by its clock, the apply jobs and
@@ -40,20 +41,24 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.Equal(t, ids[0], job.ID)
 	require.NoError(t, st.Complete(ctx, job.ID, "w", nil))
 
-	p := &pruner{applies: q, st: st, retention: 10 * 24 * time.Hour, every: time.Millisecond, now: clock.Now, log: logctx.Logger(ctx)}
-	p.start(ctx)
-	t.Cleanup(p.close)
+	p := New(q, st, 10*24*time.Hour, clock.Now, logctx.Logger(ctx))
+	p.Every = time.Millisecond
+	p.Start(ctx)
+	t.Cleanup(p.Close)
 	passes := func(n int64) { // waits for n more passes
 		t.Helper()
 		from := p.passes.Load()
 		require.Eventually(t, func() bool { return p.passes.Load() >= from+n }, 10*time.Second, time.Millisecond)
 	}
+	clock.Advance(24 * time.Hour)
 	passes(3)
 	all, err := q.List(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"done", "waiting"}, projects(all), "kept within the retention")
+	_, err = st.GetJob(ctx, ids[0])
+	require.NoError(t, err, "the finished webhook job is kept within the retention")
 
-	clock.Advance(10*24*time.Hour + time.Minute)
+	clock.Advance(9*24*time.Hour + time.Minute)
 	passes(2)
 	all, err = q.List(ctx)
 	require.NoError(t, err)
@@ -69,6 +74,17 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	j, err := st.GetJob(ctx, ids[1])
 	require.NoError(t, err)
 	require.Equal(t, store.JobQueued, j.State, "the queued webhook job is kept")
+}
+
+// enqueue queues one webhook job per delivery id and returns their job ids.
+func enqueue(t *testing.T, st store.Store, ids ...string) []string {
+	var jobIDs []string
+	for _, id := range ids {
+		j := &store.Job{DeliveryID: id, Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
+		require.NoError(t, st.Enqueue(context.Background(), j, 0))
+		jobIDs = append(jobIDs, j.ID)
+	}
+	return jobIDs
 }
 
 func projects(jobs []*applyqueue.Job) []string {
