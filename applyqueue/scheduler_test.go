@@ -102,9 +102,6 @@ func TestApplySchedulerOneStreamWaits(t *testing.T) {
 
 func TestApplySchedulerCrossPattern(t *testing.T) {
 	q, _ := newApplyTestQueue(t, "p1")
-	type span struct{ start, end time.Time }
-	var mu sync.Mutex
-	spans := map[string]span{}
 	jobs := []*Job{
 		enqueueApply(t, q, "j1", "a"),
 		enqueueApply(t, q, "j2", "b"),
@@ -112,26 +109,38 @@ func TestApplySchedulerCrossPattern(t *testing.T) {
 		enqueueApply(t, q, "j4", "b", "a"),
 		enqueueApply(t, q, "j5", "a"),
 	}
-	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
-		start := time.Now()
-		time.Sleep(20 * time.Millisecond)
-		mu.Lock()
-		spans[job.Project] = span{start, time.Now()}
-		mu.Unlock()
+	release := map[string]chan struct{}{}
+	for _, j := range jobs {
+		release[j.Project] = make(chan struct{})
+	}
+	started := make(chan string, len(jobs))
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
+		started <- job.Project
+		awaitRelease(ctx, release[job.Project])
 		return Applied, ""
-	})
+	}, watch)
+	seqs := func(n int) []string {
+		out := []string{}
+		for _, j := range jobs[:n] {
+			out = append(out, j.Seq)
+		}
+		return out
+	}
+	require.ElementsMatch(t, []string{"j1", "j2"}, []string{<-started, <-started})
+	require.Equal(t, seqs(2), passes.started(t, s), "j3 waits for j1 and j2")
+	close(release["j1"])
+	waitApplyState(t, q, jobs[0].Seq, Applied)
+	require.Equal(t, seqs(2), passes.started(t, s), "j3 still waits for j2 on stream b")
+	for i, next := range []string{"j3", "j4", "j5"} {
+		close(release[jobs[i+1].Project])
+		require.Equal(t, next, <-started)
+		require.Equal(t, seqs(i+3), passes.started(t, s), "%s alone: the rest wait behind it", next)
+	}
+	close(release["j5"])
 	for _, j := range jobs {
 		waitApplyState(t, q, j.Seq, Applied)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	after := func(later, earlier string) {
-		require.False(t, spans[later].start.Before(spans[earlier].end), "%s started before %s ended", later, earlier)
-	}
-	after("j3", "j1")
-	after("j3", "j2")
-	after("j4", "j3")
-	after("j5", "j4")
 }
 
 func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
@@ -294,19 +303,26 @@ func TestApplySchedulerMaxParallel(t *testing.T) {
 		jobs = append(jobs, enqueueApply(t, q, "j-"+s, s))
 	}
 	var running, peak atomic.Int32
-	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
+	release := make(chan struct{})
+	started := make(chan struct{}, len(jobs))
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		time.Sleep(30 * time.Millisecond)
+		started <- struct{}{}
+		awaitRelease(ctx, release)
 		return Applied, ""
-	}, WithMaxParallel(2))
+	}, WithMaxParallel(2), watch)
+	<-started
+	<-started
+	require.Equal(t, []string{jobs[0].Seq, jobs[1].Seq}, passes.started(t, s), "a third disjoint job waits while two run")
+	close(release)
 	for _, j := range jobs {
 		waitApplyState(t, q, j.Seq, Applied)
 	}
-	require.LessOrEqual(t, peak.Load(), int32(2))
-	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once")
+	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once, never more")
 }
 
 func TestApplySchedulerStartTwice(t *testing.T) {
