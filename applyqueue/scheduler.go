@@ -30,12 +30,6 @@ type RunFunc func(ctx context.Context, job *Job) (State, string)
 // SchedulerOption tunes NewScheduler.
 type SchedulerOption func(*Scheduler)
 
-// WithMaxParallel bounds how many jobs run at once (n < 1: no bound, the
-// default; the stream locks are the only limit).
-func WithMaxParallel(n int) SchedulerOption {
-	return func(s *Scheduler) { s.maxParallel = n }
-}
-
 // WithPollInterval sets how often the scheduler looks for runnable jobs
 // without being notified (DefaultPollInterval).
 func WithPollInterval(d time.Duration) SchedulerOption {
@@ -48,12 +42,12 @@ func WithPollInterval(d time.Duration) SchedulerOption {
 
 // Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
-// stream in common run in parallel.
+// stream in common run in parallel, without a bound: the stream locks are
+// the only limit.
 type Scheduler struct {
-	q           *Queue
-	run         RunFunc
-	log         *logrus.Entry
-	maxParallel int
+	q   *Queue
+	run RunFunc
+	log *logrus.Entry
 	// Poll is how often the scheduler looks for runnable jobs without being
 	// notified (WithPollInterval); set it before Start.
 	Poll time.Duration
@@ -193,9 +187,6 @@ func (s *Scheduler) schedule(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, j := range jobs {
-		if s.maxParallel > 0 && len(s.running) >= s.maxParallel {
-			return
-		}
 		if s.running[j.Seq] {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,35 +293,6 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"j1@" + j1.Seq, "j2@" + j2.Seq, "j1@" + retry.Seq}, order)
-}
-
-func TestApplySchedulerMaxParallel(t *testing.T) {
-	q, _ := newApplyTestQueue(t, "p1")
-	var jobs []*Job
-	for _, s := range []string{"a", "b", "c", "d", "e"} {
-		jobs = append(jobs, enqueueApply(t, q, "j-"+s, s))
-	}
-	var running, peak atomic.Int32
-	release := make(chan struct{})
-	started := make(chan struct{}, len(jobs))
-	passes, watch := watchPasses()
-	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		started <- struct{}{}
-		awaitRelease(ctx, release)
-		return Applied, ""
-	}, WithMaxParallel(2), watch)
-	<-started
-	<-started
-	require.Equal(t, []string{jobs[0].Seq, jobs[1].Seq}, passes.started(t, s), "a third disjoint job waits while two run")
-	close(release)
-	for _, j := range jobs {
-		waitApplyState(t, q, j.Seq, Applied)
-	}
-	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once, never more")
 }
 
 func TestApplySchedulerStartTwice(t *testing.T) {
