@@ -35,10 +35,13 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.NoError(t, q.Finish(ctx, done.Seq, applyqueue.Applied, ""))
 	waiting := &applyqueue.Job{Ref: ref, Project: "waiting", Streams: []string{"b"}}
 	require.NoError(t, q.Enqueue(ctx, waiting))
-	ids := enqueue(t, st, "finished", "queued")
+	finished := &store.Job{DeliveryID: "finished", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
+	queued := &store.Job{DeliveryID: "queued", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
+	require.NoError(t, st.Enqueue(ctx, finished, 0))
+	require.NoError(t, st.Enqueue(ctx, queued, 0))
 	job, err := st.Claim(ctx, "w")
 	require.NoError(t, err)
-	require.Equal(t, ids[0], job.ID)
+	require.Equal(t, finished.ID, job.ID)
 	require.NoError(t, st.Complete(ctx, job.ID, "w", nil))
 
 	p := New(q, st, 10*24*time.Hour, clock.Now, logctx.Logger(ctx))
@@ -55,7 +58,7 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	all, err := q.List(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"done", "waiting"}, projects(all), "kept within the retention")
-	_, err = st.GetJob(ctx, ids[0])
+	_, err = st.GetJob(ctx, finished.ID)
 	require.NoError(t, err, "the finished webhook job is kept within the retention")
 
 	clock.Advance(9*24*time.Hour + time.Minute)
@@ -69,22 +72,11 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.Equal(t, []string{"waiting"}, projects(forPR))
 	again := &applyqueue.Job{Ref: ref, Project: "done", Streams: []string{"a"}, MergeSHA: "m1"}
 	require.NoError(t, q.Enqueue(ctx, again), "its merge record goes with it: the merge may be enqueued again")
-	_, err = st.GetJob(ctx, ids[0])
+	_, err = st.GetJob(ctx, finished.ID)
 	require.True(t, errors.Is(err, store.ErrNotFound), "the finished webhook job is pruned")
-	j, err := st.GetJob(ctx, ids[1])
+	j, err := st.GetJob(ctx, queued.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.JobQueued, j.State, "the queued webhook job is kept")
-}
-
-// enqueue queues one webhook job per delivery id and returns their job ids.
-func enqueue(t *testing.T, st store.Store, ids ...string) []string {
-	var jobIDs []string
-	for _, id := range ids {
-		j := &store.Job{DeliveryID: id, Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
-		require.NoError(t, st.Enqueue(context.Background(), j, 0))
-		jobIDs = append(jobIDs, j.ID)
-	}
-	return jobIDs
 }
 
 func projects(jobs []*applyqueue.Job) []string {
