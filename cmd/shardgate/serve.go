@@ -97,4 +97,3 @@ func failedWhileServing(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "accept"
 }
-
