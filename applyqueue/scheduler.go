@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/loop"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -29,12 +30,6 @@ type RunFunc func(ctx context.Context, job *Job) (State, string)
 // SchedulerOption tunes NewScheduler.
 type SchedulerOption func(*Scheduler)
 
-// WithMaxParallel bounds how many jobs run at once (n < 1: no bound, the
-// default; the stream locks are the only limit).
-func WithMaxParallel(n int) SchedulerOption {
-	return func(s *Scheduler) { s.maxParallel = n }
-}
-
 // WithPollInterval sets how often the scheduler looks for runnable jobs
 // without being notified (DefaultPollInterval).
 func WithPollInterval(d time.Duration) SchedulerOption {
@@ -47,12 +42,12 @@ func WithPollInterval(d time.Duration) SchedulerOption {
 
 // Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
-// stream in common run in parallel.
+// stream in common run in parallel, without a bound: the stream locks are
+// the only limit.
 type Scheduler struct {
-	q           *Queue
-	run         RunFunc
-	log         *logrus.Entry
-	maxParallel int
+	q   *Queue
+	run RunFunc
+	log *logrus.Entry
 	// Poll is how often the scheduler looks for runnable jobs without being
 	// notified (WithPollInterval); set it before Start.
 	Poll time.Duration
@@ -70,6 +65,21 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	running map[string]bool // Seqs this process has started and not yet finished
+
+	// passes numbers the scheduling passes as they begin; onPass, when set
+	// before Start, hears how each one ended (tests wait on it instead of
+	// watching the clock for what did not happen).
+	passes atomic.Int64
+	onPass func(passReport)
+}
+
+// passReport is how one scheduling pass ended: its number (in the order
+// the passes began), the jobs it started and how many of this process's jobs
+// were running when it ended.
+type passReport struct {
+	n       int64
+	started []string
+	running int
 }
 
 // NewScheduler returns a scheduler running the jobs of q with run.
@@ -157,6 +167,15 @@ func (s *Scheduler) loop(ctx context.Context) {
 // The Runnable snapshot is enough to acquire on: a job seen runnable stays
 // free of earlier jobs (see Queue.takeLease).
 func (s *Scheduler) schedule(ctx context.Context) {
+	report := passReport{n: s.passes.Add(1)}
+	if s.onPass != nil {
+		defer func() {
+			s.mu.Lock()
+			report.running = len(s.running)
+			s.mu.Unlock()
+			s.onPass(report)
+		}()
+	}
 	if s.Paused != nil && s.Paused() {
 		return
 	}
@@ -168,13 +187,11 @@ func (s *Scheduler) schedule(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, j := range jobs {
-		if s.maxParallel > 0 && len(s.running) >= s.maxParallel {
-			return
-		}
 		if s.running[j.Seq] {
 			continue
 		}
 		s.running[j.Seq] = true
+		report.started = append(report.started, j.Seq)
 		s.jobs.Add(1)
 		go s.start(ctx, j.Seq)
 	}
@@ -232,37 +249,19 @@ func (s *Scheduler) start(ctx context.Context, seq string) {
 func (s *Scheduler) renew(ctx context.Context, cancel context.CancelFunc, seq string, lost *atomic.Bool,
 	log *logrus.Entry, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(max(s.q.Lease()/3, time.Millisecond))
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		attempt := time.Now()
-		err := s.q.Renew(ctx, seq)
-		switch {
-		case err == nil:
-			renewed = attempt
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound):
-		case time.Since(renewed) < s.q.Lease():
-			// A transient store error: the lease has time left, try again next tick.
-			log.WithError(err).Warn("renew apply job lease")
-			continue
-		default:
-			err = fmt.Errorf("no renewal for a whole lease (%s): %w", time.Since(renewed).Round(time.Millisecond), err)
-		}
-		log.WithError(err).Error("apply job lease lost: stopping the job")
-		s.q.drop(seq)
-		lost.Store(true)
-		cancel()
+	err := loop.Lease{Length: s.q.Lease(),
+		Renew: func(ctx context.Context) error { return s.q.Renew(ctx, seq) },
+		Gone:  func(err error) bool { return errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound) },
+		// A transient store error: the lease has time left, try again next tick.
+		Retrying: func(err error) { log.WithError(err).Warn("renew apply job lease") },
+	}.Keep(ctx)
+	if err == nil {
 		return
 	}
+	log.WithError(err).Error("apply job lease lost: stopping the job")
+	s.q.drop(seq)
+	lost.Store(true)
+	cancel()
 }
 
 // call runs the job; a panic fails it with the stack.

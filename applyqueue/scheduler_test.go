@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +41,15 @@ func waitApply(t *testing.T, q *Queue, seq string, what string, ok func(*Job) bo
 	return job
 }
 
+// awaitRelease holds a run until release is closed or the scheduler's
+// Close cancels it (a failed test).
+func awaitRelease(ctx context.Context, release <-chan struct{}) {
+	select {
+	case <-release:
+	case <-ctx.Done():
+	}
+}
+
 // waitApplyState waits until the job with seq is in state.
 func waitApplyState(t *testing.T, q *Queue, seq string, state State) *Job {
 	t.Helper()
@@ -75,19 +83,16 @@ func TestApplySchedulerOneStreamWaits(t *testing.T) {
 	j2 := enqueueApply(t, q, "j2", "a", "b")
 	release := make(chan struct{})
 	started := make(chan string, 2)
-	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		started <- job.Project
 		if job.Project == "j1" {
-			<-release
+			awaitRelease(ctx, release)
 		}
 		return Applied, ""
-	})
+	}, watch)
 	require.Equal(t, "j1", <-started)
-	select {
-	case p := <-started:
-		t.Fatalf("%s started while j1 held stream a", p)
-	case <-time.After(150 * time.Millisecond):
-	}
+	require.Equal(t, []string{j1.Seq}, passes.started(t, s), "j2 must not start while j1 holds stream a")
 	close(release)
 	require.Equal(t, "j2", <-started)
 	waitApplyState(t, q, j1.Seq, Applied)
@@ -96,9 +101,6 @@ func TestApplySchedulerOneStreamWaits(t *testing.T) {
 
 func TestApplySchedulerCrossPattern(t *testing.T) {
 	q, _ := newApplyTestQueue(t, "p1")
-	type span struct{ start, end time.Time }
-	var mu sync.Mutex
-	spans := map[string]span{}
 	jobs := []*Job{
 		enqueueApply(t, q, "j1", "a"),
 		enqueueApply(t, q, "j2", "b"),
@@ -106,26 +108,38 @@ func TestApplySchedulerCrossPattern(t *testing.T) {
 		enqueueApply(t, q, "j4", "b", "a"),
 		enqueueApply(t, q, "j5", "a"),
 	}
-	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
-		start := time.Now()
-		time.Sleep(20 * time.Millisecond)
-		mu.Lock()
-		spans[job.Project] = span{start, time.Now()}
-		mu.Unlock()
+	release := map[string]chan struct{}{}
+	for _, j := range jobs {
+		release[j.Project] = make(chan struct{})
+	}
+	started := make(chan string, len(jobs))
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
+		started <- job.Project
+		awaitRelease(ctx, release[job.Project])
 		return Applied, ""
-	})
+	}, watch)
+	seqs := func(n int) []string {
+		out := []string{}
+		for _, j := range jobs[:n] {
+			out = append(out, j.Seq)
+		}
+		return out
+	}
+	require.ElementsMatch(t, []string{"j1", "j2"}, []string{<-started, <-started})
+	require.Equal(t, seqs(2), passes.started(t, s), "j3 waits for j1 and j2")
+	close(release["j1"])
+	waitApplyState(t, q, jobs[0].Seq, Applied)
+	require.Equal(t, seqs(2), passes.started(t, s), "j3 still waits for j2 on stream b")
+	for i, next := range []string{"j3", "j4", "j5"} {
+		close(release[jobs[i+1].Project])
+		require.Equal(t, next, <-started)
+		require.Equal(t, seqs(i+3), passes.started(t, s), "%s alone: the rest wait behind it", next)
+	}
+	close(release["j5"])
 	for _, j := range jobs {
 		waitApplyState(t, q, j.Seq, Applied)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	after := func(later, earlier string) {
-		require.False(t, spans[later].start.Before(spans[earlier].end), "%s started before %s ended", later, earlier)
-	}
-	after("j3", "j1")
-	after("j3", "j2")
-	after("j4", "j3")
-	after("j5", "j4")
 }
 
 func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
@@ -153,16 +167,14 @@ func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
 
 	q2 := New(st, "p2", time.Second, clock.Now)
 	resumed := make(chan *Job, 2)
-	startApplyScheduler(t, q2, func(ctx context.Context, j *Job) (State, string) {
+	passes, watch := watchPasses()
+	s2 := startApplyScheduler(t, q2, func(ctx context.Context, j *Job) (State, string) {
 		resumed <- j
 		return Applied, ""
-	})
-	select {
-	case <-resumed:
-		t.Fatal("resumed while p1's lease was live")
-	case <-time.After(100 * time.Millisecond):
-	}
+	}, watch)
+	require.Empty(t, passes.started(t, s2), "resumed while p1's lease was live")
 	clock.Advance(time.Second)
+	s2.Notify()
 	select {
 	case j := <-resumed:
 		require.Equal(t, 2, j.Attempt)
@@ -182,12 +194,13 @@ func TestApplySchedulerLostLeaseCancelsRun(t *testing.T) {
 	q1 := New(st, "p1", 150*time.Millisecond, clock.Now)
 	job := enqueueApply(t, q1, "orders", "a")
 	started, stopped := make(chan struct{}), make(chan struct{})
-	startApplyScheduler(t, q1, func(ctx context.Context, j *Job) (State, string) {
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q1, func(ctx context.Context, j *Job) (State, string) {
 		close(started)
 		<-ctx.Done()
 		close(stopped)
 		return Applied, "must not be recorded: the lease was lost"
-	})
+	}, watch)
 	<-started
 	// The holder stalls past its lease (the fake clock jumps) and another
 	// process takes the job over.
@@ -200,7 +213,7 @@ func TestApplySchedulerLostLeaseCancelsRun(t *testing.T) {
 	case <-time.After(applyWait):
 		t.Fatal("the run was not cancelled after its lease was taken over")
 	}
-	time.Sleep(50 * time.Millisecond)
+	require.Equal(t, []string{job.Seq}, passes.idle(t, s), "the run is over, and not started again")
 	got, err := other.Get(context.Background(), job.Seq)
 	require.NoError(t, err)
 	require.Equal(t, Queued, got.State)
@@ -252,56 +265,34 @@ func TestApplySchedulerRequeueRunsOnceAfterLaterJobs(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []string
+	passes, watch := watchPasses()
 	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
 		mu.Lock()
 		order = append(order, job.Project+"@"+job.Seq)
 		mu.Unlock()
 		switch {
 		case job.Project == "j2":
-			<-release
+			awaitRelease(ctx, release)
 		case job.RetryOf == "":
 			return Failed, "state lock held"
 		}
 		return Applied, ""
-	})
+	}, watch)
 	waitApplyState(t, q, j1.Seq, Failed)
 	waitApply(t, q, j2.Seq, "started", func(j *Job) bool { return j.Attempt == 1 }) // then held on release
 	retry, err := q.Requeue(ctx, j1.Seq)
 	require.NoError(t, err)
-	s.Notify()
-	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, []string{j1.Seq, j2.Seq}, passes.started(t, s), "the retry waits behind j2 on stream a")
 	got, err := q.Get(ctx, retry.Seq)
 	require.NoError(t, err)
 	require.Zero(t, got.Attempt, "the retry waits behind j2 on stream a")
 	close(release)
 	waitApplyState(t, q, retry.Seq, Applied)
 	waitApplyState(t, q, j2.Seq, Applied)
-	time.Sleep(50 * time.Millisecond)
+	require.Equal(t, []string{j1.Seq, j2.Seq, retry.Seq}, passes.idle(t, s), "each started once")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"j1@" + j1.Seq, "j2@" + j2.Seq, "j1@" + retry.Seq}, order)
-}
-
-func TestApplySchedulerMaxParallel(t *testing.T) {
-	q, _ := newApplyTestQueue(t, "p1")
-	var jobs []*Job
-	for _, s := range []string{"a", "b", "c", "d", "e"} {
-		jobs = append(jobs, enqueueApply(t, q, "j-"+s, s))
-	}
-	var running, peak atomic.Int32
-	startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		time.Sleep(30 * time.Millisecond)
-		return Applied, ""
-	}, WithMaxParallel(2))
-	for _, j := range jobs {
-		waitApplyState(t, q, j.Seq, Applied)
-	}
-	require.LessOrEqual(t, peak.Load(), int32(2))
-	require.Equal(t, int32(2), peak.Load(), "two disjoint jobs ran at once")
 }
 
 func TestApplySchedulerStartTwice(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/repopolicy"
+	"github.com/shardgate/shardgate/retention"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
@@ -78,7 +79,7 @@ type Server struct {
 
 	dispatcher *webhook.Dispatcher
 	health     *webhook.StoreHealth
-	pruner     *pruner
+	pruner     *retention.Pruner
 	intake     *webhook.Intake
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
@@ -217,7 +218,8 @@ func (s *Server) wireQueues(owner string) (err error) {
 	}
 	s.health = webhook.NewStoreHealth(st, s.log)
 	s.dispatcher.Paused, s.scheduler.Paused = s.health.Paused, s.health.Paused
-	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.Paused, log: s.log}
+	s.pruner = retention.New(s.applies, st, cfg.Retention, s.now, s.log)
+	s.pruner.Paused = s.health.Paused
 	s.dispatcher.Transient = transient
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
@@ -295,7 +297,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	s.health.Start(ctx)
-	s.pruner.start(ctx)
+	s.pruner.Start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -318,7 +320,7 @@ func (s *Server) Close(ctx context.Context) {
 	}
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
-	s.pruner.close()
+	s.pruner.Close()
 	s.health.Close()
 	// After the jobs: the clean-up may wait for a pull request's lock.
 	s.background.Wait()

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
@@ -14,6 +17,48 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
 )
+
+// login sends a raw POST /auth/login through the contract transport (the
+// client never logs in: it sends Basic credentials) and returns the status
+// and, on 200, the decoded body.
+func (e *env) login(t *testing.T, user, password string) (int, coordsim.LoginResponse) {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"username": user, "password": password})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/coord/v1/auth/login", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := (&http.Client{Transport: e.ct, Timeout: 5 * time.Second}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if password != "" {
+		require.NotContains(t, string(raw), password, "a login answer never echoes the password")
+	}
+	var lr coordsim.LoginResponse
+	if resp.StatusCode == http.StatusOK {
+		require.NoError(t, json.Unmarshal(raw, &lr))
+	}
+	return resp.StatusCode, lr
+}
+
+// bearerClient returns a contract-checked client whose calls carry token as
+// a bearer credential.
+func (e *env) bearerClient(t *testing.T, token string, opts ...coord.Option) *coord.Client {
+	t.Helper()
+	bearer := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		return e.ct.RoundTrip(r)
+	})}
+	return e.newClient(t, append([]coord.Option{coord.WithHTTPClient(bearer)}, opts...)...)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestAuth(t *testing.T) {
 	users := []coordsim.Option{coordsim.WithUsers(
@@ -25,25 +70,26 @@ func TestAuth(t *testing.T) {
 	scale := coord.ScaleRequest{TargetShardCount: 8, RequestedBy: "x", Reason: "y"}
 	tests := []struct {
 		name     string
-		opt      coord.Option
+		user     string
+		bearer   bool   // log in for a token and call with it, instead of Basic
 		read     string // errorCode of a producer-routing read, "" = allowed
 		monitor  string // errorCode of a monitoring read
 		scale    string // errorCode of a scale
 		outcome  string // audit outcome of the scale
 		password string
 	}{
-		{name: "WRITE basic", opt: coord.WithBasicAuth("tf", "tf-secret-pw"), outcome: "SUCCESS", password: "tf-secret-pw"},
-		{name: "WRITE bearer", opt: coord.WithBearerLogin("tf", "tf-secret-pw"), outcome: "SUCCESS", password: "tf-secret-pw"},
-		{name: "READ reads producer routing (DIFF) but cannot scale", opt: coord.WithBasicAuth("viewer", "viewer-secret-pw"),
+		{name: "WRITE basic", user: "tf", outcome: "SUCCESS", password: "tf-secret-pw"},
+		{name: "WRITE bearer", user: "tf", bearer: true, outcome: "SUCCESS", password: "tf-secret-pw"},
+		{name: "READ reads producer routing (DIFF) but cannot scale", user: "viewer",
 			scale: coord.CodeForbidden, outcome: "FORBIDDEN", password: "viewer-secret-pw"},
-		{name: "MONITOR counts as READ", opt: coord.WithBearerLogin("grafana", "grafana-secret-pw"),
+		{name: "MONITOR counts as READ", user: "grafana", bearer: true,
 			scale: coord.CodeForbidden, outcome: "FORBIDDEN", password: "grafana-secret-pw"},
-		{name: "MEMBER only heartbeats", opt: coord.WithBasicAuth("consumer", "consumer-secret-pw"),
+		{name: "MEMBER only heartbeats", user: "consumer",
 			read: coord.CodeForbidden, monitor: coord.CodeForbidden, scale: coord.CodeForbidden, outcome: "FORBIDDEN", password: "consumer-secret-pw"},
-		{name: "wrong password", opt: coord.WithBasicAuth("tf", "wrong-secret-pw"),
+		{name: "wrong password", user: "tf",
 			read: coord.CodeUnauthorized, monitor: coord.CodeUnauthorized, scale: coord.CodeUnauthorized, outcome: "UNAUTHORIZED", password: "wrong-secret-pw"},
-		{name: "wrong password bearer", opt: coord.WithBearerLogin("tf", "wrong-secret-pw"),
-			read: coord.CodeUnauthorized, monitor: coord.CodeUnauthorized, scale: coord.CodeUnauthorized, password: "wrong-secret-pw"},
+		{name: "wrong password bearer: no token, and a made-up one is refused", user: "tf", bearer: true,
+			read: coord.CodeUnauthorized, monitor: coord.CodeUnauthorized, scale: coord.CodeUnauthorized, outcome: "UNAUTHORIZED", password: "wrong-secret-pw"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +99,21 @@ func TestAuth(t *testing.T) {
 			logger := logrus.New()
 			logger.SetOutput(&logs)
 			logger.SetLevel(logrus.DebugLevel)
-			c := e.newClient(t, tt.opt, coord.WithLogger(logrus.NewEntry(logger)))
+			withLogs := coord.WithLogger(logrus.NewEntry(logger))
+			c := e.newClient(t, coord.WithBasicAuth(tt.user, tt.password), withLogs)
+			if tt.bearer {
+				status, lr := e.login(t, tt.user, tt.password)
+				token := lr.AccessToken
+				if tt.read == coord.CodeUnauthorized {
+					require.Equal(t, http.StatusUnauthorized, status)
+					require.Empty(t, token)
+					token = "made-up.token"
+				} else {
+					require.Equal(t, http.StatusOK, status)
+					require.NotEmpty(t, token)
+				}
+				c = e.bearerClient(t, token, withLogs)
+			}
 			ctx := context.Background()
 			var errs []error
 			check := func(err error, want string) {
@@ -96,29 +156,33 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-func TestBearerTokenReused(t *testing.T) {
-	e := newEnv(t, nil, coord.WithBearerLogin("admin", "password"))
+// A token from one login serves any number of calls, as the role it was
+// issued for, until it expires by the simulator's clock.
+func TestLoginTokenServesCallsUntilItExpires(t *testing.T) {
+	e := newEnv(t, nil)
 	mustCreate(t, e, "orders", "billing", 4)
+	status, lr := e.login(t, "admin", "password")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "Bearer", lr.TokenType)
+	require.Equal(t, e.clock.Now().Add(coordsim.DefaultTokenTTL).Truncate(time.Second), lr.ExpiresAt.UTC())
+	c := e.bearerClient(t, lr.AccessToken, coord.WithRetry(1, 0))
 	for i := 0; i < 3; i++ {
-		_, err := e.client.Group(context.Background(), "orders", "billing")
+		_, err := c.Group(context.Background(), "orders", "billing")
 		require.NoError(t, err)
 	}
-	require.Len(t, e.requests(http.MethodPost, "/coord/v1/auth/login"), 1)
-	tokens := map[string]bool{}
-	for _, r := range e.requests(http.MethodGet, "/coord/v1/streams/orders/groups/billing") {
-		tokens[r.auth] = true
-	}
-	require.Len(t, tokens, 1)
+	e.clock.Advance(coordsim.DefaultTokenTTL)
+	_, err := c.Group(context.Background(), "orders", "billing")
+	require.True(t, coord.IsCode(err, coord.CodeUnauthorized), "an expired token: %v", err)
 }
 
-func TestFailedLoginIsNotRetried(t *testing.T) {
+// A failed login answers 401 with no body and no token, whatever the
+// credentials look like.
+func TestFailedLoginAnswers401(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.newClient(t, coord.WithBearerLogin("admin", "not-the-password"))
-	sleeps := recordSleeps(c)
-	_, err := c.Groups(context.Background())
-	require.True(t, coord.IsCode(err, coord.CodeUnauthorized), "%v", err)
-	require.Len(t, e.requests(http.MethodPost, "/coord/v1/auth/login"), 1)
-	require.Empty(t, e.requests(http.MethodGet, "/coord/v1/monitoring/groups"))
-	require.Empty(t, *sleeps)
-	require.NotContains(t, err.Error(), "not-the-password")
+	for _, creds := range [][2]string{{"admin", "not-the-password"}, {"nobody", "password"}, {"", ""}} {
+		status, lr := e.login(t, creds[0], creds[1])
+		require.Equal(t, http.StatusUnauthorized, status, creds[0])
+		require.Empty(t, lr.AccessToken)
+	}
+	require.Len(t, e.requests(http.MethodPost, "/coord/v1/auth/login"), 3)
 }

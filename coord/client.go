@@ -30,7 +30,7 @@ const (
 type Client struct {
 	base         string // scheme://host[:port][/path]/coord/v1, no trailing slash
 	hc           *http.Client
-	auth         authenticator
+	basic        *basicAuth // nil: no credentials
 	timeout      time.Duration
 	maxAttempts  int
 	baseDelay    time.Duration
@@ -46,15 +46,14 @@ type Client struct {
 // Option tunes a Client.
 type Option func(*Client)
 
-// WithBasicAuth sends Authorization: Basic on every call.
-func WithBasicAuth(user, password string) Option {
-	return func(c *Client) { c.auth = &basicAuth{user: user, password: password} }
-}
+// basicAuth is the user and password every call sends.
+type basicAuth struct{ user, password string }
 
-// WithBearerLogin logs in through POST /auth/login and reuses the token until
-// shortly before it expires.
-func WithBearerLogin(user, password string) Option {
-	return func(c *Client) { c.auth = &bearerAuth{user: user, password: password} }
+// WithBasicAuth sends Authorization: Basic on every call. (The coordinator
+// also takes bearer tokens from POST /auth/login; shardgate has no use for
+// them: a Basic credential does not expire mid-apply.)
+func WithBasicAuth(user, password string) Option {
+	return func(c *Client) { c.basic = &basicAuth{user: user, password: password} }
 }
 
 // WithHTTPClient replaces the HTTP client (its Timeout is left alone; per-attempt
@@ -93,7 +92,9 @@ func WithLogger(l *logrus.Entry) Option {
 // WithUserAgent sets the User-Agent header (it shows in the coordinator's audit).
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
-// WithPollInterval sets how often WaitConverged polls.
+// WithPollInterval sets how often WaitConverged polls (DefaultPollInterval).
+// The service keeps the default; the tests that converge against the
+// simulator poll faster.
 func WithPollInterval(d time.Duration) Option {
 	return func(c *Client) {
 		if d > 0 {
@@ -136,7 +137,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c := &Client{
 		base:         u.Scheme + "://" + u.Host + path,
 		hc:           &http.Client{},
-		auth:         noAuth{},
 		timeout:      DefaultTimeout,
 		maxAttempts:  DefaultMaxAttempts,
 		baseDelay:    DefaultRetryDelay,

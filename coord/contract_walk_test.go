@@ -101,8 +101,9 @@ func TestContractWalk(t *testing.T) {
 	_, err = anon.Groups(ctx)
 	require.True(t, coord.IsCode(err, coord.CodeUnauthorized), "%v", err)
 
-	bearer := e.newClient(t, coord.WithBearerLogin("admin", "password"))
-	_, err = bearer.Groups(ctx)
+	status, lr := e.login(t, "admin", "password")
+	require.Equal(t, http.StatusOK, status)
+	_, err = e.bearerClient(t, lr.AccessToken).Groups(ctx)
 	require.NoError(t, err)
 	require.Greater(t, e.ct.checked, 30)
 }

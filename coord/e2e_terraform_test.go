@@ -129,18 +129,28 @@ func TestStreamGroupModuleAgainstSimulator(t *testing.T) {
 	}
 
 	done := make(chan error, 1)
-	var sawDraining bool
+	draining := make(chan struct{}, 100)
 	go func() {
 		done <- client.WaitConverged(ctx, "orders", 8, func(s coord.ConvergenceStatus) {
 			if len(s.Groups) == 1 && s.Groups[0].MigrationState == coord.MigrationDraining {
-				sawDraining = true
+				select {
+				case draining <- struct{}{}:
+				default:
+				}
 			}
 		})
 	}()
-	select {
-	case err := <-done:
-		t.Fatalf("WaitConverged returned while the migration was held in DRAINING: %v", err)
-	case <-time.After(300 * time.Millisecond):
+	// The wait polls on: three polls see the migration held in DRAINING and
+	// it has not returned.
+	for polls := 0; polls < 3; {
+		select {
+		case err := <-done:
+			t.Fatalf("WaitConverged returned while the migration was held in DRAINING: %v", err)
+		case <-draining:
+			polls++
+		case <-ctx.Done():
+			t.Fatal("WaitConverged never polled the migration in DRAINING")
+		}
 	}
 	sim.SetDrainingStuck("orders", false)
 	select {
@@ -149,7 +159,6 @@ func TestStreamGroupModuleAgainstSimulator(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("WaitConverged did not return")
 	}
-	require.True(t, sawDraining, "the wait saw the migration DRAINING before it converged")
 	m, err := client.Migration(ctx, "orders", "billing", scaleID)
 	require.NoError(t, err)
 	require.Equal(t, coord.MigrationDeprecated, m.State)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,18 +38,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		payload = b
 	}
 	idempotent := method == http.MethodGet
-	reauthed := false
 	var prev error // the last retried failure, to explain what a retry ran into
 	for attempt := 1; ; attempt++ {
 		resp, err := c.attempt(ctx, method, path, payload, id)
 		var retryAfter time.Duration
-		var loginErr *APIError
 		switch {
-		case errors.As(err, &loginErr):
-			// Login failed before the call was sent, so only the status decides.
-			if !IsRetryable(loginErr) {
-				return withEarlier(err, prev)
-			}
 		case err != nil:
 			// Cut off, the call may have been done: repeated only when idempotent.
 			if ctx.Err() != nil || !retry.Repeatable(idempotent, false) {
@@ -66,12 +58,6 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return nil
 		default:
 			apiErr := newAPIError(method, path, id, resp)
-			if resp.status == http.StatusUnauthorized && !reauthed && c.auth.invalidate() {
-				// A cached bearer token can be revoked by a secret rotation; log in once more.
-				reauthed = true
-				attempt--
-				continue
-			}
 			if !IsRetryable(apiErr) {
 				return withEarlier(apiErr, prev)
 			}
@@ -116,8 +102,8 @@ func (c *Client) attempt(ctx context.Context, method, path string, payload []byt
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-Request-Id", id)
 	req.Header.Set("User-Agent", c.userAgent)
-	if err := c.auth.apply(actx, c, req, id); err != nil {
-		return nil, err
+	if c.basic != nil {
+		req.SetBasicAuth(c.basic.user, c.basic.password)
 	}
 	start := time.Now()
 	hr, err := c.hc.Do(req)
@@ -175,8 +161,6 @@ func retryAfter(v string) time.Duration {
 	d, _ := retry.ParseRetryAfter(v, time.Now())
 	return d
 }
-
-var errNoToken = errors.New("coordinator login returned no access token")
 
 // withEarlier keeps the cause visible when a retry runs into a different error,
 // e.g. a scale retried after 503 REDIS_STREAM_PROVISIONING_FAILED that then gets

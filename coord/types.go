@@ -198,15 +198,6 @@ type RollbackRequest struct {
 	Reason      string `json:"reason"`
 }
 
-// LoginResponse is the body of POST /auth/login.
-type LoginResponse struct {
-	AccessToken      string    `json:"accessToken"`
-	TokenType        string    `json:"tokenType"`
-	ExpiresAt        time.Time `json:"expiresAt"`
-	ExpiresInSeconds int64     `json:"expiresInSeconds"`
-	Roles            []string  `json:"roles"`
-}
-
 // ErrorBody is the coordinator's {status, errorCode, message} error body.
 type ErrorBody struct {
 	Status    string `json:"status"`

@@ -26,7 +26,7 @@ const (
 	DefaultAttestationTTL     = 2 * time.Hour
 	DefaultQueueSize          = 1000
 	DefaultWorkers            = 4
-	DefaultMaxWebhookBytes    = 25 << 20
+	DefaultMaxWebhookBytes    = 25 << 20 // webhook.MaxDeliveryBytes (a webhook test checks they agree)
 	EnvWebhookSecret          = "SHARDGATE_WEBHOOK_SECRET"
 	DefaultConvergenceTimeout = 30 * time.Minute
 	// DefaultApplyLease is apply.lease when not set: the apply queue's own

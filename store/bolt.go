@@ -107,7 +107,7 @@ func OpenBolt(path string, opts ...BoltOption) (*Bolt, error) {
 	for _, o := range opts {
 		o(b)
 	}
-	db, err := openDB(path, b.lockWait)
+	db, err := openDB(path, b.lockWait, false)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +121,9 @@ func OpenBolt(path string, opts ...BoltOption) (*Bolt, error) {
 	return b, nil
 }
 
-// openDB turns bbolt's terse open errors into ones an operator can act on.
-func openDB(path string, lockWait time.Duration) (db *bolt.DB, err error) {
+// openDB turns bbolt's terse open errors into ones an operator can act on;
+// readOnly opens under a shared lock, writing nothing.
+func openDB(path string, lockWait time.Duration, readOnly bool) (db *bolt.DB, err error) {
 	// bbolt trusts a file whose meta pages check out and may panic on what
 	// they point to; a bad file must be an error, not a crash at start.
 	// bbolt does not close the file when it panics, so keep it to release
@@ -142,7 +143,7 @@ func openDB(path string, lockWait time.Duration) (db *bolt.DB, err error) {
 			db, err = nil, fmt.Errorf("open store %s: %w: the file is corrupt (%v)", path, ErrNotStore, r)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, OpenFile: openFile})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: readOnly, Timeout: lockWait, OpenFile: openFile})
 	switch {
 	case err == nil:
 		return db, nil

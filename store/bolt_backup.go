@@ -1,14 +1,12 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Backup writes a consistent copy of the whole store to w while it stays in
@@ -144,31 +142,5 @@ func openReadOnly(path string, lockWait time.Duration) (db *bolt.DB, err error) 
 	if lockWait <= 0 {
 		lockWait = DefaultLockTimeout
 	}
-	var file *os.File
-	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
-		file = f
-		return f, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			if file != nil {
-				unlockFile(file)
-				_ = file.Close()
-			}
-			db, err = nil, fmt.Errorf("open store %s: %w: the file is corrupt (%v)", path, ErrNotStore, r)
-		}
-	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockWait, OpenFile: openFile})
-	switch {
-	case err == nil:
-		return db, nil
-	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("open store %s: %w (file lock still held after %s)", path, ErrInUse, lockWait)
-	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch),
-		errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrInvalidMapping):
-		return nil, fmt.Errorf("open store %s: %w: the file is not a bbolt database or is corrupt (%v)", path, ErrNotStore, err)
-	default:
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
+	return openDB(path, lockWait, true)
 }

@@ -131,8 +131,15 @@ func (p *Postgres) transition(ctx context.Context, what, id, owner, sql string, 
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
+	return p.unmatched(ctx, what, id, n, ErrNotRunning)
+}
+
+// unmatched says why an update of job n for an owner matched no row: the job
+// is unknown, running for another owner (ErrLeaseLost), or in another state
+// (notRunning).
+func (p *Postgres) unmatched(ctx context.Context, what, id string, n int64, notRunning error) error {
 	var state, holder string
-	err = p.pool.QueryRow(ctx, `SELECT state, owner FROM jobs WHERE id = $1`, n).Scan(&state, &holder)
+	err := p.pool.QueryRow(ctx, `SELECT state, owner FROM jobs WHERE id = $1`, n).Scan(&state, &holder)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%s: job %s: %w", what, id, ErrNotFound)
@@ -141,7 +148,7 @@ func (p *Postgres) transition(ctx context.Context, what, id, owner, sql string, 
 	case state == string(JobRunning):
 		return fmt.Errorf("%s: job %s is running for %q: %w", what, id, holder, ErrLeaseLost)
 	default:
-		return fmt.Errorf("%s: job %s is %s: %w", what, id, state, ErrNotRunning)
+		return fmt.Errorf("%s: job %s is %s: %w", what, id, state, notRunning)
 	}
 }
 
@@ -160,16 +167,8 @@ func (p *Postgres) Heartbeat(ctx context.Context, id, owner string) error {
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
-	var state, holder string
-	err = p.pool.QueryRow(ctx, `SELECT state, owner FROM jobs WHERE id = $1`, n).Scan(&state, &holder)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("heartbeat job: job %s: %w", id, ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("heartbeat job: %w", err)
-	default:
-		return fmt.Errorf("heartbeat job: job %s is %s for %q: %w", id, state, holder, ErrLeaseLost)
-	}
+	// A job no longer running has no lease to renew: lost, as to another owner.
+	return p.unmatched(ctx, "heartbeat job", id, n, ErrLeaseLost)
 }
 
 // ReclaimExpired requeues the jobs whose lease expired (see Store). They keep

@@ -11,6 +11,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/loop"
+	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -182,7 +184,7 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log *logrus.Entry) {
 	ctx = context.WithoutCancel(ctx)
 	if err != nil && d.Transient != nil && d.Transient(err) && job.Attempts < d.Attempts {
-		wait := jobBackoff(job.Attempts, d.RetryBase, d.RetryMax)
+		wait := d.jobBackoff(job.Attempts)
 		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
@@ -218,8 +220,9 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 // up at Close, or when the store answers that the job is another owner's or
 // not running (then its new owner reports).
 func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
-	wait, warned := persistRetryBase, false
-	for {
+	pause := retry.Backoff{Initial: persistRetryBase, Max: max(d.Poll, persistRetryBase)}
+	warned := false
+	for try := 1; ; try++ {
 		if d.Paused == nil || !d.Paused() {
 			err := write()
 			if err == nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotRunning) ||
@@ -234,9 +237,8 @@ func (d *Dispatcher) persist(log *logrus.Entry, write func() error) error {
 		select {
 		case <-d.stop:
 			return errors.New("gave up recording a job's outcome at shutdown: the job runs again once its lease expires")
-		case <-time.After(wait):
+		case <-time.After(pause.Delay(try)):
 		}
-		wait = min(2*wait, max(d.Poll, persistRetryBase))
 	}
 }
 
@@ -248,35 +250,19 @@ const persistRetryBase = 20 * time.Millisecond
 // lease (the database unreachable: another replica may have taken the job
 // over by now), it closes lost and cancels the job.
 func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel context.CancelFunc, lost chan<- struct{}, log *logrus.Entry) {
-	t := time.NewTicker(max(d.Lease/3, time.Millisecond))
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		attempt := time.Now()
-		err := d.store.Heartbeat(ctx, job.ID, job.Owner)
-		switch {
-		case err == nil:
-			renewed = attempt
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound):
-		case time.Since(renewed) < d.Lease:
-			log.WithError(err).Warn("renew a job's lease; trying again")
-			continue
-		default:
-			err = fmt.Errorf("no renewal for %s, a whole lease: %w", time.Since(renewed).Round(time.Millisecond), err)
-		}
-		log.WithError(err).Error("job lease lost: stopping the job")
-		close(lost)
-		cancel()
+	err := loop.Lease{Length: d.Lease,
+		Renew: func(ctx context.Context) error { return d.store.Heartbeat(ctx, job.ID, job.Owner) },
+		Gone: func(err error) bool {
+			return errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound)
+		},
+		Retrying: func(err error) { log.WithError(err).Warn("renew a job's lease; trying again") },
+	}.Keep(ctx)
+	if err == nil {
 		return
 	}
+	log.WithError(err).Error("job lease lost: stopping the job")
+	close(lost)
+	cancel()
 }
 
 func (d *Dispatcher) handle(ctx context.Context, job *store.Job) (err error) {

@@ -13,7 +13,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -35,13 +34,21 @@ type Intake struct {
 	Observe func(event, outcome string)
 }
 
+// MaxDeliveryBytes bounds a delivery's body (GitHub sends at most 25 MiB).
+const MaxDeliveryBytes = 25 << 20
+
+// Secret is the webhook secret as the intake takes it: a credential that
+// reveals its value only when asked (serverconfig.Secret, which never
+// prints).
+type Secret interface{ Reveal() string }
+
 // NewIntake returns the webhook handler. events lists the X-GitHub-Event values
 // that have a handler; others are acknowledged and ignored.
-func NewIntake(secret serverconfig.Secret, st store.Store, events []string, maxQueued int, log *logrus.Entry, notify func()) (*Intake, error) {
-	if secret.Empty() {
+func NewIntake(secret Secret, st store.Store, events []string, maxQueued int, log *logrus.Entry, notify func()) (*Intake, error) {
+	if secret == nil || secret.Reveal() == "" {
 		return nil, errors.New("new intake: no webhook secret: shardgate refuses unsigned webhooks")
 	}
-	in := &Intake{secret: []byte(secret.Reveal()), store: st, maxQueued: maxQueued, maxBytes: serverconfig.DefaultMaxWebhookBytes,
+	in := &Intake{secret: []byte(secret.Reveal()), store: st, maxQueued: maxQueued, maxBytes: MaxDeliveryBytes,
 		gate: newBodyGate(), handled: map[string]bool{}, log: log, notify: notify}
 	for _, e := range events {
 		in.handled[e] = true

@@ -136,12 +136,15 @@ func TestIntakeBodyLimit(t *testing.T) {
 	require.Equal(t, 413, rec.Code)
 	n, _ := st.CountQueued(context.Background())
 	require.Zero(t, n)
-	require.EqualValues(t, serverconfig.DefaultMaxWebhookBytes, newTestIntake(t, st, 1).maxBytes, "the default limit is 25 MiB")
+	require.EqualValues(t, 25<<20, newTestIntake(t, st, 1).maxBytes, "the default limit is 25 MiB")
+	require.EqualValues(t, serverconfig.DefaultMaxWebhookBytes, MaxDeliveryBytes, "the limit serverconfig documents is the intake's")
 }
 
 func TestNewIntakeRefusesNoSecret(t *testing.T) {
 	_, err := NewIntake(serverconfig.Secret{}, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
 	require.ErrorContains(t, err, "refuses unsigned webhooks")
+	_, err = NewIntake(nil, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
+	require.ErrorContains(t, err, "refuses unsigned webhooks", "no secret at all")
 }
 
 func FuzzIntake(f *testing.F) {
@@ -183,7 +186,7 @@ func TestIntakeRefusesFromTheHeaders(t *testing.T) {
 		code      int
 		reason    string
 	}{
-		{"declared length over the limit", serverconfig.DefaultMaxWebhookBytes + 1, forgedSignature, 413, "larger than 25 MiB"},
+		{"declared length over the limit", MaxDeliveryBytes + 1, forgedSignature, 413, "larger than 25 MiB"},
 		{"no signature", 100, "", 401, "X-Hub-Signature-256"},
 		{"signature not hex", 100, "sha256=zz", 401, "does not match"},
 		{"signature too short", 100, "sha256=00", 401, "does not match"},

@@ -3,12 +3,12 @@ package webhook
 import (
 	"context"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/internal/loop"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -32,8 +32,7 @@ type StoreHealth struct {
 	// it before Start.
 	Every time.Duration
 	down  atomic.Bool
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	loop  *loop.Background
 }
 
 // NewStoreHealth returns the health check of st; Start begins the pings.
@@ -46,25 +45,11 @@ func (h *StoreHealth) Paused() bool { return h.down.Load() }
 
 // Start pings the store every Every until Close.
 func (h *StoreHealth) Start(ctx context.Context) {
-	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
 	every := h.Every
 	if every <= 0 {
 		every = storeHealthInterval
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			h.check(ctx)
-		}
-	}()
+	h.loop = loop.Start(ctx, every, nil, h.check)
 }
 
 func (h *StoreHealth) check(ctx context.Context) {
@@ -84,12 +69,7 @@ func (h *StoreHealth) check(ctx context.Context) {
 }
 
 // Close stops the pings and waits for the last one.
-func (h *StoreHealth) Close() {
-	if h.stop != nil {
-		h.stop()
-	}
-	h.wg.Wait()
-}
+func (h *StoreHealth) Close() { h.loop.Stop() }
 
 // Readyz answers GET /readyz from a ping of its own: 503 naming the store
 // while it cannot be reached. The ping's error stays in the log the health

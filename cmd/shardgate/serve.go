@@ -56,7 +56,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return usageError(stderr, "serve", "%v", err)
 	}
-	go pruneLoop(ctx, st, log)
 	if err := srv.Run(ctx, shutdownGrace); err != nil {
 		if !failedWhileServing(err) {
 			return usageError(stderr, "serve", "%v", err)
@@ -97,24 +96,4 @@ func openServeStore(ctx context.Context, cfg *serverconfig.Config, stderr io.Wri
 func failedWhileServing(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "accept"
-}
-
-// pruneLoop drops finished jobs and delivery ids older than GitHub's
-// redelivery window, hourly. Every replica runs it; on PostgreSQL they skip
-// each other's rows.
-func pruneLoop(ctx context.Context, st store.Store, log *logrus.Entry) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := st.PruneDone(ctx, time.Now().Add(-store.DeliveryRetention)); err != nil {
-				log.WithError(err).Warn("prune finished jobs")
-			} else if n > 0 {
-				log.WithField("jobs", n).Info("pruned finished jobs")
-			}
-		}
-	}
 }

@@ -152,6 +152,17 @@ func write(w http.ResponseWriter, rep reply) {
 	_, _ = w.Write(b)
 }
 
+// LoginResponse is the body of POST /auth/login's 200. shardgate's client
+// sends Basic credentials and never logs in; the simulator answers logins
+// for the other clients of a coordinator.
+type LoginResponse struct {
+	AccessToken      string    `json:"accessToken"`
+	TokenType        string    `json:"tokenType"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+	ExpiresInSeconds int64     `json:"expiresInSeconds"`
+	Roles            []string  `json:"roles"`
+}
+
 func (s *Sim) login(w http.ResponseWriter, r *http.Request) {
 	s.wait(r)
 	var in struct{ Username, Password string }
@@ -171,7 +182,7 @@ func (s *Sim) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exp := s.clock.Now().Add(s.tokenTTL).Truncate(time.Second)
-	write(w, ok(http.StatusOK, coord.LoginResponse{
+	write(w, ok(http.StatusOK, LoginResponse{
 		AccessToken: s.issueToken(p, exp), TokenType: "Bearer", ExpiresAt: exp,
 		ExpiresInSeconds: int64(s.tokenTTL / time.Second), Roles: p.roleNames(),
 	}))

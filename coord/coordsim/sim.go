@@ -16,6 +16,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/loop"
 )
 
 // Defaults of a new Sim.
@@ -106,16 +108,7 @@ func (s *Sim) Tick() {
 
 // Run ticks every interval until ctx ends (the standalone server's event loop).
 func (s *Sim) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.Tick()
-		}
-	}
+	loop.Every(ctx, interval, nil, func(context.Context) bool { s.Tick(); return true })
 }
 
 // SetLiveMembers sets a group's number of live members; removed members expire.

@@ -1,11 +1,14 @@
 package retry
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
 // Repeatable is the one rule of when a failed attempt may be sent again: when
@@ -28,14 +31,19 @@ type Backoff struct {
 	Rand func() float64
 }
 
-// Delay is the pause after the given failed attempt (1 for the first).
+// Delay is the pause after the given failed attempt (1 for the first). The
+// growth is cenkalti/backoff's exponential backoff without its own
+// randomisation, which draws from a source tests cannot fix; the jitter is
+// applied here from Rand.
 func (b Backoff) Delay(attempt int) time.Duration {
-	d := b.Initial
-	for i := 1; i < attempt && (b.Max <= 0 || d < b.Max); i++ {
-		d *= 2
+	limit := b.Max
+	if limit <= 0 {
+		limit = math.MaxInt64
 	}
-	if b.Max > 0 && d > b.Max {
-		d = b.Max
+	exp := &backoff.ExponentialBackOff{InitialInterval: b.Initial, Multiplier: 2, MaxInterval: limit}
+	d := exp.NextBackOff()
+	for i := 1; i < attempt && d < limit; i++ {
+		d = exp.NextBackOff()
 	}
 	if b.Jitter <= 0 {
 		return d

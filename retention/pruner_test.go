@@ -1,4 +1,4 @@
-package bot
+package retention
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/webhook"
 )
 
 // The pruner deletes, on its schedule and by its clock, the apply jobs and
@@ -34,26 +35,33 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.NoError(t, q.Finish(ctx, done.Seq, applyqueue.Applied, ""))
 	waiting := &applyqueue.Job{Ref: ref, Project: "waiting", Streams: []string{"b"}}
 	require.NoError(t, q.Enqueue(ctx, waiting))
-	ids := enqueue(t, st, "finished", "queued")
+	finished := &store.Job{DeliveryID: "finished", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
+	queued := &store.Job{DeliveryID: "queued", Kind: webhook.JobKindEvent, Event: "pull_request", Payload: []byte(`{}`)}
+	require.NoError(t, st.Enqueue(ctx, finished, 0))
+	require.NoError(t, st.Enqueue(ctx, queued, 0))
 	job, err := st.Claim(ctx, "w")
 	require.NoError(t, err)
-	require.Equal(t, ids[0], job.ID)
+	require.Equal(t, finished.ID, job.ID)
 	require.NoError(t, st.Complete(ctx, job.ID, "w", nil))
 
-	p := &pruner{applies: q, st: st, retention: 10 * 24 * time.Hour, every: time.Millisecond, now: clock.Now, log: logctx.Logger(ctx)}
-	p.start(ctx)
-	t.Cleanup(p.close)
+	p := New(q, st, 10*24*time.Hour, clock.Now, logctx.Logger(ctx))
+	p.Every = time.Millisecond
+	p.Start(ctx)
+	t.Cleanup(p.Close)
 	passes := func(n int64) { // waits for n more passes
 		t.Helper()
 		from := p.passes.Load()
 		require.Eventually(t, func() bool { return p.passes.Load() >= from+n }, 10*time.Second, time.Millisecond)
 	}
+	clock.Advance(24 * time.Hour)
 	passes(3)
 	all, err := q.List(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"done", "waiting"}, projects(all), "kept within the retention")
+	_, err = st.GetJob(ctx, finished.ID)
+	require.NoError(t, err, "the finished webhook job is kept within the retention")
 
-	clock.Advance(10*24*time.Hour + time.Minute)
+	clock.Advance(9*24*time.Hour + time.Minute)
 	passes(2)
 	all, err = q.List(ctx)
 	require.NoError(t, err)
@@ -64,9 +72,9 @@ func TestPrunerPrunesFinishedJobsOnItsSchedule(t *testing.T) {
 	require.Equal(t, []string{"waiting"}, projects(forPR))
 	again := &applyqueue.Job{Ref: ref, Project: "done", Streams: []string{"a"}, MergeSHA: "m1"}
 	require.NoError(t, q.Enqueue(ctx, again), "its merge record goes with it: the merge may be enqueued again")
-	_, err = st.GetJob(ctx, ids[0])
+	_, err = st.GetJob(ctx, finished.ID)
 	require.True(t, errors.Is(err, store.ErrNotFound), "the finished webhook job is pruned")
-	j, err := st.GetJob(ctx, ids[1])
+	j, err := st.GetJob(ctx, queued.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.JobQueued, j.State, "the queued webhook job is kept")
 }
