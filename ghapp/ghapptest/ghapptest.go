@@ -32,6 +32,8 @@ type GitHub struct {
 	members map[string]string // "org/slug|login" -> state
 	checks  []CheckRun
 	calls   map[string]int
+	// repoIssue are the repositories' issues ("owner/repo" -> number -> issue).
+	repoIssue map[string]map[int]*ghapp.Issue
 }
 
 type issue struct {
