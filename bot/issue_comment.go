@@ -43,6 +43,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	ctx = withPR(ctx, ref)
+	h.s.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	gh, err := h.s.clients.NewInstallationClient(ref.Installation)
 	if err != nil {
 		return err
@@ -96,6 +97,8 @@ func (h *IssueComment) run(ctx context.Context, gh *github.Client, ref pullreq.R
 			return err
 		}
 		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.actor})
+	case CmdDrift:
+		return h.driftNow(ctx, gh, ref, c)
 	}
 	if c.edited {
 		// Anyone with write access may edit any comment, and GitHub does

@@ -21,6 +21,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/metrics"
@@ -72,6 +73,11 @@ type Server struct {
 	scheduler *applyqueue.Scheduler
 	// applier runs the applies the scheduler starts.
 	applier *Applier
+
+	// drift checks a repository's projects for drift, on driftSched's
+	// schedule (drift.interval) and on /shardgate drift.
+	drift      *driftChecker
+	driftSched *drift.Scheduler
 
 	dispatcher *webhook.Dispatcher
 	health     *webhook.StoreHealth
@@ -195,6 +201,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
+	s.wireDrift()
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
@@ -206,7 +213,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		s.dispatcher.Lease = cfg.JobLease
 	}
 	s.health = webhook.NewStoreHealth(st, s.log)
-	s.dispatcher.Paused, s.scheduler.Paused = s.health.Paused, s.health.Paused
+	s.dispatcher.Paused, s.scheduler.Paused, s.driftSched.Paused = s.health.Paused, s.health.Paused, s.health.Paused
 	s.pruner = &pruner{applies: s.applies, st: st, retention: cfg.Retention, now: s.now, paused: s.health.Paused, log: s.log}
 	s.dispatcher.Transient = transient
 	s.dispatcher.Observe = s.metrics.ObserveJob
@@ -303,6 +310,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.health.Start(ctx)
 	s.pruner.start(ctx)
+	s.driftSched.Start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -323,6 +331,7 @@ func (s *Server) Close(ctx context.Context) {
 	if s.stopBg != nil {
 		s.stopBg()
 	}
+	s.driftSched.Close()
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
 	s.pruner.close()
