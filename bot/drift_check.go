@@ -104,7 +104,9 @@ func (d *driftChecker) checkRepo(ctx context.Context, r drift.Repo) ([]*drift.Re
 // checkProject plans one project and judges it; Repo, Project, Branch, Commit
 // and CheckedAt are the caller's.
 func (d *driftChecker) checkProject(ctx context.Context, checkout string, coErr error, p repoconfig.Project) drift.Result {
-	fail := func(reason, details string) drift.Result { return drift.Failed("", "", "", "", time.Time{}, reason, details) }
+	fail := func(reason, details string) drift.Result {
+		return drift.Failed("", "", "", "", time.Time{}, reason, details)
+	}
 	switch {
 	case d.sandboxErr != nil:
 		return fail("terraform cannot be sandboxed on this server: "+d.sandboxErr.Error(), "")
