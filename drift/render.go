@@ -170,3 +170,10 @@ func shortSHA(sha string) string {
 	}
 	return sha
 }
+
+// Markdown renders one result on its own (no history: every drift is "since"
+// this check), as the issue body would show it: for `shardgate drift --format
+// markdown`.
+func Markdown(res Result) string {
+	return Body(record(res, nil, 0), res)
+}
