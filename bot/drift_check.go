@@ -51,6 +51,24 @@ func (d *driftChecker) sawRepo(ctx context.Context, inst *github.Installation, r
 	}
 }
 
+// forget stops drift checks of the repositories the App was removed from, or
+// of a whole installation deleted or suspended.
+func (d *driftChecker) forget(ctx context.Context, inst *github.Installation, action string, removed []*github.Repository) error {
+	if action == "deleted" || action == "suspend" {
+		return d.store.ForgetInstallation(ctx, inst.GetID())
+	}
+	for _, r := range removed {
+		owner, name, ok := strings.Cut(r.GetFullName(), "/")
+		if !ok {
+			continue
+		}
+		if err := d.store.ForgetRepo(ctx, owner, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkRepo checks every listed project of the repository's default branch
 // head, one at a time, and returns their records. Problems of a project
 // (terraform, the coordinator) are its result; GitHub or store failures and a

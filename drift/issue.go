@@ -55,6 +55,7 @@ func (r *Reporter) Report(ctx context.Context, owner, repo string, res Result) (
 	if err != nil {
 		return nil, err
 	}
+	rec.Error = r.redact(rec.Error)
 	return rec, r.Store.Put(ctx, rec)
 }
 

@@ -206,3 +206,38 @@ func record(res Result, prev *Record, issue int) *Record {
 	}
 	return rec
 }
+
+// ForgetRepo stops checking a repository (the App was removed from it) and
+// drops its projects' records.
+func (s Store) ForgetRepo(ctx context.Context, owner, name string) error {
+	if err := s.st.Delete(ctx, bucketRepos, repoKey(owner, name)); err != nil {
+		return fmt.Errorf("forget drift repo %s/%s: %w", owner, name, err)
+	}
+	kvs, err := s.st.List(ctx, bucketResults, resultKey(repoKey(owner, name), ""))
+	if err != nil {
+		return fmt.Errorf("list drift records of %s/%s: %w", owner, name, err)
+	}
+	for _, kv := range kvs {
+		if err := s.st.Delete(ctx, bucketResults, kv.Key); err != nil {
+			return fmt.Errorf("forget drift record: %w", err)
+		}
+	}
+	return nil
+}
+
+// ForgetInstallation forgets every repository of an installation (the App
+// was uninstalled or suspended).
+func (s Store) ForgetInstallation(ctx context.Context, installation int64) error {
+	repos, err := s.Repos(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range repos {
+		if r.Installation == installation {
+			if err := s.ForgetRepo(ctx, r.Owner, r.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
