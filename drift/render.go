@@ -60,7 +60,7 @@ func Body(rec *Record, res Result) string {
 	if res.Status == StatusError {
 		b.WriteString(errorSection(res))
 		if rec != nil && len(rec.Groups) > 0 {
-			fmt.Fprintf(&b, "\nThe last check that worked (%s) found the drift below.\n\n", stamp(rec.Since))
+			fmt.Fprintf(&b, "\nThe drift earlier checks found (first seen %s):\n\n", stamp(rec.Since))
 			b.WriteString(groupTable(rec.Groups))
 		}
 		return b.String()
@@ -73,6 +73,7 @@ func Body(rec *Record, res Result) string {
 	if len(res.Pending) > 0 {
 		fmt.Fprintf(&b, "\n**Terraform would change %d resource(s)** on %s (code not applied, or changed outside Terraform):\n\n", len(res.Pending), report.Code(res.Branch))
 		b.WriteString(pendingTable(res.Pending))
+		b.WriteString("\nMerged code that was never applied, or a resource changed outside Terraform: apply the code through a pull request (the gate judges it), or change the code to what is there.\n")
 	}
 	b.WriteString("\nshardgate edits this issue at each drift check and closes it when the drift is gone. A drift check never applies anything.\n")
 	return b.String()
