@@ -43,6 +43,18 @@ type driftChecker struct {
 	locks keyedMutex
 }
 
+// wireDrift builds the drift checker and its schedule (off unless
+// drift.interval is set); the health check's pause stops scheduled passes.
+func (s *Server) wireDrift() {
+	s.drift = &driftChecker{cfg: s.cfg, clients: s.clients, planner: s.planner, runner: s.runner, sandboxErr: s.sandboxErr,
+		live: driftLive{s.coords}, store: drift.NewStore(s.store), metrics: s.metrics, redact: s.redact, now: s.now}
+	s.driftSched = &drift.Scheduler{Store: s.drift.store, Interval: s.cfg.DriftInterval, Now: s.now, Log: s.log,
+		Check: func(ctx context.Context, r drift.Repo) error {
+			_, err := s.drift.checkRepo(ctx, r)
+			return err
+		}}
+}
+
 // sawRepo remembers a repository an event came from, so it is checked.
 func (d *driftChecker) sawRepo(ctx context.Context, inst *github.Installation, repo *github.Repository) {
 	r := drift.Repo{Installation: inst.GetID(), Owner: repo.GetOwner().GetLogin(), Name: repo.GetName(), DefaultBranch: repo.GetDefaultBranch()}
