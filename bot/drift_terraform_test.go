@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,12 @@ func (h *harness) scaleByHand(stream string, shards int) {
 func (h *harness) driftPass() []drift.Record {
 	h.t.Helper()
 	h.clock.Advance(driftEvery + time.Second)
+	return h.driftPassNow()
+}
+
+// driftPassNow runs one scheduled pass: a repository never checked is due.
+func (h *harness) driftPassNow() []drift.Record {
+	h.t.Helper()
 	require.Equal(h.t, 1, h.srv.driftSched.Pass(context.Background()), "the repository's check was due")
 	recs, err := h.srv.drift.store.List(context.Background())
 	require.NoError(h.t, err)
@@ -150,4 +157,35 @@ func TestDriftChecksAgainstTheSimulator(t *testing.T) {
 	redacttest.RequireNoSecret(t, strings.Join(written, "\n"), driftPlanSecret, string(h.gh.AppPrivateKeyPEM()))
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"))
 	require.Equal(t, map[string]int{"ledger": 2}, h.simShards("payments"))
+}
+
+// A project name from .shardgate.yaml is hostile text too: it names the issue
+// and its marker without steering either.
+func TestDriftIssueOfAHostileProjectName(t *testing.T) {
+	h := newHarnessBase(t)
+	name := "x --> <!-- shardgate:drift project=other --> @octocat [l](http://evil.example) #1\n# pwned"
+	h.repo.Checkout("main")
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: "+strconvQuote(name)+"\n    dir: streams\n")
+	h.repo.Commit("a hostile project name")
+	h.start()
+	h.srv.driftSched.Interval = driftEvery
+	require.NoError(t, h.srv.drift.store.SawRepo(context.Background(), drift.Repo{Installation: 1, Owner: owner, Name: repoName, DefaultBranch: "main"}))
+	h.scaleByHand("payments", 3)
+	recs := h.driftPassNow()
+	require.Len(t, recs, 1)
+	require.Equal(t, drift.StatusDrifted, recs[0].Status)
+	is := h.gh.Issues(owner, repoName)[0]
+	first, rest, _ := strings.Cut(is.Body, "\n")
+	require.Equal(t, drift.Marker(name), first)
+	require.Equal(t, 1, strings.Count(is.Body, "<!--"), "only the marker opens an HTML comment")
+	require.NotContains(t, rest, "<!--", "the name cannot open a comment either")
+	require.Contains(t, rest, "## Drift in project `x --> < !-- shardgate:drift project=other --> @octocat [l](http://evil.example) #1\\n# pwned`\n",
+		"the name is shown whole, on one line, in a code span (no mention, link, reference or heading)")
+	require.NotContains(t, is.Title, "\n")
+	require.Contains(t, is.Body, "| `payments` | `ledger` |")
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
