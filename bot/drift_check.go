@@ -50,7 +50,8 @@ func (s *Server) wireDrift() {
 		live: driftLive{s.coords}, store: drift.NewStore(s.store), metrics: s.metrics, redact: s.redact, now: s.now}
 	s.driftSched = &drift.Scheduler{Store: s.drift.store, Interval: s.cfg.DriftInterval, Now: s.now, Log: s.log,
 		Check: func(ctx context.Context, r drift.Repo) error {
-			_, err := s.drift.checkRepo(ctx, r)
+			// The service's logger, which redacts its secrets.
+			_, err := s.drift.checkRepo(logctx.WithLogger(ctx, s.log.WithField("trigger", "schedule")), r)
 			return err
 		}}
 }
