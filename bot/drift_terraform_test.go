@@ -155,6 +155,10 @@ func TestDriftChecksAgainstTheSimulator(t *testing.T) {
 		written = append(written, cm.Body)
 	}
 	redacttest.RequireNoSecret(t, strings.Join(written, "\n"), driftPlanSecret, string(h.gh.AppPrivateKeyPEM()))
+	logs := h.logs.String()
+	require.Contains(t, logs, `"msg":"drift: checked"`)
+	require.Contains(t, logs, `"trigger":"schedule"`)
+	redacttest.RequireNoSecret(t, logs, driftPlanSecret)
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"))
 	require.Equal(t, map[string]int{"ledger": 2}, h.simShards("payments"))
 }
