@@ -27,6 +27,7 @@ type forgetter interface{ Forget(installationID int64) }
 func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var inst *github.Installation
 	var action string
+	var removed []*github.Repository
 	switch eventType {
 	case "installation":
 		ev, err := parse[*github.InstallationEvent](eventType, payload)
@@ -39,7 +40,10 @@ func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string,
 		if err != nil {
 			return err
 		}
-		inst, action = ev.GetInstallation(), ev.GetAction()
+		inst, action, removed = ev.GetInstallation(), ev.GetAction(), ev.RepositoriesRemoved
+	}
+	if err := h.s.drift.forget(ctx, inst, action, removed); err != nil {
+		return err
 	}
 	log := logctx.Logger(ctx).WithField(logctx.FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
 	if action == "deleted" || action == "suspend" {

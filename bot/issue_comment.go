@@ -45,6 +45,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	ctx = withPR(ctx, ref)
+	h.s.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
 	if err != nil {
 		return err
@@ -98,6 +99,8 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 			return err
 		}
 		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.Actor})
+	case prcommand.CmdDrift:
+		return h.driftNow(ctx, gh, ref, c)
 	}
 	if c.Edited {
 		// Anyone with write access may edit any comment, and GitHub does

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"github.com/shardgate/shardgate/drift"
 	"io"
 	"math"
 	"net/http"
@@ -46,7 +47,11 @@ func TestApplyStatesAreTheMetricsStates(t *testing.T) {
 // The server's /metrics answers in full before the first request.
 func TestMetricsBeforeTheFirstRequest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{})
+	st := openTestBolt(t, path)
+	// The per-project drift gauges have a series per project checked (by an
+	// earlier process, here): one is in the store.
+	require.NoError(t, drift.NewStore(st).Put(context.Background(), &drift.Record{Repo: "acme/infra", Project: "streams", Status: drift.StatusClean}))
+	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	web := httptest.NewServer(srv.Handler())
 	t.Cleanup(web.Close)
 	resp, err := http.Get(web.URL + "/metrics")

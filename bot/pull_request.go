@@ -34,6 +34,7 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 		return err
 	}
 	ctx = withPR(ctx, ref)
+	h.s.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
 		return h.s.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/approval"
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
@@ -76,6 +77,11 @@ type Server struct {
 	scheduler *applyqueue.Scheduler
 	// applier runs the applies the scheduler starts.
 	applier *Applier
+
+	// drift checks a repository's projects for drift, on driftSched's
+	// schedule (drift.interval) and on /shardgate drift.
+	drift      *driftChecker
+	driftSched *drift.Scheduler
 
 	dispatcher *webhook.Dispatcher
 	health     *webhook.StoreHealth
@@ -206,6 +212,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, policies: s.planner.policies, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
+	s.wireDrift()
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
@@ -217,7 +224,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		s.dispatcher.Lease = cfg.JobLease
 	}
 	s.health = webhook.NewStoreHealth(st, s.log)
-	s.dispatcher.Paused, s.scheduler.Paused = s.health.Paused, s.health.Paused
+	s.dispatcher.Paused, s.scheduler.Paused, s.driftSched.Paused = s.health.Paused, s.health.Paused, s.health.Paused
 	s.pruner = retention.New(s.applies, st, cfg.Retention, s.now, s.log)
 	s.pruner.Paused = s.health.Paused
 	s.dispatcher.Transient = transient
@@ -298,6 +305,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.health.Start(ctx)
 	s.pruner.Start(ctx)
+	s.driftSched.Start(ctx)
 	if err := s.scheduler.Start(ctx); err != nil {
 		return err
 	}
@@ -318,6 +326,7 @@ func (s *Server) Close(ctx context.Context) {
 	if s.stopBg != nil {
 		s.stopBg()
 	}
+	s.driftSched.Close()
 	s.dispatcher.Close(ctx)
 	s.scheduler.Close(ctx)
 	s.pruner.Close()

@@ -177,4 +177,6 @@ type API interface {
 	Contents
 	Reactions
 	Permissions
+	Issues
+	Branches
 }

@@ -57,6 +57,7 @@ type Metrics struct {
 	violations  *prometheus.CounterVec
 	convergence *prometheus.HistogramVec
 	coordCalls  *prometheus.CounterVec
+	driftChecks *prometheus.CounterVec
 
 	// rules are the rule ids a violation may be counted under.
 	rules map[string]bool
@@ -69,6 +70,8 @@ type Sources struct {
 	Queued func() (int, error)
 	// ApplyJobs counts the apply jobs in the store by state.
 	ApplyJobs func() (map[string]int, error)
+	// Drift reads every project's last drift check.
+	Drift func() ([]DriftProject, error)
 }
 
 // New creates the collectors, registers them (and the Go, process and build
@@ -120,11 +123,14 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		coordCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardgate_coordinator_requests_total", Help: "HTTP requests to coordinators (each attempt), by operation and status class.",
 		}, []string{"operation", "status_class"}),
+		driftChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shardgate_drift_checks_total", Help: "Drift checks of one project, by outcome (clean, drifted, error).",
+		}, []string{"outcome"}),
 		rules: map[string]bool{},
 	}
 	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
-		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs)}
+		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift)}
 	reg.MustRegister(m.collectors...)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())
@@ -160,6 +166,9 @@ func (m *Metrics) initSeries() {
 	}
 	for _, op := range coordOperationNames() {
 		m.coordCalls.WithLabelValues(op, "2xx")
+	}
+	for _, o := range driftOutcomes {
+		m.driftChecks.WithLabelValues(o)
 	}
 }
 

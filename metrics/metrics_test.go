@@ -57,6 +57,9 @@ func testMetrics(t *testing.T) (*Metrics, *prometheus.Registry) {
 	m := New(reg, Sources{
 		Queued:    func() (int, error) { return 3, nil },
 		ApplyJobs: func() (map[string]int, error) { return nil, nil },
+		Drift: func() ([]DriftProject, error) {
+			return []DriftProject{{Repo: "acme/infra", Project: "streams", Status: "drifted", Groups: 2, CheckedAt: time.Unix(1700000000, 0)}}, nil
+		},
 	})
 	m.SetEvents([]string{"pull_request", "issue_comment"})
 	m.SetRules([]string{"shard_delta"})
@@ -196,4 +199,42 @@ func TestRunningJobsGauge(t *testing.T) {
 	require.Equal(t, 0.0, value(t, reg, "shardgate_webhook_jobs_running"))
 	var nilMetrics *Metrics
 	require.NotPanics(t, func() { nilMetrics.JobStarted()() })
+}
+
+func TestDriftMetrics(t *testing.T) {
+	m, reg := testMetrics(t)
+	m.ObserveDriftCheck("drifted")
+	m.ObserveDriftCheck("whatever a caller passes")
+	require.Equal(t, 1.0, value(t, reg, "shardgate_drift_checks_total", "drifted"))
+	require.Equal(t, 1.0, value(t, reg, "shardgate_drift_checks_total", otherLabel))
+	require.Equal(t, 2.0, value(t, reg, "shardgate_drift_groups", "streams", "acme/infra"))
+	require.Equal(t, 1700000000.0, value(t, reg, "shardgate_drift_last_check_timestamp_seconds", "streams", "acme/infra"))
+	require.Equal(t, 1.0, value(t, reg, "shardgate_drift_projects", "drifted"))
+	require.Equal(t, 0.0, value(t, reg, "shardgate_drift_projects", "clean"))
+
+	many := make([]DriftProject, maxDriftProjects+10)
+	for i := range many {
+		many[i] = DriftProject{Repo: "acme/infra", Project: fmt.Sprint("p", i, strings.Repeat("x", 200)), Status: "clean"}
+	}
+	reg2 := prometheus.NewRegistry()
+	New(reg2, Sources{Drift: func() ([]DriftProject, error) { return many, nil }})
+	families, err := reg2.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		switch f.GetName() {
+		case "shardgate_drift_groups":
+			require.Len(t, f.GetMetric(), maxDriftProjects, "per-project series are bounded")
+			for _, mt := range f.GetMetric() {
+				for _, l := range mt.GetLabel() {
+					require.LessOrEqual(t, len([]rune(l.GetValue())), maxLabelRunes+1)
+				}
+			}
+		case "shardgate_drift_projects":
+			for _, mt := range f.GetMetric() {
+				if mt.GetLabel()[0].GetValue() == "clean" {
+					require.Equal(t, float64(len(many)), mt.GetGauge().GetValue())
+				}
+			}
+		}
+	}
 }

@@ -114,3 +114,20 @@ func effectAction(c *planparse.Change, isLive bool) planparse.Action {
 	}
 	return c.Action
 }
+
+// Effect judges req's change set against its live state as Evaluate does,
+// without evaluating any rule: changes are Decision.Changes, and drifted are
+// those of them the plan leaves alone (noops and moves) while the coordinator
+// has another count than the code asks for — the instances of the drift
+// warning, in plan order. Drift checks read it.
+func Effect(req Request) (changes, drifted []planparse.Change) {
+	if req.ChangeSet == nil {
+		return []planparse.Change{}, []planparse.Change{}
+	}
+	j := judge(req)
+	drifted = make([]planparse.Change, 0, len(j.drift))
+	for _, i := range j.drift {
+		drifted = append(drifted, j.changes[i])
+	}
+	return nonNil(j.changes), drifted
+}

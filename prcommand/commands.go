@@ -17,6 +17,7 @@ const (
 	CmdAttest = "attest"
 	CmdHelp   = "help"
 	CmdApply  = "apply"
+	CmdDrift  = "drift"
 )
 
 // Command is one parsed `/shardgate ...` line.
@@ -37,6 +38,7 @@ const HelpText = "shardgate commands (one per line, as plain text in a new comme
 	"- `/shardgate plan`: plan the head commit again\n" +
 	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edited comment does not attest)\n" +
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
+	"- `/shardgate drift`: check the default branch's projects for drift now (live shard counts against the code); the result goes to each project's drift issue\n" +
 	"- `/shardgate help`: this text\n"
 
 // Parse finds the shardgate commands in a comment body: lines whose
@@ -70,7 +72,7 @@ func parseCommand(args []string) (Command, error) {
 		return Command{}, &CommandError{Reason: "`/shardgate` needs a command"}
 	}
 	switch verb := strings.ToLower(args[0]); verb {
-	case CmdPlan, CmdHelp, CmdApply:
+	case CmdPlan, CmdHelp, CmdApply, CmdDrift:
 		if len(args) > 1 {
 			return Command{}, &CommandError{Reason: fmt.Sprintf("`/shardgate %s` takes no arguments", verb)}
 		}

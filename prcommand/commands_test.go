@@ -26,6 +26,8 @@ func TestParseCommands(t *testing.T) {
 		{"prefix only", "/shardgate", nil, "needs a command"},
 		{"unknown", "/shardgate destroy", nil, `unknown command "destroy"`},
 		{"plan with args", "/shardgate plan -target=x", nil, "takes no arguments"},
+		{"drift", "/shardgate drift", []Command{{Verb: "drift"}}, ""},
+		{"drift with args", "/shardgate drift now", nil, "takes no arguments"},
 		{"attest without kind", "/shardgate attest create-order", nil, "attest quiesce <stream_prefix>"},
 		{"attest bad prefix", "/shardgate attest quiesce {orders}", nil, "is not a stream prefix"},
 		{"attest path trick", "/shardgate attest quiesce a/../b", nil, "is not a stream prefix"},

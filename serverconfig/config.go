@@ -103,6 +103,9 @@ type Config struct {
 	// that stopped renewing them (crashed); then another start takes it over.
 	ApplyLease time.Duration
 	Admin      AdminConfig
+	// DriftInterval is how often each known repository's projects are checked
+	// for drift (drift.interval); 0: no scheduled checks.
+	DriftInterval time.Duration
 
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
@@ -161,6 +164,11 @@ type rawConfig struct {
 	Queue        rawQueue         `yaml:"queue"`
 	Apply        rawApply         `yaml:"apply"`
 	Admin        rawAdmin         `yaml:"admin"`
+	Drift        rawDrift         `yaml:"drift"`
+}
+
+type rawDrift struct {
+	Interval string `yaml:"interval"`
 }
 
 type rawGitHub struct {
@@ -277,6 +285,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
 	c.Admin = v.admin(r.Admin, c.Listen)
+	c.DriftInterval = v.driftInterval(r.Drift.Interval)
 	return c
 }
 
@@ -361,4 +370,20 @@ func (v *validator) policy(raw rawPolicy) (policy.Config, time.Duration, bool) {
 		allow = *raw.AllowRepoOverrides
 	}
 	return p, ttl, allow
+}
+
+// MinDriftInterval is the shortest drift.interval: each check plans every
+// project of a repository with terraform.
+const MinDriftInterval = 5 * time.Minute
+
+// driftInterval reads drift.interval: absent or "0" is off.
+func (v *validator) driftInterval(s string) time.Duration {
+	if s == "" || s == "0" {
+		return 0
+	}
+	d := v.duration("drift.interval", s, 0)
+	if d > 0 && d < MinDriftInterval {
+		v.addf("drift.interval %q is shorter than %s (each check plans every project with terraform)", s, MinDriftInterval)
+	}
+	return d
 }

@@ -7,13 +7,13 @@ import (
 )
 
 func listComments(s *Server, c *call) reply {
-	r, pr, found := s.issueOf(c)
+	r, number, found := s.issueNumberOf(c)
 	if !found {
 		return notFound()
 	}
 	out := []any{}
 	for _, id := range sortedKeys(r.comments) {
-		if cm := r.comments[id]; cm.Issue == pr.Number {
+		if cm := r.comments[id]; cm.Issue == number {
 			out = append(out, s.commentJSON(r, cm))
 		}
 	}
@@ -25,7 +25,7 @@ type commentBody struct {
 }
 
 func createComment(s *Server, c *call) reply {
-	r, pr, found := s.issueOf(c)
+	r, number, found := s.issueNumberOf(c)
 	if !found {
 		return notFound()
 	}
@@ -36,7 +36,7 @@ func createComment(s *Server, c *call) reply {
 	if len([]rune(in.Body)) > maxCommentRunes {
 		return unprocessable("Body is too long (maximum is 65536 characters)")
 	}
-	return created(s.commentJSON(r, s.addComment(r, pr.Number, s.botLogin, in.Body)))
+	return created(s.commentJSON(r, s.addComment(r, number, s.botLogin, in.Body)))
 }
 
 // maxCommentRunes is GitHub's limit on a comment body.

@@ -20,7 +20,7 @@ func (s *Server) AddRepo(owner, name string, git *GitRepo, opts ...RepoOption) {
 	defer s.mu.Unlock()
 	r := &repo{
 		owner: owner, name: name, id: s.id(), installationID: DefaultInstallationID,
-		defaultBranch: "main", git: git, pulls: map[int]*PullRequest{}, nextNumber: 1,
+		defaultBranch: "main", git: git, pulls: map[int]*PullRequest{}, issues: map[int]*Issue{}, nextNumber: 1,
 		comments: map[int64]*Comment{}, reactions: map[int64][]*Reaction{},
 		events: map[int][]*IssueEvent{}, checkRuns: map[int64]*CheckRun{},
 		permissions: map[string]string{},
@@ -70,8 +70,8 @@ func (s *Server) OpenPR(owner, name string, pr PullRequest) PullRequest {
 	if p.Number == 0 {
 		p.Number = r.nextNumber
 	}
-	if r.pulls[p.Number] != nil {
-		s.t.Fatalf("githubtest: %s already has pull request #%d", r.fullName(), p.Number)
+	if r.pulls[p.Number] != nil || r.issues[p.Number] != nil {
+		s.t.Fatalf("githubtest: %s already has pull request or issue #%d", r.fullName(), p.Number)
 	}
 	if p.Number >= r.nextNumber {
 		r.nextNumber = p.Number + 1

@@ -41,6 +41,22 @@ type Comment struct {
 	UpdatedAt time.Time
 }
 
+// Issue is an issue that is not a pull request (a drift issue). It shares
+// the repository's numbers with pull requests, as on GitHub.
+type Issue struct {
+	Number  int
+	Title   string
+	Body    string
+	User    string
+	State   string // open or closed
+	Labels  []string
+	Created time.Time
+	Updated time.Time
+	Closed  time.Time
+	// Edits counts PATCH calls, so tests can tell an edited issue from a new one.
+	Edits int
+}
+
 // Reaction is a reaction on an issue comment.
 type Reaction struct {
 	ID        int64
@@ -96,6 +112,7 @@ type repo struct {
 	defaultBranch  string
 	git            *GitRepo
 	pulls          map[int]*PullRequest
+	issues         map[int]*Issue
 	nextNumber     int
 	comments       map[int64]*Comment
 	reactions      map[int64][]*Reaction

@@ -34,6 +34,9 @@ type GitHub struct {
 	checks  []CheckRun
 	calls   map[string]int
 	repos   repos // pull requests, files, permissions, reactions (pulls.go)
+	// repoIssue are the repositories' issues ("owner/repo" -> number -> issue).
+	repoIssue map[string]map[int]*ghapp.Issue
+	heads     map[string]string // "owner/repo@branch" -> sha
 }
 
 type issue struct {
