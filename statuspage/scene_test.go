@@ -14,7 +14,10 @@ import (
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/livelog"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
 )
@@ -86,4 +89,22 @@ func (s *scene) start(t *testing.T, j *applyqueue.Job) *livelog.Log {
 	}))
 	return s.logs.Start(livelog.Info{ID: ApplyLogID(held.Seq, held.Attempt), Kind: livelog.KindApply, Ref: held.Ref,
 		Project: held.Project, SHA: held.MergeSHA, Seq: held.Seq})
+}
+
+// history adds a denied plan, a plan that waited on a state lock and a
+// finished apply with its coordinator request ids.
+func (s *scene) history(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	at := s.clock.Now().Add(-20 * time.Minute)
+	require.NoError(t, s.rec.PutPlan(ctx, refOf(12), &records.Plan{Project: "orders-west", HeadSHA: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+		PlannedAt: at, ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Violations: []policy.Violation{{Rule: "shard_delta",
+			StreamPrefix: "create-order", ConsumerGroup: "billing", Message: "scales create-order from 4 to 16 shards (max delta 4)"}}}}))
+	require.NoError(t, s.rec.PutPlan(ctx, refOf(11), &records.Plan{Project: "orders-east", HeadSHA: "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
+		PlannedAt: at.Add(5 * time.Minute), ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Allowed: true},
+		LockWaits: []report.LockWait{{ID: "6f1c2d3e", Who: "alice@ops-laptop", Operation: "OperationTypeApply", WaitedSeconds: 42}}}))
+	require.NoError(t, records.PutJSON(ctx, s.st, records.BucketAudit, records.AuditKey("000000000000", 1), records.Audit{Seq: "000000000000",
+		Ref: refOf(9), Project: "payments", Outcome: applyqueue.Applied, MergeSHA: "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c", MergedBy: "bob",
+		RequestIDPrefix: "sg-acme-streams-9-", RequestIDs: []string{"sg-acme-streams-9-scale-1", "sg-acme-streams-9-scale-2"},
+		FinishedAt: at.Add(-time.Hour)}))
 }
