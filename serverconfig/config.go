@@ -103,6 +103,7 @@ type Config struct {
 	// that stopped renewing them (crashed); then another start takes it over.
 	ApplyLease time.Duration
 	Admin      AdminConfig
+	Status     StatusConfig
 
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
@@ -161,6 +162,7 @@ type rawConfig struct {
 	Queue        rawQueue         `yaml:"queue"`
 	Apply        rawApply         `yaml:"apply"`
 	Admin        rawAdmin         `yaml:"admin"`
+	Status       rawStatus        `yaml:"status"`
 }
 
 type rawGitHub struct {
@@ -277,6 +279,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
 	c.Admin = v.admin(r.Admin, c.Listen)
+	c.Status = v.status(r.Status, c)
 	return c
 }
 
