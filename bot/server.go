@@ -23,12 +23,14 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/statuspage"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -80,6 +82,11 @@ type Server struct {
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
+	// The status page (status.go): its address once it runs, the live logs
+	// of this process's terraform jobs, the drift checks it shows.
+	statusAddr string
+	liveLogs   *livelog.Hub
+	drift      statuspage.DriftSource
 	// replaced are handlers (tests) that take the place of the ones of the
 	// events they name.
 	replaced []webhook.EventHandler
@@ -195,6 +202,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
+	s.wireLiveLogs()
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
@@ -352,6 +360,12 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	defer stopAdmin()
+	stopStatus, err := s.startStatus()
+	if err != nil {
+		s.Close(context.Background())
+		return err
+	}
+	defer stopStatus()
 	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
 	serve, err := s.listen(ctx, srv)
 	if err != nil {

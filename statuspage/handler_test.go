@@ -281,3 +281,16 @@ func TestLogStreamReplaysFollowsAndEnds(t *testing.T) {
 	require.Equal(t, "id: 40\ndata: line twoevent: end\ndata: line three\n\nevent: end\ndata: the job has ended\n\n", string(b))
 
 }
+
+func TestWebURL(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com/":         "https://github.com",
+		"https://ghe.example.com/api/v3/": "https://ghe.example.com",
+		"http://127.0.0.1:9999/":          "http://127.0.0.1:9999",
+		"https://api.acme.ghe.com/":       "https://acme.ghe.com",
+		"javascript:alert(1)":             "",
+		"":                                "",
+	} {
+		require.Equal(t, want, WebURL(api), api)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -157,4 +158,20 @@ func (h *Handler) authorized(r *http.Request) bool {
 	}
 	got := sha256.Sum256([]byte(given))
 	return subtle.ConstantTimeCompare(got[:], h.want[:]) == 1
+}
+
+// WebURL is GitHub's web address for its API address: https://github.com for
+// https://api.github.com/, https://ghe.example.com for a GitHub Enterprise
+// Server's https://ghe.example.com/api/v3/. "" when apiURL is not an http(s)
+// URL.
+func WebURL(apiURL string) string {
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	host := u.Host
+	if h, ok := strings.CutPrefix(host, "api."); ok && strings.Trim(u.Path, "/") == "" {
+		host = h // github.com, and GHE.com's api.<name>.ghe.com
+	}
+	return u.Scheme + "://" + host
 }

@@ -9,9 +9,11 @@ package livelog
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -67,6 +69,8 @@ type Hub struct {
 	redactor *redact.Redactor
 	now      func() time.Time
 	jobs     *lru.Cache[string, *Log]
+	// seq numbers the jobs started without an id of their own.
+	seq atomic.Uint64
 }
 
 // NewHub keeps the output of up to jobs jobs (DefaultJobs when not
@@ -88,8 +92,12 @@ func NewHub(jobs, bytes int, r *redact.Redactor, now func() time.Time) *Hub {
 }
 
 // Start begins the log of a job and returns it: write terraform's output to
-// it and Close it when the job ends. A log of the same id is replaced.
+// it and Close it when the job ends. A log of the same id is replaced; a
+// job without an id gets "<kind>-<n>".
 func (h *Hub) Start(info Info) *Log {
+	if info.ID == "" {
+		info.ID = fmt.Sprintf("%s-%d", info.Kind, h.seq.Add(1))
+	}
 	if info.Started.IsZero() {
 		info.Started = h.now()
 	}

@@ -75,6 +75,8 @@ func TestHubEvictsTheOldestJobAndEndsIt(t *testing.T) {
 	require.True(t, a.Read(0).Ended, "an evicted log's readers stop following it")
 	_, ok = h.Get("c")
 	require.True(t, ok)
+	require.Equal(t, "plan-1", h.Start(Info{Kind: KindPlan}).Info().ID)
+	require.Equal(t, "plan-2", h.Start(Info{Kind: KindPlan}).Info().ID)
 }
 
 func TestServerSecretsAreRedactedBeforeTheyAreKept(t *testing.T) {
