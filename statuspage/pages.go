@@ -106,6 +106,10 @@ func (h *Handler) serveLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
+	// The listener's ReadTimeout would end the stream (net/http cancels the
+	// request once the connection's read deadline passes): a stream lasts
+	// as long as its job.
+	_ = rc.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
