@@ -3,6 +3,7 @@ package statuspage
 import (
 	"bufio"
 	"context"
+	"errors"
 	"html/template"
 	"io"
 	"net/http"
@@ -293,4 +294,17 @@ func TestWebURL(t *testing.T) {
 	} {
 		require.Equal(t, want, WebURL(api), api)
 	}
+}
+
+// A source that fails is named on the page, redacted; the rest still shows.
+func TestAFailingSourceIsNamedAndTheRestShown(t *testing.T) {
+	const password = "coordinator-pass-3141"
+	s := newScene(t, "bolt", Options{Redactor: redact.New(password),
+		Drift: fakeDrift{err: errors.New("drift checks: coordinator refused admin:" + password)}})
+	s.enqueue(t, 11, "orders", "http://coord:8080 orders")
+	resp, body := get(t, s.srv.URL+"/", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "read the drift checks: drift checks: coordinator refused admin:[REDACTED]")
+	require.NotContains(t, body, password)
+	require.Contains(t, body, "acme/streams#11")
 }
