@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,43 @@ func (q *Queue) List(ctx context.Context) ([]*Job, error) {
 		return nil, fmt.Errorf("list apply jobs: %w", err)
 	}
 	return jobs, nil
+}
+
+// Live returns the unfinished jobs in Seq (merge) order, read through the
+// live index: finished jobs are not read. For the status page; the
+// scheduler's own scans are Runnable and Blockers.
+func (q *Queue) Live(ctx context.Context) ([]*Job, error) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	jobs, err := q.loadLive(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live apply jobs: %w", err)
+	}
+	out := make([]*Job, len(jobs))
+	for i, j := range jobs {
+		out[i] = cloneApply(j)
+	}
+	return out, nil
+}
+
+// LastSeq is the Seq handed out last ("" before the first job): the
+// newest job, finished or not.
+func (q *Queue) LastSeq(ctx context.Context) (string, error) {
+	raw, err := q.st.Get(ctx, applySeqBucket, applySeqKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the last apply job seq: %w", err)
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("read the last apply job seq: %w", err)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("%012d", n), nil
 }
 
 // ListForPR returns the jobs of one pull request in Seq order, read through

@@ -464,3 +464,31 @@ func openPostgresAt(t testing.TB, url string, lease time.Duration) *store.Postgr
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
+
+func TestApplyQueueLive(t *testing.T) {
+	ctx := context.Background()
+	q, _ := newApplyTestQueue(t, "p1")
+	last, err := q.LastSeq(ctx)
+	require.NoError(t, err)
+	require.Empty(t, last, "no job yet")
+	j1 := enqueueApply(t, q, "j1", "a")
+	enqueueApply(t, q, "j2", "a")
+	j3 := enqueueApply(t, q, "j3", "b")
+	last, err = q.LastSeq(ctx)
+	require.NoError(t, err)
+	require.Equal(t, j3.Seq, last)
+	held, err := q.Acquire(ctx, j1.Seq)
+	require.NoError(t, err)
+	live, err := q.Live(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"j1", "j2", "j3"}, applyProjects(live))
+	require.Equal(t, "p1", live[0].LeaseOwner)
+	require.Equal(t, held.Fence, live[0].Fence)
+	live[0].Streams[0] = "changed by the caller"
+
+	require.NoError(t, q.Finish(ctx, j1.Seq, Applied, ""))
+	live, err = q.Live(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"j2", "j3"}, applyProjects(live), "finished jobs are not live")
+	require.Equal(t, []string{"a"}, live[0].Streams)
+}

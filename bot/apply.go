@@ -2,11 +2,13 @@ package bot
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planparse"
@@ -49,6 +51,8 @@ type Applier struct {
 	metrics    *metrics.Metrics
 	redact     *redact.Redactor
 	now        func() time.Time
+	// logs keeps the terraform output for the status page (nil: not served).
+	logs *livelog.Hub
 
 	preflightWait   time.Duration
 	attestationWait time.Duration
@@ -78,6 +82,8 @@ type applyRun struct {
 	started time.Time
 	audit   records.Audit
 	cleanup func()
+	// live is the status page's live log of the job's terraform output.
+	live io.Writer
 	// requestLog is the file the stream-group module lists its coordinator
 	// request ids in (traceability.RequestIDLogEnv), "" before the re-plan made it.
 	requestLog string
@@ -94,6 +100,9 @@ func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue
 	r := &applyRun{s: s, job: job, started: s.now(),
 		resuming: job.RetryOf != "" || job.Attempt > 1}
 	ctx = withPR(ctx, job.Ref)
+	var endLog func()
+	r.live, endLog = s.liveLog(job)
+	defer endLog()
 	state, reason := r.run(ctx)
 	if ctx.Err() != nil {
 		return state, reason // shutdown: the scheduler leaves the job to be resumed

@@ -15,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/approval"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
+	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
@@ -60,6 +61,8 @@ type Planner struct {
 	metrics *metrics.Metrics
 	redact  *redact.Redactor
 	now     func() time.Time
+	// logs keeps the terraform output for the status page (nil: not served).
+	logs *livelog.Hub
 	// workDir is where checkouts go.
 	workDir string
 }
@@ -224,10 +227,12 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	for _, vf := range p.VarFiles {
 		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
 	}
+	live, endLog := startLiveLog(s.logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
+	defer endLog()
 	// The whole checkout is the sandbox's tree (modules beside the project);
 	// plans get the plan-phase credentials only, never apply_env.
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv),
+		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv), Output: live,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())

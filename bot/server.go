@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
+	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/livestate"
@@ -33,6 +34,7 @@ import (
 	"github.com/shardgate/shardgate/retention"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/statuspage"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/webhook"
 	"github.com/shardgate/shardgate/workdir"
@@ -90,6 +92,11 @@ type Server struct {
 	metrics    *metrics.Metrics
 	registry   *prometheus.Registry
 	adminAddr  string // the admin listener's bound address, once it runs
+	// The status page (status.go): its address once it runs, the live logs
+	// of this process's terraform jobs, the drift checks it shows.
+	statusAddr  string
+	liveLogs    *livelog.Hub
+	driftSource statuspage.DriftSource
 	// replaced are handlers (tests) that take the place of the ones of the
 	// events they name.
 	replaced []webhook.EventHandler
@@ -213,6 +220,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	s.wireDrift()
+	s.wireLiveLogs()
 	handlers := countRunning(s.metrics, s.handlers())
 	for i, h := range handlers {
 		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
@@ -356,6 +364,12 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	defer stopAdmin()
+	stopStatus, err := s.startStatus()
+	if err != nil {
+		s.Close(context.Background())
+		return err
+	}
+	defer stopStatus()
 	srv := webhook.NewHTTPServer(s.cfg.Listen, s.Handler())
 	serve, err := listener.Listen(ctx, s.cfg.Listen, s.cfg.ListenTLS, srv, s.log, s.onListening)
 	if err != nil {

@@ -72,7 +72,7 @@ func (r Store) Plan(ctx context.Context, ref pullreq.Ref, sha, project string) (
 // PutPlan stores a plan record, scrubbed of secrets.
 func (r Store) PutPlan(ctx context.Context, ref pullreq.Ref, p *Plan) error {
 	r.redact.Scrub(p)
-	return PutJSON(ctx, r.st, bucketPlans, planKey(ref, p.HeadSHA, p.Project), p)
+	return putPlanTx(ctx, r.st, ref, p)
 }
 
 // Plans returns the plan records of one head commit, by project name.

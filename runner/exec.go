@@ -159,12 +159,14 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	begin := j.r.now()
 	// Truncated because terraform's lock times have no monotonic reading.
 	started := begin.Truncate(time.Millisecond)
-	j.tf.SetStdout(out)
-	j.tf.SetStderr(out)
-	err := fn(ctx, out)
+	w, flush := j.tee(out)
+	j.tf.SetStdout(w)
+	j.tf.SetStderr(w)
+	err := fn(ctx, w)
 	took := j.r.now().Sub(begin)
 	j.tf.SetStdout(nil)
 	j.tf.SetStderr(nil)
+	flush()
 	tail := j.redactor.Redact(out.String())
 	j.lastOutput = tail
 	if err == nil {

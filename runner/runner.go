@@ -17,6 +17,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -171,4 +172,17 @@ type JobConfig struct {
 	// Wait overrides the runner's lock-wait policy, OnLockWait its callback.
 	Wait       *WaitPolicy
 	OnLockWait func(LockWait)
+	// Output, when set, receives terraform's stdout and stderr of every
+	// command as it runs, line by line, redacted with the job's secrets
+	// (`show`'s JSON and text renderings excepted: they go to the caller
+	// only). An Output that is a LockWaitSink is also told about state-lock
+	// waits. Writes to it must not block for long.
+	Output io.Writer
+}
+
+// LockWaitSink is a JobConfig.Output that shows the state lock its job
+// waits on: StateLockWait is called before each wait, and with nil once the
+// command got past the lock (or gave up).
+type LockWaitSink interface {
+	StateLockWait(w *LockWait)
 }

@@ -116,7 +116,13 @@ func (j *Job) waitForLock(ctx context.Context, attempt lockAttempt) error {
 	start := j.r.now()
 	pause := retry.Backoff{Initial: p.InitialBackoff, Max: p.MaxBackoff, Jitter: p.Jitter, Rand: j.r.rand}
 	var rec *lockRecorder
-	defer func() { j.finishLock(rec, j.r.now()) }()
+	sink := j.lockWaitSink()
+	defer func() {
+		j.finishLock(rec, j.r.now())
+		if rec != nil && sink != nil {
+			sink.StateLockWait(nil)
+		}
+	}()
 	for n := 1; ; n++ {
 		lockTimeout := time.Duration(0)
 		if n > 1 {
@@ -134,13 +140,17 @@ func (j *Job) waitForLock(ctx context.Context, attempt lockAttempt) error {
 		if waited >= p.Timeout || ctx.Err() != nil {
 			return &LockWaitTimeoutError{Lock: lockErr, Waited: waited, Attempts: n}
 		}
+		w := LockWait{
+			Lock:     *lockErr,
+			Attempt:  n,
+			Waited:   waited,
+			Orphaned: lockErr.HolderKnown && lockErr.Age(now) > p.OrphanAge,
+		}
+		if sink != nil {
+			sink.StateLockWait(&w)
+		}
 		if j.onLockWait != nil {
-			j.onLockWait(LockWait{
-				Lock:     *lockErr,
-				Attempt:  n,
-				Waited:   waited,
-				Orphaned: lockErr.HolderKnown && lockErr.Age(now) > p.OrphanAge,
-			})
+			j.onLockWait(w)
 		}
 	}
 }

@@ -106,6 +106,7 @@ type Config struct {
 	// DriftInterval is how often each known repository's projects are checked
 	// for drift (drift.interval); 0: no scheduled checks.
 	DriftInterval time.Duration
+	Status        StatusConfig
 
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
@@ -165,6 +166,7 @@ type rawConfig struct {
 	Apply        rawApply         `yaml:"apply"`
 	Admin        rawAdmin         `yaml:"admin"`
 	Drift        rawDrift         `yaml:"drift"`
+	Status       rawStatus        `yaml:"status"`
 }
 
 type rawDrift struct {
@@ -286,6 +288,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
 	c.Admin = v.admin(r.Admin, c.Listen)
 	c.DriftInterval = v.driftInterval(r.Drift.Interval)
+	c.Status = v.status(r.Status, c)
 	return c
 }
 

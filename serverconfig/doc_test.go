@@ -117,6 +117,7 @@ func TestConfigReferenceExampleParses(t *testing.T) {
 		"/etc/shardgate/webhook-secret":   "hook-secret\n",
 		"/etc/shardgate/coordinator-prod": "coord-pass\n",
 		"/etc/shardgate/admin-token":      adminToken + "\n",
+		"/etc/shardgate/status-token":     statusToken + "\n",
 	}
 	for path, content := range files {
 		local := filepath.Join(dir, filepath.Base(path))
@@ -126,6 +127,7 @@ func TestConfigReferenceExampleParses(t *testing.T) {
 	cfg, err := Parse("docs/config.md", []byte(example), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:9091", cfg.Admin.Listen)
+	require.Equal(t, "127.0.0.1:9092", cfg.Status.Listen)
 	require.Equal(t, DefaultQueueSize, cfg.QueueSize)
 
 	var generic map[string]any

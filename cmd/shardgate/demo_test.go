@@ -81,5 +81,7 @@ func TestServiceBinaryLinksNoFakeGitHub(t *testing.T) {
 		require.NotEqual(t, "github.com/shardgate/shardgate/internal/demo", d, "the demo is linked into the service")
 		require.NotEqual(t, "github.com/shardgate/shardgate", d, "the embedded test fixtures are linked into the service")
 		require.NotContains(t, strings.ToLower(d), "openapi", "an OpenAPI library is linked into the service")
+		require.NotContains(t, d, "chromedp", "the status page's browser-test driver is linked into the service")
 	}
+	require.Contains(t, deps, "github.com/shardgate/shardgate/statuspage", "the status page is served by the service")
 }

@@ -1,0 +1,91 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/internal/livelog"
+	"github.com/shardgate/shardgate/statuspage"
+)
+
+// WithDriftSource shows another source of drift on the status page in place
+// of the drift checks' records (tests).
+func WithDriftSource(d statuspage.DriftSource) Option { return func(s *Server) { s.driftSource = d } }
+
+// wireLiveLogs keeps the terraform output of the jobs this process runs
+// for the status page, when it is served: the planner's and the applier's
+// terraform jobs write to it.
+func (s *Server) wireLiveLogs() {
+	if !s.cfg.Status.Enabled() {
+		return
+	}
+	s.liveLogs = livelog.NewHub(0, 0, s.redact, s.now)
+	s.planner.logs, s.applier.logs = s.liveLogs, s.liveLogs
+}
+
+// startLiveLog begins a job's live log on hub and returns it with the
+// function that ends it; without a hub (no status page) there is none, and
+// the writer is a nil interface, as runner.JobConfig.Output wants.
+func startLiveLog(hub *livelog.Hub, info livelog.Info) (io.Writer, func()) {
+	if hub == nil {
+		return nil, func() {}
+	}
+	l := hub.Start(info)
+	return l, l.Close
+}
+
+// liveLog is the live log of an apply job's attempt.
+func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
+	return startLiveLog(s.logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
+		Ref: job.Ref, Project: job.Project, SHA: job.MergeSHA, Seq: job.Seq})
+}
+
+// StatusHandler is the status page (status.listen).
+func (s *Server) StatusHandler() http.Handler {
+	logs, driftSource := s.liveLogs, s.driftSource
+	if driftSource == nil {
+		driftSource = driftRows{store: s.drift.store, web: statuspage.WebURL(s.cfg.GitHubAPIURL)}
+	}
+	if logs == nil {
+		logs = livelog.NewHub(1, 1, s.redact, s.now)
+	}
+	return statuspage.New(statuspage.Options{Queue: s.applies, History: s.rec, Drift: driftSource, Logs: logs,
+		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
+		Replica: s.applies.Owner(), Now: s.now, Log: s.log})
+}
+
+// startStatus binds the status page's listener when status.listen is set and
+// serves it until stop is called. A bind failure is returned at once. stop
+// ends the log streams with the listener.
+func (s *Server) startStatus() (stop func(), err error) {
+	if !s.cfg.Status.Enabled() {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.Status.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("status page listener: %w", err)
+	}
+	srv := statuspage.NewServer(s.cfg.Status.Listen, s.StatusHandler())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.WithError(err).Error("status page listener stopped")
+		}
+	}()
+	s.statusAddr = ln.Addr().String()
+	s.log.WithField("listen", s.statusAddr).Info("shardgate status page serving")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), statusShutdownGrace)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close() // log streams outlast a shutdown: cut them
+		}
+	}, nil
+}
+
+const statusShutdownGrace = 2 * time.Second
