@@ -27,10 +27,10 @@ func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.R
 	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
 	}
-	recs, err := h.s.drift.checkRepo(ctx, *r)
+	recs, err := h.s.drift.CheckRepo(ctx, *r)
 	if err != nil && len(recs) == 0 {
 		return h.s.planner.comments.Reply(ctx, gh, ref, c.ID,
-			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(oneLine(err.Error()))))
+			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(report.FirstLine(err.Error()))))
 	}
 	if err != nil {
 		return err

@@ -3,9 +3,9 @@ package bot
 import (
 	"context"
 	"errors"
-	"github.com/shardgate/shardgate/drift"
 	"time"
 
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/webhook"
 )
