@@ -47,7 +47,7 @@ func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
 func (s *Server) StatusHandler() http.Handler {
 	logs, driftSource := s.liveLogs, s.driftSource
 	if driftSource == nil {
-		driftSource = driftRows{store: s.drift.store, web: statuspage.WebURL(s.cfg.GitHubAPIURL)}
+		driftSource = statuspage.DriftRecords(s.drift.store, statuspage.WebURL(s.cfg.GitHubAPIURL))
 	}
 	if logs == nil {
 		logs = livelog.NewHub(1, 1, s.redact, s.now)
