@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/traceability"
 )
@@ -81,9 +82,9 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 			var regressed *coord.MetadataRegressedError
 			if errors.As(err, &regressed) {
 				return applyqueue.Failed, fmt.Sprintf("applied, but stream %s's coordinator metadata went back while converging (%s): "+
-					"Redis was probably restored from older data; stop admin changes to the stream and check the coordinator", prefix, oneLine(err.Error()))
+					"Redis was probably restored from older data; stop admin changes to the stream and check the coordinator", prefix, report.FirstLine(err.Error()))
 			}
-			return applyqueue.Failed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, oneLine(err.Error()))
+			return applyqueue.Failed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, report.FirstLine(err.Error()))
 		}
 		done = append(done, fmt.Sprintf("`%s` at %d shards", prefix, target))
 	}

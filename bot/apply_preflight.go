@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/report"
 )
 
 // preflight checks the attestations and the coordinator before anything runs.
@@ -35,7 +36,7 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 		for {
 			res, err := client.Preflight(ctx, prefix, target)
 			if err != nil {
-				return applyqueue.Failed, "pre-flight: the coordinator could not be read: " + oneLine(err.Error()), false
+				return applyqueue.Failed, "pre-flight: the coordinator could not be read: " + report.FirstLine(err.Error()), false
 			}
 			if res.OK() {
 				break

@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/traceability"
@@ -25,7 +26,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
 	r.cleanup = cleanup
 	if err != nil {
-		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + oneLine(err.Error()), false
+		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + report.FirstLine(err.Error()), false
 	}
 	env := traceability.Env(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
 	if r.requestLog, err = traceability.NewRequestLog(checkout); err != nil {
@@ -80,7 +81,7 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	s := r.s
 	pol, err := s.policies.For(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
 	if err != nil {
-		return "the base branch's policy could not be read: " + oneLine(err.Error()), false
+		return "the base branch's policy could not be read: " + report.FirstLine(err.Error()), false
 	}
 	var labels []policy.Label
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
@@ -122,7 +123,7 @@ func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) 
 	coordinator, live := s.coords.Read(ctx, cs)
 	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
 	if err != nil {
-		return "denied (the policy could not be evaluated: " + oneLine(err.Error()) + ")"
+		return "denied (the policy could not be evaluated: " + report.FirstLine(err.Error()) + ")"
 	}
 	if dec.Allowed {
 		return "it would be allowed, but it was not reviewed"

@@ -163,7 +163,7 @@ func TestPreflightDecisions(t *testing.T) {
 		state, reason, ok := w.run.preflight(ctx)
 		require.False(t, ok)
 		require.Equal(t, applyqueue.Failed, state)
-		require.Contains(t, reason, "is not in this server's configuration")
+		require.Contains(t, reason, "is not covered by this server's configuration")
 	})
 }
 

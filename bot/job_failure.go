@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/store"
 )
 
@@ -92,7 +93,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		if p.CheckRunID == 0 || p.ChangeSet != nil || p.Error != "" {
 			continue
 		}
-		p.Error = "not finished: " + oneLine(jobErr.Error())
+		p.Error = "not finished: " + report.FirstLine(jobErr.Error())
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
@@ -132,5 +133,5 @@ func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.
 // inertCode shows error text as one inline code span that nothing in it can
 // close: errors can quote what a pull request wrote.
 func inertCode(s string) string {
-	return "`" + strings.ReplaceAll(oneLine(s), "`", "'") + "`"
+	return "`" + strings.ReplaceAll(report.FirstLine(s), "`", "'") + "`"
 }

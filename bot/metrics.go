@@ -3,9 +3,9 @@ package bot
 import (
 	"context"
 	"errors"
-	"github.com/shardgate/shardgate/drift"
 	"time"
 
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/webhook"
 )
@@ -42,15 +42,7 @@ func (s *Server) metricSources() metrics.Sources {
 		Drift: func() ([]metrics.DriftProject, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 			defer cancel()
-			recs, err := drift.NewStore(s.store).List(ctx)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]metrics.DriftProject, 0, len(recs))
-			for _, r := range recs {
-				out = append(out, metrics.DriftProject{Repo: r.Repo, Project: r.Project, Status: string(r.Status), Groups: len(r.Groups), CheckedAt: r.CheckedAt})
-			}
-			return out, nil
+			return drift.NewStore(s.store).MetricProjects(ctx)
 		},
 	}
 }

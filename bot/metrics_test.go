@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"github.com/shardgate/shardgate/drift"
 	"io"
 	"math"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/metrics/metricstest"
 	"github.com/shardgate/shardgate/pullreq"

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -19,7 +16,7 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/planrun"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
@@ -150,7 +147,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		return s.reportConfigError(ctx, gh, st, err)
 	}
 	if err != nil {
-		st.Status = "failed: " + oneLine(err.Error())
+		st.Status = "failed: " + report.FirstLine(err.Error())
 		if perr := s.publish(ctx, gh, st, nil); perr != nil {
 			logctx.Logger(ctx).WithError(perr).Warn("show the failure on the PR")
 		}
@@ -176,7 +173,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
 		plans = append(plans, rec)
 		if coErr != nil {
-			rec.Error = "the pull request's files could not be fetched: " + oneLine(errText(coErr))
+			rec.Error = "the pull request's files could not be fetched: " + report.FirstLine(errText(coErr))
 		}
 		if err := s.planAndReport(ctx, gh, st, pol, rec, checkout, p, plans); err != nil {
 			return err
@@ -218,20 +215,9 @@ func errText(err error) string {
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
-	dir := filepath.Join(checkout, filepath.FromSlash(p.Dir))
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		rec.Error = fmt.Sprintf("project %q: directory %s does not exist at %s", p.Name, p.Dir, pullreq.ShortSHA(st.HeadSHA))
-		return
-	}
-	var varFiles []string
-	for _, vf := range p.VarFiles {
-		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
-	}
 	live, endLog := startLiveLog(s.logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
 	defer endLog()
-	// The whole checkout is the sandbox's tree (modules beside the project);
-	// plans get the plan-phase credentials only, never apply_env.
-	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: p.Workspace, VarFiles: varFiles,
+	res := planrun.Run(ctx, s.runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
 		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv), Output: live,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
@@ -240,62 +226,21 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
 		}})
-	if err != nil {
-		rec.Error = oneLine(err.Error())
+	for _, w := range res.LockWaits {
+		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
+	}
+	s.metrics.ObserveLockWaits("plan", res.LockWaits)
+	if res.Failed() {
+		rec.Error, rec.Diagnostics = res.Error, res.Diagnostics
 		return
 	}
-	defer job.Close()
-	defer func() {
-		for _, w := range job.LockWaits() {
-			rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
-		}
-		s.metrics.ObserveLockWaits("plan", job.LockWaits())
-	}()
-	if err := job.Init(ctx); err != nil {
-		failPlan(rec, job, err)
-		return
-	}
-	if _, err := job.Plan(ctx); err != nil {
-		failPlan(rec, job, err)
-		return
-	}
-	shown, err := job.Show(ctx)
-	if err != nil {
-		failPlan(rec, job, err)
-		return
-	}
-	cs, err := planparse.ParseBytes(shown.JSON)
-	if err != nil {
-		rec.Error = "terraform's plan could not be read: " + err.Error()
-		return
-	}
+	cs := res.ChangeSet
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
 	if len(cs.Changes) > 0 {
-		rec.TraceVarsMissing = traceability.Missing(dir)
+		rec.TraceVarsMissing = traceability.Missing(res.Dir)
 	}
 	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
-}
-
-// failPlan records a failed terraform command: its one-line error and terraform's
-// diagnostics, redacted with the job's secrets (the server's are removed
-// when the record is shown).
-func failPlan(rec *records.Plan, job *runner.Job, err error) {
-	rec.Error = job.Redact(err.Error())
-	rec.Diagnostics = reportDiagnostics(job, runner.DiagnosticsOf(err))
-}
-
-// reportDiagnostics converts the runner's diagnostics for the report.
-func reportDiagnostics(job *runner.Job, diags []runner.Diagnostic) []report.Diagnostic {
-	out := make([]report.Diagnostic, 0, len(diags))
-	for _, d := range diags {
-		rd := report.Diagnostic(d)
-		for _, p := range []*string{&rd.Summary, &rd.Detail, &rd.File, &rd.Context, &rd.Snippet} {
-			*p = job.Redact(*p)
-		}
-		out = append(out, rd)
-	}
-	return out
 }
 
 // finishPlan stores a project's result and completes its check run.
@@ -338,14 +283,6 @@ func (s *Planner) reportConfigError(ctx context.Context, gh ghapp.API, st *recor
 		return ferr
 	}
 	return s.publish(ctx, gh, st, nil)
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 func plural(n int, noun string) string {

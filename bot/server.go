@@ -82,7 +82,7 @@ type Server struct {
 
 	// drift checks a repository's projects for drift, on driftSched's
 	// schedule (drift.interval) and on /shardgate drift.
-	drift      *driftChecker
+	drift      *driftChecks
 	driftSched *drift.Scheduler
 
 	dispatcher *webhook.Dispatcher

@@ -1,16 +1,13 @@
 package bot
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/internal/livelog"
+	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/statuspage"
 )
 
@@ -50,7 +47,7 @@ func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
 func (s *Server) StatusHandler() http.Handler {
 	logs, driftSource := s.liveLogs, s.driftSource
 	if driftSource == nil {
-		driftSource = driftRows{store: s.drift.store, web: statuspage.WebURL(s.cfg.GitHubAPIURL)}
+		driftSource = statuspage.DriftRecords(s.drift.store, statuspage.WebURL(s.cfg.GitHubAPIURL))
 	}
 	if logs == nil {
 		logs = livelog.NewHub(1, 1, s.redact, s.now)
@@ -60,32 +57,15 @@ func (s *Server) StatusHandler() http.Handler {
 		Replica: s.applies.Owner(), Now: s.now, Log: s.log})
 }
 
-// startStatus binds the status page's listener when status.listen is set and
-// serves it until stop is called. A bind failure is returned at once. stop
-// ends the log streams with the listener.
+// startStatus serves the status page when status.listen is set, until stop;
+// stop ends the log streams with the listener.
 func (s *Server) startStatus() (stop func(), err error) {
 	if !s.cfg.Status.Enabled() {
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", s.cfg.Status.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("status page listener: %w", err)
-	}
-	srv := statuspage.NewServer(s.cfg.Status.Listen, s.StatusHandler())
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.WithError(err).Error("status page listener stopped")
-		}
-	}()
-	s.statusAddr = ln.Addr().String()
-	s.log.WithField("listen", s.statusAddr).Info("shardgate status page serving")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), statusShutdownGrace)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			_ = srv.Close() // log streams outlast a shutdown: cut them
-		}
-	}, nil
+	s.statusAddr, stop, err = listener.Start("status page listener", s.cfg.Status.Listen,
+		statuspage.NewServer(s.cfg.Status.Listen, s.StatusHandler()), statusShutdownGrace, s.log)
+	return stop, err
 }
 
 const statusShutdownGrace = 2 * time.Second

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/statuspage"
 )
@@ -59,13 +60,17 @@ func TestStatusPageShowsThePlansAndAppliesOfTheService(t *testing.T) {
 	require.Contains(t, applyText, "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.")
 	require.True(t, applyLog.Read(0).Ended)
 
+	five := 5
+	require.NoError(t, drift.NewStore(h.srv.store).Put(context.Background(), &drift.Record{Repo: "acme/streams", Project: "streams",
+		Status: drift.StatusDrifted, Issue: 7, Groups: []drift.Group{{StreamPrefix: "clicks", ConsumerGroup: "etl", Desired: 3, Live: &five, Delta: 2}}}))
 	code, body := statusGet(t, h.srv, "/")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "No apply is queued or running.")
 	require.Contains(t, body, `<span class="state applied">applied</span>`)
 	require.Contains(t, body, sha[:12])
 	require.Contains(t, body, "<code>shardgate-streams-pr1-1-create-", "the apply's coordinator request ids")
-	require.Contains(t, body, "Drift checks are off on this server.")
+	require.Contains(t, body, "clicks/etl: desired 3, live 5 (&#43;2)", "the drift checks' records")
+	require.Contains(t, body, "/acme/streams/issues/7\"", "the drift issue linked on the configured GitHub")
 	code, events := statusGet(t, h.srv, "/jobs/"+statuspage.ApplyLogID(jobs[0].Seq, jobs[0].Attempt)+"/log")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, events, "data: module.stream_group[\"clicks/etl\"].terraform_data.stream_group: Creation complete")

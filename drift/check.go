@@ -17,7 +17,6 @@ package drift
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/planparse"
@@ -106,7 +105,7 @@ type Result struct {
 // Failed is the result of a check that could not tell.
 func Failed(repo, project, branch, commit string, at time.Time, reason, details string) Result {
 	return Result{Repo: repo, Project: project, Branch: branch, Commit: commit, CheckedAt: at.UTC(), Status: StatusError,
-		Groups: []Group{}, Pending: []Pending{}, Error: oneLine(reason), Details: details}
+		Groups: []Group{}, Pending: []Pending{}, Error: report.FirstLine(reason), Details: details}
 }
 
 // Check judges one project's plan (planparse, noops included) against the live
@@ -120,7 +119,7 @@ func Check(cs *planparse.ChangeSet, coordinator policy.Coordinator, live map[str
 	}
 	res.Managed = len(cs.Changes)
 	if coordinator.Consulted && !coordinator.Reachable {
-		res.Status, res.Error = StatusError, oneLine("the coordinator could not be read: "+coordinator.Error)
+		res.Status, res.Error = StatusError, report.FirstLine("the coordinator could not be read: "+coordinator.Error)
 		return res
 	}
 	sensitive := cs.SensitiveValues()
@@ -186,14 +185,6 @@ func group(c planparse.Change, hide func(string) string, live *int) Group {
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
-	}
-	return s
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
 	}
 	return s
 }

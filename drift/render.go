@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -177,4 +178,28 @@ func shortSHA(sha string) string {
 // markdown`.
 func Markdown(res Result) string {
 	return Body(record(res, nil, 0), res)
+}
+
+// Reply is the answer to `/shardgate drift`: it says, per project, what the drift check found and where.
+func Reply(actor, branch string, recs []*Record) string {
+	if len(recs) == 0 {
+		return fmt.Sprintf("@%s, the `.shardgate.yaml` of %s lists no projects: there is nothing to check for drift.", actor, report.Code(branch))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "@%s, drift check of %s at %s:\n\n", actor, report.Code(branch), report.Code(pullreq.ShortSHA(recs[0].Commit)))
+	for _, rec := range recs {
+		where := ""
+		if rec.Issue > 0 {
+			where = fmt.Sprintf(" — see #%d", rec.Issue)
+		}
+		switch rec.Status {
+		case StatusDrifted:
+			fmt.Fprintf(&b, "- project %s: **drift**, %d group(s) differ from the code, %d change(s) pending%s\n", report.Code(rec.Project), len(rec.Groups), rec.Pending, where)
+		case StatusError:
+			fmt.Fprintf(&b, "- project %s: the check failed (not drift)%s\n", report.Code(rec.Project), where)
+		default:
+			fmt.Fprintf(&b, "- project %s: no drift\n", report.Code(rec.Project))
+		}
+	}
+	return b.String()
 }

@@ -3,10 +3,11 @@ package drift
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/shardgate/shardgate/internal/loop"
 )
 
 // JitterFraction is the most a scheduled check is delayed past its interval,
@@ -33,8 +34,7 @@ type Scheduler struct {
 	Paused func() bool
 	Log    *logrus.Entry
 
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	bg *loop.Background
 }
 
 // next is when a check claimed at now is due again.
@@ -84,33 +84,15 @@ func (s *Scheduler) Pass(ctx context.Context) int {
 	return ran
 }
 
-// Start runs passes until Close: off when Interval is not positive.
+// Start runs a pass every tick (a tenth of Interval, 1s to 1m) until Close: off when Interval
+// is not positive.
 func (s *Scheduler) Start(ctx context.Context) {
 	if s.Interval <= 0 {
 		return
 	}
-	ctx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
 	tick := min(max(s.Interval/JitterFraction, time.Second), maxTick)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			s.Pass(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	s.bg = loop.Start(ctx, tick, nil, func(ctx context.Context) { s.Pass(ctx) })
 }
 
 // Close stops the passes and waits for a running check to end.
-func (s *Scheduler) Close() {
-	if s.stop != nil {
-		s.stop()
-	}
-	s.wg.Wait()
-}
+func (s *Scheduler) Close() { s.bg.Stop() }

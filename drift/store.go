@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
 )
@@ -240,4 +241,17 @@ func (s Store) ForgetInstallation(ctx context.Context, installation int64) error
 		}
 	}
 	return nil
+}
+
+// MetricProjects are the records as the drift metrics read them.
+func (s Store) MetricProjects(ctx context.Context) ([]metrics.DriftProject, error) {
+	recs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metrics.DriftProject, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, metrics.DriftProject{Repo: r.Repo, Project: r.Project, Status: string(r.Status), Groups: len(r.Groups), CheckedAt: r.CheckedAt})
+	}
+	return out, nil
 }

@@ -115,29 +115,35 @@ func AdminHandler(reg prometheus.Gatherer, st store.Store, token serverconfig.Se
 }
 
 // StartAdmin binds addr and serves h on it until stop is called, returning
-// the bound address. A bind failure is returned at once, so that a wrong
-// address stops the start rather than going unnoticed. stop gives a download
-// in progress adminShutdownGrace, then cuts it.
+// the bound address (Start); stop gives a download in progress
+// adminShutdownGrace, then cuts it.
 func StartAdmin(addr string, h http.Handler, log *logrus.Entry) (bound string, stop func(), err error) {
+	return Start("admin listener", addr, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, adminShutdownGrace, log)
+}
+
+// Start binds addr and serves srv on it until stop is called, returning the
+// bound address. A bind failure is returned at once, so that a wrong address
+// stops the start rather than going unnoticed. stop gives requests in
+// progress grace, then cuts them. name says which listener in logs and errors.
+func Start(name, addr string, srv *http.Server, grace time.Duration, log *logrus.Entry) (bound string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("admin listener: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", name, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.WithError(err).Error("admin listener stopped")
+			log.WithError(err).Error(name + " stopped")
 		}
 	}()
 	bound = ln.Addr().String()
-	log.WithField("listen", bound).Info("shardgate admin listener serving")
+	log.WithField("listen", bound).Info("shardgate " + name + " serving")
 	return bound, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), adminShutdownGrace)
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
-			log.WithError(err).Warn("admin listener: a download outlived the shutdown grace and was cut")
+			log.WithError(err).Warn(name + ": requests outlived the shutdown grace and were cut")
 			if err := srv.Close(); err != nil {
-				log.WithError(err).Warn("close the admin listener")
+				log.WithError(err).Warn("close the " + name)
 			}
 		}
 	}, nil

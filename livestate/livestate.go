@@ -44,14 +44,20 @@ type Coordinators struct {
 	metrics *metrics.Metrics
 	http    *http.Client // nil: http.DefaultClient's transport
 
+	// NotCovered names where a coordinator URL must be configured, for the
+	// error about one that is not (the server's coordinators[].url_prefix).
+	NotCovered string
+
 	mu      sync.Mutex
 	clients map[string]*coord.Client
 }
 
 // New makes the coordinators of cfg; their clients remember metadata
-// versions in st and report to m. hc nil: http.DefaultClient's transport.
+// versions in st (nil: not remembered, as in the command line) and report to
+// m (may be nil). hc nil: http.DefaultClient's transport.
 func New(cfg *serverconfig.Config, st store.Store, log *logrus.Entry, m *metrics.Metrics, hc *http.Client) *Coordinators {
-	return &Coordinators{cfg: cfg, store: st, log: log, metrics: m, http: hc, clients: map[string]*coord.Client{}}
+	return &Coordinators{cfg: cfg, store: st, log: log, metrics: m, http: hc, clients: map[string]*coord.Client{},
+		NotCovered: "this server's configuration (coordinators[].url_prefix)"}
 }
 
 // Read reads every stream the change set mentions, unchanged ones included
@@ -124,7 +130,7 @@ func liveStream(st *coord.Stream) policy.LiveStream {
 func (s *Coordinators) Client(url string) (*coord.Client, error) {
 	creds, ok := s.cfg.CoordinatorFor(url)
 	if !ok {
-		return nil, fmt.Errorf("coordinator %s is not in this server's configuration (coordinators[].url_prefix), so shardgate does not call it", url)
+		return nil, fmt.Errorf("coordinator %s is not covered by %s, so shardgate does not call it", url, s.NotCovered)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,7 +138,10 @@ func (s *Coordinators) Client(url string) (*coord.Client, error) {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithVersionMemory(records.MetadataVersions(s.store, url)), coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
+		coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
+	if s.store != nil {
+		opts = append(opts, coord.WithVersionMemory(records.MetadataVersions(s.store, url)))
+	}
 	if creds.Username != "" {
 		opts = append(opts, coord.WithBasicAuth(creds.Username, creds.Password.Reveal()))
 	}

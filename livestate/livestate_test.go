@@ -88,7 +88,7 @@ func TestReadNeverCallsAnUnconfiguredCoordinator(t *testing.T) {
 		change(url, "create-order"), change(other, "create-order")}})
 	require.True(t, got.Consulted)
 	require.False(t, got.Reachable)
-	require.Contains(t, got.Error, other+" is not in this server's configuration")
+	require.Contains(t, got.Error, other+" is not covered by this server's configuration")
 	require.Nil(t, live)
 	require.Zero(t, attacked.Load(), "the unconfigured coordinator is never called")
 	none, live := c.Read(context.Background(), &planparse.ChangeSet{})

@@ -65,9 +65,9 @@ func applyDetail(j *applyqueue.Job, blockers func(seq string) []applyqueue.Block
 func applyDetailText(j *applyqueue.Job, blockers func(seq string) []applyqueue.Blocker) string {
 	switch {
 	case j.State == applyqueue.Failed:
-		return report.Escape(oneLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
+		return report.Escape(report.FirstLine(j.Reason)) + " An approver can retry with `/shardgate apply`."
 	case j.State == applyqueue.Applied:
-		return report.Escape(oneLine(j.Reason))
+		return report.Escape(report.FirstLine(j.Reason))
 	case j.State == applyqueue.Queued:
 		waits := blockers(j.Seq)
 		if len(waits) == 0 {
@@ -80,16 +80,7 @@ func applyDetailText(j *applyqueue.Job, blockers func(seq string) []applyqueue.B
 		}
 		return strings.Join(parts, "; ")
 	}
-	return report.Escape(oneLine(j.Progress))
-}
-
-// oneLine is s's first line, trimmed.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return report.Escape(report.FirstLine(j.Progress))
 }
 
 func plural(n int, noun string) string {

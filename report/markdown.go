@@ -327,3 +327,12 @@ func by(w mdWriter, actor string) string {
 	}
 	return " by " + w.text(stripMentions(actor))
 }
+
+// FirstLine is s's first line, trimmed: an error as one line of a report.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -11,7 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/shardgate/shardgate/drift"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
@@ -80,7 +84,10 @@ func runDrift(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		writeDiagnostics(stderr, runner.DiagnosticsOf(err))
 		return exitTerraform
 	}
-	coordinator, live := cliLive{cfg}.LiveState(ctx, cs)
+	// The coordinator client's retry logs are the service's; the command says what failed.
+	coords := livestate.New(cfg, nil, logctx.NewLogger(io.Discard, logrus.ErrorLevel), nil, nil)
+	coords.NotCovered = "a --coordinator-url-prefix"
+	coordinator, live := coords.Read(ctx, cs)
 	res := drift.Check(cs, coordinator, live)
 	res.Project, res.CheckedAt = *dir, time.Now().UTC()
 	res.Error = redactIn(cfg, res.Error)
