@@ -82,7 +82,7 @@ func Body(rec *Record, res Result) string {
 
 const resolveText = "**How to resolve it**, for each group:\n\n" +
 	"- keep the live count: change `shard_count` in the code to the live count and merge it (the plan is then a no-op for the coordinator); or\n" +
-	"- restore the code's count: re-apply it (`terraform plan -replace` of the instance in a pull request); it goes through the gate as the scale it is, live → desired, with its policies (shard delta, quiesce attestation).\n"
+	"- restore the code's count: mark the instance for re-creation with `terraform taint 'ADDRESS'` (a change to the state only: nothing is applied), then plan it in a pull request that touches the project; shardgate judges the replace as the scale it is, live → desired, with its policies (shard delta, quiesce attestation), and applies it after merge.\n"
 
 func groupTable(groups []Group) string {
 	var b strings.Builder
