@@ -1,21 +1,15 @@
 package drift
 
 import (
-	"bytes"
 	"fmt"
-	"html"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/report/reporttest"
 )
 
 // hostile are names a repository's code or configuration can give a project,
@@ -43,8 +37,6 @@ func hostileResult(h string) (*Record, Result) {
 	return record(res, nil, 0), res
 }
 
-var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
 func TestHostileNamesCannotSteerTheIssue(t *testing.T) {
 	for i, h := range hostile {
 		t.Run(fmt.Sprintf("%02d %.30q", i, h), func(t *testing.T) {
@@ -55,7 +47,7 @@ func TestHostileNamesCannotSteerTheIssue(t *testing.T) {
 				"drift": Body(rec, res), "failed": Body(rec, failed), "gone": GoneComment(res), "failed comment": FailedComment(failed),
 			} {
 				require.Less(t, len(md), 65536, name)
-				requireInert(t, md+"\n\n#### Sentinel\n", name)
+				requireInert(t, md+reporttest.Sentinel, name)
 				if strings.HasPrefix(name, "drift") || name == "failed" {
 					first, _, _ := strings.Cut(md, "\n")
 					require.Equal(t, Marker(h), first)
@@ -73,59 +65,10 @@ func TestHostileNamesCannotSteerTheIssue(t *testing.T) {
 
 func requireInert(t *testing.T, md, name string) {
 	t.Helper()
-	src := []byte(md)
-	doc := gfm.Parser().Parse(text.NewReader(src))
-	opened := 0
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n.Kind() {
-		case ast.KindLink, ast.KindImage, ast.KindAutoLink, ast.KindRawHTML, ast.KindLinkReferenceDefinition,
-			ast.KindBlockquote, ast.KindThematicBreak, east.KindStrikethrough, east.KindTaskCheckBox:
-			return ast.WalkStop, fmt.Errorf("%s node %q", n.Kind(), n.Text(src))
-		case ast.KindHTMLBlock:
-			for _, line := range strings.Split(strings.TrimRight(string(n.(*ast.HTMLBlock).Text(src)), "\n"), "\n") {
-				if !ownHTML.MatchString(line) {
-					return ast.WalkStop, fmt.Errorf("HTML block line %q", line)
-				}
-				opened += strings.Count(line, "<details>") - strings.Count(line, "</details>")
-			}
-		case ast.KindHeading:
-			if h := headingText(n, src); !ownHeading.MatchString(h) {
-				return ast.WalkStop, fmt.Errorf("heading %q", h)
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	require.NoError(t, err, "%s:\n%s", name, md)
-	require.Zero(t, opened, "%s: every <details> is closed", name)
-	last := doc.LastChild()
-	require.Equal(t, ast.KindHeading, last.Kind(), "%s: nothing is left open", name)
-	var out bytes.Buffer
-	require.NoError(t, gfm.Renderer().Render(&out, src, doc))
-	visible := html.UnescapeString(tag.ReplaceAllString(inCode.ReplaceAllString(out.String(), ""), " "))
-	for _, re := range linkable {
-		require.False(t, re.MatchString(visible), "%s: %s in text outside code: %q", name, re, re.FindString(visible))
-	}
+	inert.Require(t, md, name)
 }
 
-var (
-	ownHTML    = regexp.MustCompile(`^(<!-- shardgate:drift project(-sha256)?=[^ ]* -->|<details><summary>terraform's diagnostics</summary>|</details>)$`)
-	ownHeading = regexp.MustCompile(`^(Drift in project |Sentinel)$`)
-	linkable   = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)@[a-z0-9]`), regexp.MustCompile(`(?i)[a-z0-9]://`), regexp.MustCompile(`(?i)www\.`), regexp.MustCompile(`#[0-9]`),
-	}
-	inCode = regexp.MustCompile(`(?s)<pre>.*?</pre>|<code>.*?</code>`)
-	tag    = regexp.MustCompile(`(?s)<!--.*?-->|<[^>]*>`)
-)
-
-func headingText(n ast.Node, src []byte) string {
-	var b strings.Builder
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if t, ok := c.(*ast.Text); ok {
-			b.Write(t.Value(src))
-		}
-	}
-	return b.String()
+var inert = reporttest.Inert{
+	OwnHTML:    regexp.MustCompile(`^(<!-- shardgate:drift project(-sha256)?=[^ ]* -->|<details><summary>terraform's diagnostics</summary>|</details>)$`),
+	OwnHeading: regexp.MustCompile(`^(Drift in project |Sentinel)$`),
 }

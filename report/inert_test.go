@@ -1,23 +1,19 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"html"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 
 	"github.com/stretchr/testify/require"
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/report/reporttest"
 )
 
 // hostile are names a pull request can give a stream, a group, a resource, a
@@ -105,9 +101,9 @@ func renderings(r *Report, h string, budget int) map[string]string {
 
 // sentinel follows every rendering: it must stay a heading of its own, so
 // nothing a rendering leaves open (a fence, an HTML block) swallows what follows.
-const sentinel = "\n\n#### Sentinel\n"
+const sentinel = reporttest.Sentinel
 
-var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+var gfm = reporttest.GFM
 
 func TestHostileNamesCannotSteerTheMarkdown(t *testing.T) {
 	benign := hostileReport("benign")
@@ -146,89 +142,12 @@ func TestHostileNamesCannotSteerTheMarkdown(t *testing.T) {
 // requireInert parses md as GFM and fails on any node plan text could have made.
 func requireInert(t *testing.T, md, name string) {
 	t.Helper()
-	src := []byte(md)
-	doc := gfm.Parser().Parse(text.NewReader(src))
-	opened := 0
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n.Kind() {
-		case ast.KindLink, ast.KindImage, ast.KindAutoLink, ast.KindRawHTML, ast.KindLinkReferenceDefinition,
-			ast.KindBlockquote, ast.KindThematicBreak, east.KindStrikethrough, east.KindTaskCheckBox:
-			return ast.WalkStop, fmt.Errorf("%s node %q", n.Kind(), nodeText(n, src))
-		case ast.KindHTMLBlock:
-			for _, line := range strings.Split(strings.TrimRight(string(n.(*ast.HTMLBlock).Text(src)), "\n"), "\n") {
-				if !ownHTML.MatchString(line) {
-					return ast.WalkStop, fmt.Errorf("HTML block line %q", line)
-				}
-				opened += strings.Count(line, "<details>") - strings.Count(line, "</details>")
-			}
-		case ast.KindHeading:
-			if h := headingText(n, src); !ownHeading.MatchString(h) {
-				return ast.WalkStop, fmt.Errorf("heading %q", h)
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	require.NoError(t, err, "%s:\n%s", name, md)
-	require.Zero(t, opened, "%s: every <details> is closed", name)
-	last := doc.LastChild()
-	require.Equal(t, ast.KindHeading, last.Kind(), "%s: nothing is left open", name)
-	require.Equal(t, "Sentinel", headingText(last, src), name)
-
-	// GitHub links mentions, references, URLs and e-mail addresses in the text
-	// it renders outside code and pre: none may be left there.
-	var out bytes.Buffer
-	require.NoError(t, gfm.Renderer().Render(&out, src, doc))
-	visible := visibleText(out.String())
-	for _, re := range linkable {
-		require.False(t, re.MatchString(visible), "%s: %s in text outside code: %q", name, re, re.FindString(visible))
-	}
+	inert.Require(t, md, name)
 }
 
-var (
-	ownHTML    = regexp.MustCompile(`^(<details><summary>(Raw resource changes|Other resource changes|Terraform's diagnostics) \(\d+\)</summary>|</details>)$`)
-	ownHeading = regexp.MustCompile(`^((✅|❌) Project |Violations|Warnings|Exceptions applied|Producer-quiesce attestations used|Labels not counted|Terraform state locks waited on|Sentinel)$`)
-	linkable   = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)@[a-z0-9]`),   // mentions and e-mail addresses
-		regexp.MustCompile(`(?i)[a-z0-9]://`), // URLs
-		regexp.MustCompile(`(?i)www\.`),       // www. autolinks
-		regexp.MustCompile(`#[0-9]`),          // issue references
-	}
-	inCode = regexp.MustCompile(`(?s)<pre>.*?</pre>|<code>.*?</code>`)
-	tag    = regexp.MustCompile(`(?s)<!--.*?-->|<[^>]*>`)
-)
-
-// visibleText is the text of rendered HTML that GitHub's filters would see:
-// outside code and pre, tags dropped, entities decoded.
-func visibleText(h string) string {
-	return html.UnescapeString(tag.ReplaceAllString(inCode.ReplaceAllString(h, ""), " "))
-}
-
-// headingText is a heading's text outside code spans.
-func headingText(n ast.Node, src []byte) string {
-	var b strings.Builder
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if t, ok := c.(*ast.Text); ok {
-			b.Write(t.Value(src))
-		}
-	}
-	return b.String()
-}
-
-func nodeText(n ast.Node, src []byte) string {
-	if n.Type() == ast.TypeBlock {
-		return string(n.Lines().Value(src))
-	}
-	var b strings.Builder
-	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
-		if t, ok := c.(*ast.Text); ok && entering {
-			b.Write(t.Value(src))
-		}
-		return ast.WalkContinue, nil
-	})
-	return b.String()
+var inert = reporttest.Inert{
+	OwnHTML:    regexp.MustCompile(`^(<details><summary>(Raw resource changes|Other resource changes|Terraform's diagnostics) \(\d+\)</summary>|</details>)$`),
+	OwnHeading: regexp.MustCompile(`^((✅|❌) Project |Violations|Warnings|Exceptions applied|Producer-quiesce attestations used|Labels not counted|Terraform state locks waited on|Sentinel)$`),
 }
 
 // structure lists a document's nodes, code content and text left out (with the
