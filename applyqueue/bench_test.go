@@ -88,7 +88,8 @@ func enqueueApplyBench(b *testing.B, jobs []applySim, opts []store.BoltOption) (
 func runApplyBench(b *testing.B, q *Queue, rec *applyRecorder, n int) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
-	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithPollInterval(50*time.Millisecond))
+	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel))
+	s.Poll = 50 * time.Millisecond
 	require.NoError(b, s.Start(ctx))
 	for {
 		rec.mu.Lock()

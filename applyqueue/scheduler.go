@@ -30,16 +30,6 @@ type RunFunc func(ctx context.Context, job *Job) (State, string)
 // SchedulerOption tunes NewScheduler.
 type SchedulerOption func(*Scheduler)
 
-// WithPollInterval sets how often the scheduler looks for runnable jobs
-// without being notified (DefaultPollInterval).
-func WithPollInterval(d time.Duration) SchedulerOption {
-	return func(s *Scheduler) {
-		if d > 0 {
-			s.Poll = d
-		}
-	}
-}
-
 // Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
 // stream in common run in parallel, without a bound: the stream locks are
@@ -49,7 +39,7 @@ type Scheduler struct {
 	run RunFunc
 	log *logrus.Entry
 	// Poll is how often the scheduler looks for runnable jobs without being
-	// notified (WithPollInterval); set it before Start.
+	// notified (DefaultPollInterval); set it before Start.
 	Poll time.Duration
 	// Paused says whether to start nothing (the store cannot be reached);
 	// may be nil. Set it before Start.

@@ -158,7 +158,8 @@ func runApplySims(t testing.TB, q *Queue, jobs []applySim) *applyRecorder {
 	}
 	rec := newApplyRecorder(jobs)
 	rec.meet = make(chan struct{})
-	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel), WithPollInterval(50*time.Millisecond))
+	s := NewScheduler(q, rec.run, logctx.NewLogger(io.Discard, logrus.WarnLevel))
+	s.Poll = 50 * time.Millisecond
 	require.NoError(t, s.Start(ctx))
 	defer func() { require.NoError(t, s.Close(ctx)) }()
 	require.Eventually(t, func() bool {

@@ -133,8 +133,9 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	log := logctx.NewLogger(io.Discard, logrus.WarnLevel)
 	var hang atomic.Bool
 	hung := make(chan struct{})
-	a := NewScheduler(qa, rec.runHanging(&hang, hung), log, WithPollInterval(50*time.Millisecond))
-	b := NewScheduler(qb, rec.run, log, WithPollInterval(50*time.Millisecond))
+	a := NewScheduler(qa, rec.runHanging(&hang, hung), log)
+	b := NewScheduler(qb, rec.run, log)
+	a.Poll, b.Poll = 50*time.Millisecond, 50*time.Millisecond
 	start := time.Now()
 	require.NoError(t, a.Start(ctx))
 	require.NoError(t, b.Start(ctx))

@@ -18,8 +18,8 @@ const applyWait = 5 * time.Second
 
 func startApplyScheduler(t *testing.T, q *Queue, run RunFunc, opts ...SchedulerOption) *Scheduler {
 	t.Helper()
-	opts = append([]SchedulerOption{WithPollInterval(20 * time.Millisecond)}, opts...)
 	s := NewScheduler(q, run, logctx.NewLogger(io.Discard, logrus.InfoLevel), opts...)
+	s.Poll = 20 * time.Millisecond
 	require.NoError(t, s.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), applyWait)
@@ -153,7 +153,8 @@ func TestApplySchedulerCloseLeavesJobToNextProcess(t *testing.T) {
 		started <- q1.Update(ctx, j.Seq, func(j *Job) error { j.State = Applying; return nil })
 		<-ctx.Done()
 		return Applied, "must not be recorded: the run was cut short"
-	}, logctx.NewLogger(io.Discard, logrus.InfoLevel), WithPollInterval(20*time.Millisecond))
+	}, logctx.NewLogger(io.Discard, logrus.InfoLevel))
+	s1.Poll = 20 * time.Millisecond
 	require.NoError(t, s1.Start(context.Background()))
 	require.NoError(t, <-started)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -62,7 +62,8 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 		mu.Unlock()
 		return applyqueue.Applied, "converged"
 	}
-	sched := applyqueue.NewScheduler(q, run, logctx.Logger(context.Background()), applyqueue.WithPollInterval(20*time.Millisecond))
+	sched := applyqueue.NewScheduler(q, run, logctx.Logger(context.Background()))
+	sched.Poll = 20 * time.Millisecond
 
 	mergeOrder := map[string][]int{} // stream -> PR numbers in merge order
 	for i := 0; i < 30; i++ {
