@@ -3,16 +3,42 @@ package bot
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/serverconfig"
 )
 
-// Base is what every event handler shares: the server and payload decoding.
-type Base struct{ s *Server }
+// Base is what the event handlers share: the services they call, named, and
+// payload decoding. The Server builds it (handlers); a test builds one from
+// the parts it needs.
+type Base struct {
+	cfg     *serverconfig.Config
+	clients ghapp.ClientCreator
+	rec     records.Store
+	// prLocks: one job of a pull request at a time (the planner's too).
+	prLocks   *keyedmutex.Mutex
+	planner   *Planner
+	applier   *Applier
+	applies   *applyqueue.Queue
+	scheduler *applyqueue.Scheduler
+	drift     *driftChecks
+	now       func() time.Time
+}
+
+// base is what the server's handlers are given.
+func (s *Server) base() *Base {
+	return &Base{cfg: s.cfg, clients: s.clients, rec: s.rec, prLocks: &s.prLocks, planner: s.planner, applier: s.applier,
+		applies: s.applies, scheduler: s.scheduler, drift: s.drift, now: s.now}
+}
 
 // parse decodes a webhook payload into go-github's type for the event; unknown
 // fields are ignored, so newer GitHub payloads still decode.

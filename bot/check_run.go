@@ -24,24 +24,24 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 		return err
 	}
 	cr := ev.GetCheckRun()
-	if ev.GetAction() != "rerequested" || cr.GetApp().GetID() != h.s.cfg.AppID || !strings.HasPrefix(cr.GetName(), "shardgate/plan") {
+	if ev.GetAction() != "rerequested" || cr.GetApp().GetID() != h.cfg.AppID || !strings.HasPrefix(cr.GetName(), "shardgate/plan") {
 		return nil
 	}
 	number := 0
 	if prs := cr.PullRequests; len(prs) > 0 {
 		number = prs[0].GetNumber()
-	} else if number, err = h.s.prForHead(ctx, ev.GetRepo(), cr.GetHeadSHA()); err != nil || number == 0 {
+	} else if number, err = h.prForHead(ctx, ev.GetRepo(), cr.GetHeadSHA()); err != nil || number == 0 {
 		return err
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), number)
 	if err != nil {
 		return err
 	}
-	return h.s.planner.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
+	return h.planner.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
 }
 
 // prForHead finds the pull request shardgate planned at sha (check_run events
 // of pushes to a PR branch may list no pull request).
-func (s *Server) prForHead(ctx context.Context, repo *github.Repository, sha string) (int, error) {
+func (s *Base) prForHead(ctx context.Context, repo *github.Repository, sha string) (int, error) {
 	return s.rec.PRWithHead(ctx, repo.GetOwner().GetLogin(), repo.GetName(), sha)
 }

@@ -10,7 +10,7 @@ import (
 
 // closed queues the applies of a merged pull request (in merge order) and
 // notes on the comment that it was closed or merged.
-func (s *Server) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest) error {
+func (s *Base) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest) error {
 	unlock := s.prLocks.Lock(ref.Key())
 	defer unlock()
 	st, err := s.rec.PR(ctx, ref)

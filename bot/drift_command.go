@@ -16,7 +16,7 @@ import (
 // Anyone with write access may run it: it plans the default branch (as a
 // scheduled check does) and never applies.
 func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment) error {
-	r, err := h.s.drift.store.Repo(ctx, ref.Owner, ref.Repo)
+	r, err := h.drift.store.Repo(ctx, ref.Owner, ref.Repo)
 	if err != nil {
 		return err
 	}
@@ -26,13 +26,13 @@ func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.R
 	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
 	}
-	recs, err := h.s.drift.CheckRepo(ctx, *r)
+	recs, err := h.drift.CheckRepo(ctx, *r)
 	if err != nil && len(recs) == 0 {
-		return h.s.planner.comments.Reply(ctx, gh, ref, c.ID,
+		return h.planner.comments.Reply(ctx, gh, ref, c.ID,
 			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(report.FirstLine(err.Error()))))
 	}
 	if err != nil {
 		return err
 	}
-	return h.s.planner.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs))
+	return h.planner.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs))
 }

@@ -30,7 +30,7 @@ func TestInstallationEventsForgetDriftRepositories(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
-	h := &Installation{Base: &Base{s: srv}}
+	h := &Installation{Base: srv.base()}
 	require.NoError(t, h.Handle(ctx, "installation_repositories", "d1", payload("installation_repositories/removed.payload.json")))
 	names := func() []string {
 		repos, err := ds.Repos(ctx)

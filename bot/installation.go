@@ -42,12 +42,12 @@ func (h *Installation) Handle(ctx context.Context, eventType, deliveryID string,
 		}
 		inst, action, removed = ev.GetInstallation(), ev.GetAction(), ev.RepositoriesRemoved
 	}
-	if err := h.s.drift.forget(ctx, inst, action, removed); err != nil {
+	if err := h.drift.forget(ctx, inst, action, removed); err != nil {
 		return err
 	}
 	log := logctx.Logger(ctx).WithField(logctx.FieldInstallation, inst.GetID()).WithField("account", inst.GetAccount().GetLogin())
 	if action == "deleted" || action == "suspend" {
-		if f, ok := h.s.clients.(forgetter); ok {
+		if f, ok := h.clients.(forgetter); ok {
 			f.Forget(inst.GetID())
 		}
 	}

@@ -45,8 +45,8 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	ctx = withPR(ctx, ref)
-	h.s.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
-	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
+	h.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
+	gh, err := ghapp.APIFor(h.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
@@ -55,13 +55,13 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	key := records.CommandKey(ref, c.ID, c.MadeAt)
-	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
+	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
 	}
-	return h.s.rec.MarkHandled(ctx, key, h.s.now())
+	return h.rec.MarkHandled(ctx, key, h.now())
 }
 
 // runAll runs the commands of one comment, or says why they do not run.
@@ -98,7 +98,7 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 		if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 			return err
 		}
-		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.Actor})
+		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.Actor})
 	case prcommand.CmdDrift:
 		return h.driftNow(ctx, gh, ref, c)
 	}
@@ -122,15 +122,15 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
 func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, prefix string) error {
-	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, c.Actor)
+	ok, err := h.planner.approvers.IsApprover(ctx, gh, c.Actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, c.ID, "-1",
-			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.s.planner.approvers.Text(), "an ")))
+			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.planner.approvers.Text(), "an ")))
 	}
-	head, current, err := h.s.planner.headWhen(ctx, gh, ref, c.MadeAt)
+	head, current, err := h.planner.headWhen(ctx, gh, ref, c.MadeAt)
 	if err != nil {
 		return err
 	}
@@ -138,8 +138,8 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
 			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, pullreq.ShortSHA(current)))
 	}
-	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.s.cfg.AttestationTTL)}
-	if err := h.s.rec.PutAttestation(ctx, ref, a); err != nil {
+	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.cfg.AttestationTTL)}
+	if err := h.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
 	if head != current {
@@ -150,21 +150,21 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
 	}
-	return h.s.planner.reevaluate(ctx, ref)
+	return h.planner.reevaluate(ctx, ref)
 }
 
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
 func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, actor string) error {
-	ok, err := h.s.planner.approvers.IsApprover(ctx, gh, actor)
+	ok, err := h.planner.approvers.IsApprover(ctx, gh, actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.s.planner.approvers.Text(), "an ")))
+			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.planner.approvers.Text(), "an ")))
 	}
-	jobs, err := h.s.applies.ListForPR(ctx, ref)
+	jobs, err := h.applies.ListForPR(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq
 		if j.State != applyqueue.Failed {
 			continue
 		}
-		if _, err := h.s.applies.Requeue(ctx, j.Seq); err != nil {
+		if _, err := h.applies.Requeue(ctx, j.Seq); err != nil {
 			return err
 		}
 		retried++
@@ -184,8 +184,8 @@ func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq
 	if err := react(ctx, gh, ref, commentID, "+1"); err != nil {
 		return err
 	}
-	h.s.scheduler.Notify()
-	return h.s.planner.refreshComment(ctx, gh, ref, nil)
+	h.scheduler.Notify()
+	return h.planner.refreshComment(ctx, gh, ref, nil)
 }
 
 // answer acknowledges a command with a reaction and replies with text.
@@ -193,7 +193,7 @@ func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.s.planner.comments.Reply(ctx, gh, ref, commentID, text)
+	return h.planner.comments.Reply(ctx, gh, ref, commentID, text)
 }
 
 func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 // scrapeTimeout bounds each store read of a scrape.
@@ -45,27 +44,4 @@ func (s *Server) metricSources() metrics.Sources {
 			return drift.NewStore(s.store).MetricProjects(ctx)
 		},
 	}
-}
-
-// countRunning wraps the event handlers so that the running-jobs gauge counts
-// the jobs in their Handle.
-func countRunning(m *metrics.Metrics, hs []webhook.EventHandler) []webhook.EventHandler {
-	if m == nil {
-		return hs
-	}
-	out := make([]webhook.EventHandler, len(hs))
-	for i, h := range hs {
-		out[i] = runningHandler{EventHandler: h, m: m}
-	}
-	return out
-}
-
-type runningHandler struct {
-	webhook.EventHandler
-	m *metrics.Metrics
-}
-
-func (h runningHandler) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	defer h.m.JobStarted()()
-	return h.EventHandler.Handle(ctx, eventType, deliveryID, payload)
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/applyqueue"
@@ -20,7 +19,6 @@ import (
 	"github.com/shardgate/shardgate/metrics/metricstest"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 var (
@@ -90,31 +88,6 @@ func TestCoordinatorRequestsAreCounted(t *testing.T) {
 	_, err = c.Health(context.Background())
 	require.Error(t, err)
 	require.GreaterOrEqual(t, value(t, srv.registry, "shardgate_coordinator_requests_total", "health", "error"), 1.0)
-}
-
-// blockingHandler holds its job until released.
-type blockingHandler struct{ started, release chan struct{} }
-
-func (blockingHandler) Handles() []string { return []string{"pull_request"} }
-func (h blockingHandler) Handle(context.Context, string, string, []byte) error {
-	close(h.started)
-	<-h.release
-	return nil
-}
-
-func TestRunningJobsGauge(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, metrics.Sources{})
-	h := blockingHandler{started: make(chan struct{}), release: make(chan struct{})}
-	wrapped := countRunning(m, []webhook.EventHandler{h})
-	require.Equal(t, []string{"pull_request"}, wrapped[0].Handles())
-	done := make(chan error)
-	go func() { done <- wrapped[0].Handle(context.Background(), "pull_request", "d", nil) }()
-	<-h.started
-	require.Equal(t, 1.0, value(t, reg, "shardgate_webhook_jobs_running"))
-	close(h.release)
-	require.NoError(t, <-done)
-	require.Equal(t, 0.0, value(t, reg, "shardgate_webhook_jobs_running"))
 }
 
 func TestStoreMetricsAtScrape(t *testing.T) {

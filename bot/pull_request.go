@@ -34,16 +34,16 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 		return err
 	}
 	ctx = withPR(ctx, ref)
-	h.s.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
+	h.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
-		return h.s.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
+		return h.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
 	case "ready_for_review":
-		return h.s.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
+		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":
-		return h.s.closed(ctx, ref, ghapp.PullRequestOf(ev.GetPullRequest()))
+		return h.closed(ctx, ref, ghapp.PullRequestOf(ev.GetPullRequest()))
 	}
 	return nil
 }
@@ -57,12 +57,12 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		return nil
 	}
 	if ev.GetAction() == "unlabeled" {
-		if err := h.s.rec.DeleteLabel(ctx, ref, name); err != nil {
+		if err := h.rec.DeleteLabel(ctx, ref, name); err != nil {
 			return err
 		}
-		return h.s.planner.reevaluate(ctx, ref)
+		return h.planner.reevaluate(ctx, ref)
 	}
-	gh, err := ghapp.APIFor(h.s.clients, ref.Installation)
+	gh, err := ghapp.APIFor(h.clients, ref.Installation)
 	if err != nil {
 		return err
 	}
@@ -76,11 +76,11 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		return nil
 	}
 	key := records.LabelEventKey(ref, e.ID)
-	if done, err := h.s.rec.Handled(ctx, key); err != nil || done {
+	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
-	if err := h.s.planner.reevaluate(ctx, ref); err != nil {
+	if err := h.planner.reevaluate(ctx, ref); err != nil {
 		return err
 	}
-	return h.s.rec.MarkHandled(ctx, key, h.s.now())
+	return h.rec.MarkHandled(ctx, key, h.now())
 }

@@ -21,14 +21,14 @@ import (
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
-func TestNewRedactorFindsEverySecretOfTheConfig(t *testing.T) {
+func TestConfigRedactorFindsEverySecretOfTheConfig(t *testing.T) {
 	key := redacttest.PEM(t)
 	cfg := &serverconfig.Config{PrivateKey: serverconfig.NewSecret(key), WebhookSecret: serverconfig.NewSecret("the-webhook-secret"),
 		Coordinators: []serverconfig.CoordinatorCredentials{
 			{URLPrefix: "https://a.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-a-password")},
 			{URLPrefix: "https://b.example", Username: "writer", Password: serverconfig.NewSecret("coordinator-b-password")},
 		}}
-	r := NewRedactor(cfg)
+	r := cfg.Redactor()
 	text := fmt.Sprintf("%s %s %s %s", "the-webhook-secret", "coordinator-a-password", "coordinator-b-password", redacttest.PEMBody(key)[2])
 	out := r.Redact(text)
 	require.Equal(t, strings.TrimSpace(strings.Repeat(runner.Redacted+" ", 4)), out)

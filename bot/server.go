@@ -132,7 +132,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	// Metrics first, so that every part is created with its observers.
 	s.registry = prometheus.NewRegistry()
 	s.metrics = metrics.New(s.registry, s.metricSources())
-	s.redact = NewRedactor(cfg)
+	s.redact = cfg.Redactor()
 	redact.Logs(s.log, s.redact)
 	s.rec = records.New(st, s.redact)
 	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.coordHTTP)
@@ -221,10 +221,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	s.wireDrift()
 	s.wireLiveLogs()
-	handlers := countRunning(s.metrics, s.handlers())
-	for i, h := range handlers {
-		handlers[i] = redactingHandler{EventHandler: h, r: s.redact}
-	}
+	handlers := webhook.Guard(s.handlers(), s.redact, s.metrics.JobStarted)
 	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return err
 	}
@@ -269,7 +266,7 @@ func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (app
 }
 
 func (s *Server) handlers() []webhook.EventHandler {
-	base := &Base{s: s}
+	base := s.base()
 	hs := []webhook.EventHandler{
 		&PullRequest{Base: base},
 		&IssueComment{Base: base},

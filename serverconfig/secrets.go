@@ -1,6 +1,10 @@
 package serverconfig
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/shardgate/shardgate/redact"
+)
 
 // SecretValues are the values of every Secret in c, wherever in the
 // configuration it sits (nested structs, slices and maps included), so a
@@ -44,3 +48,6 @@ func collectSecrets(v reflect.Value, out *[]string) {
 		}
 	}
 }
+
+// Redactor removes every secret of c (SecretValues) from text.
+func (c *Config) Redactor() *redact.Redactor { return redact.New(c.SecretValues()...) }

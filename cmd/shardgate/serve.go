@@ -84,7 +84,7 @@ func openServeStore(ctx context.Context, cfg *serverconfig.Config, stderr io.Wri
 	defer cancel()
 	st, err := store.OpenPostgres(octx, cfg.PostgresURL.Reveal(), store.WithLease(cfg.JobLease))
 	if err != nil {
-		fmt.Fprintf(stderr, "shardgate serve: %s\n", bot.NewRedactor(cfg).Redact(err.Error()))
+		fmt.Fprintf(stderr, "shardgate serve: %s\n", cfg.Redactor().Redact(err.Error()))
 		return nil, exitFailed
 	}
 	return st, exitOK
