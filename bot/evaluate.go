@@ -7,9 +7,7 @@ import (
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/traceability"
 )
@@ -38,47 +36,6 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	rec.Decision = dec
 	s.metrics.ObserveDecision("review", dec)
 	return nil
-}
-
-// reevaluate judges the stored plans of the head commit again (labels or
-// attestations changed), planning first when there are none.
-func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
-	unlock := s.prLocks.Lock(ref.Key())
-	defer unlock()
-	gh, pr, st, err := s.loadPR(ctx, ref)
-	if err != nil {
-		return err
-	}
-	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
-	if err != nil {
-		return err
-	}
-	if len(plans) == 0 {
-		if pr.State != "open" || (pr.Draft && st.Projects == nil) {
-			return s.rec.PutPR(ctx, st)
-		}
-		return s.planPRLocked(ctx, planRequest{ref: ref, trigger: "re-evaluation"})
-	}
-	pol, err := s.policies.For(ctx, gh, ref, pr.BaseRef, pr.BaseSHA)
-	var cfgErr *repoconfig.Error
-	if errors.As(err, &cfgErr) {
-		return s.reportConfigError(ctx, gh, st, err)
-	}
-	if err != nil {
-		return err
-	}
-	for _, rec := range plans {
-		if rec.ChangeSet == nil {
-			continue
-		}
-		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
-			return err
-		}
-		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
-			return err
-		}
-	}
-	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
 }
 
 // orderPlans puts plan records in the order of the PR's project list.

@@ -243,51 +243,50 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
 }
 
-// finishPlan stores a project's result and completes its check run.
-func (s *Planner) finishPlan(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan) error {
-	conclusion, out := s.render.CheckOutput(rec)
-	id, err := s.checks.Finish(ctx, gh, st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
-	if err != nil {
-		return err
-	}
-	rec.CheckRunID = id
-	return s.rec.PutPlan(ctx, st.Ref, rec)
-}
-
-// publish saves the PR state and edits the comment to show it.
-func (s *Planner) publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error {
-	return s.publishWith(ctx, gh, st, plans, s.renderApplies(ctx, st.Ref))
-}
-
-// publishWith is publish with the comment's Apply section given.
-func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan, applies string) error {
-	if err := s.comments.Upsert(ctx, gh, st, s.render.Comment(st, s.sandboxNotice(), applies, plans)); err != nil {
-		return err
-	}
-	return s.rec.PutPR(ctx, st)
-}
-
-// renderComment is the PR's comment: its state, the applies, the plans.
-func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
-	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st.Ref), plans)
-}
-
-func (s *Planner) reportConfigError(ctx context.Context, gh ghapp.API, st *records.PRState, err error) error {
-	st.ConfigError = err.Error()
-	st.Projects = nil
-	st.Status = "blocked: the repository configuration is not valid."
-	title := "Fix .shardgate.yaml on " + st.BaseRef
-	summary := "shardgate reads `.shardgate.yaml` from the base branch " + report.Code(st.BaseRef) + ":\n\n" + report.CodeBlock(err.Error())
-	if _, ferr := s.checks.Finish(ctx, gh, st.Ref, 0, prreport.CheckConfigName, st.HeadSHA, "failure",
-		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
-		return ferr
-	}
-	return s.publish(ctx, gh, st, nil)
-}
-
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// reevaluate judges the stored plans of the head commit again (labels or
+// attestations changed), planning first when there are none.
+func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
+	unlock := s.prLocks.Lock(ref.Key())
+	defer unlock()
+	gh, pr, st, err := s.loadPR(ctx, ref)
+	if err != nil {
+		return err
+	}
+	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
+	if err != nil {
+		return err
+	}
+	if len(plans) == 0 {
+		if pr.State != "open" || (pr.Draft && st.Projects == nil) {
+			return s.rec.PutPR(ctx, st)
+		}
+		return s.planPRLocked(ctx, planRequest{ref: ref, trigger: "re-evaluation"})
+	}
+	pol, err := s.policies.For(ctx, gh, ref, pr.BaseRef, pr.BaseSHA)
+	var cfgErr *repoconfig.Error
+	if errors.As(err, &cfgErr) {
+		return s.reportConfigError(ctx, gh, st, err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, rec := range plans {
+		if rec.ChangeSet == nil {
+			continue
+		}
+		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+			return err
+		}
+		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+			return err
+		}
+	}
+	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
 }
