@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -30,7 +31,7 @@ func sharedStores() map[string]func(t *testing.T) (store.Store, store.Store) {
 		},
 		"postgres": func(t *testing.T) (store.Store, store.Store) {
 			url := storetest.PostgresURL(t)
-			return openPostgresAt(t, url, time.Minute), openPostgresAt(t, url, time.Minute)
+			return storeopen.PostgresAt(t, url, time.Minute), storeopen.PostgresAt(t, url, time.Minute)
 		},
 	}
 }

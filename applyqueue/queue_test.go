@@ -454,17 +454,6 @@ func TestApplyQueuePrune(t *testing.T) {
 	require.Equal(t, "000000000006", next.Seq, "Seqs are not reused")
 }
 
-// openPostgresAt opens one more replica's store on url.
-func openPostgresAt(t testing.TB, url string, lease time.Duration) *store.Postgres {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	st, err := store.OpenPostgres(ctx, url, store.WithLease(lease))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 func TestApplyQueueLive(t *testing.T) {
 	ctx := context.Background()
 	q, _ := newApplyTestQueue(t, "p1")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/store/storeopen"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -116,8 +117,8 @@ func replicaLoad(n, streams int, d time.Duration) []applySim {
 func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	const lease = 600 * time.Millisecond
 	url := storetest.PostgresURL(t)
-	qa := New(openPostgresAt(t, url, lease), "replica-a", lease, nil)
-	qb := New(openPostgresAt(t, url, lease), "replica-b", lease, nil)
+	qa := New(storeopen.PostgresAt(t, url, lease), "replica-a", lease, nil)
+	qb := New(storeopen.PostgresAt(t, url, lease), "replica-b", lease, nil)
 	jobs := replicaLoad(1000, 50, 15*time.Millisecond)
 	ctx := context.Background()
 	// Merges arrive through either replica.

@@ -22,6 +22,7 @@ import (
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 	"github.com/shardgate/shardgate/webhook"
 )
 
@@ -51,14 +52,6 @@ func newOpsServer(t *testing.T, st store.Store, storePath string, admin serverco
 	return srv
 }
 
-func openTestBolt(t *testing.T, path string) *store.Bolt {
-	t.Helper()
-	st, err := store.OpenBolt(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 func getBackup(t *testing.T, url, auth string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
@@ -78,7 +71,7 @@ func getBackup(t *testing.T, url, auth string) *http.Response {
 func TestAdminBackupAndRestore(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	st := openTestBolt(t, path)
+	st := storeopen.Bolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	ref := pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: 7}
 	require.NoError(t, srv.rec.PutPR(ctx, &records.PRState{Ref: ref, Author: author, HeadSHA: "abc123"}))
@@ -101,7 +94,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	require.NoError(t, st.Close())
 
 	require.NoError(t, os.WriteFile(path, backup, 0o600)) // the restore: the file copied into place
-	restored := openTestBolt(t, path)
+	restored := storeopen.Bolt(t, path)
 	srv = newOpsServer(t, restored, path, serverconfig.AdminConfig{})
 	n, err := restored.CountQueued(ctx)
 	require.NoError(t, err)
@@ -120,7 +113,7 @@ func TestAdminBackupAndRestore(t *testing.T) {
 
 func TestAdminListenerServesMetricsNotWebhooks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
+	srv := newOpsServer(t, storeopen.Bolt(t, path), path, serverconfig.AdminConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(adminToken)})
 	stop, err := srv.startAdmin()
 	require.NoError(t, err)
 	t.Cleanup(stop)
@@ -143,7 +136,7 @@ func TestRunFailsWhenTheAdminAddressIsTaken(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { taken.Close() })
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{Listen: taken.Addr().String(), Token: serverconfig.NewSecret(adminToken)})
+	srv := newOpsServer(t, storeopen.Bolt(t, path), path, serverconfig.AdminConfig{Listen: taken.Addr().String(), Token: serverconfig.NewSecret(adminToken)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Run(ctx, time.Second)

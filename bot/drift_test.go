@@ -10,13 +10,14 @@ import (
 
 	"github.com/shardgate/shardgate/drift"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 // The App removed from a repository, or uninstalled: its drift checks stop and
 // its records go.
 func TestInstallationEventsForgetDriftRepositories(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	st := openTestBolt(t, path)
+	st := storeopen.Bolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	ctx := context.Background()
 	ds := srv.drift.store

@@ -19,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/metrics/metricstest"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 var (
@@ -45,7 +46,7 @@ func TestApplyStatesAreTheMetricsStates(t *testing.T) {
 // The server's /metrics answers in full before the first request.
 func TestMetricsBeforeTheFirstRequest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	st := openTestBolt(t, path)
+	st := storeopen.Bolt(t, path)
 	// The per-project drift gauges have a series per project checked (by an
 	// earlier process, here): one is in the store.
 	require.NoError(t, drift.NewStore(st).Put(context.Background(), &drift.Record{Repo: "acme/infra", Project: "streams", Status: drift.StatusClean}))
@@ -73,7 +74,7 @@ func TestCoordinatorRequestsAreCounted(t *testing.T) {
 	sim := httptest.NewServer(coordsim.New())
 	t.Cleanup(sim.Close)
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	srv := newOpsServer(t, openTestBolt(t, path), path, serverconfig.AdminConfig{})
+	srv := newOpsServer(t, storeopen.Bolt(t, path), path, serverconfig.AdminConfig{})
 	srv.cfg.Coordinators = []serverconfig.CoordinatorCredentials{{URLPrefix: sim.URL, Username: "admin", Password: serverconfig.NewSecret("password")}}
 	c, err := srv.coords.Client(sim.URL)
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestCoordinatorRequestsAreCounted(t *testing.T) {
 func TestStoreMetricsAtScrape(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shardgate.db")
-	st := openTestBolt(t, path)
+	st := storeopen.Bolt(t, path)
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
 	for _, p := range []string{"a", "b"} {
 		require.NoError(t, srv.applies.Enqueue(ctx, &applyqueue.Job{Ref: pullreq.Ref{Owner: owner, Repo: repoName, Number: 1},

@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -48,7 +49,7 @@ func startReplicas(t *testing.T, h *harness, n int) *replicaSet {
 	urlFile := filepath.Join(t.TempDir(), "postgres-url")
 	require.NoError(t, os.WriteFile(urlFile, []byte(url), 0o600))
 	bin := buildShardgate(t)
-	rs := &replicaSet{t: t, h: h, st: openPostgresAt(t, url, replicaJobLease)}
+	rs := &replicaSet{t: t, h: h, st: storeopen.PostgresAt(t, url, replicaJobLease)}
 	rs.queue = applyqueue.New(rs.st, "test-observer", replicaApplyLease, nil)
 	for range n {
 		listen := freePort(t)

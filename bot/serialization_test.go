@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 // Thirty merged pull requests over six streams, applied by the real apply
@@ -42,7 +43,7 @@ func TestSerializationAgainstTheSimulator(t *testing.T) {
 		}
 	}
 
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	q := applyqueue.New(st, "test", time.Minute, nil)
 	var mu sync.Mutex
 	durations := map[string]time.Duration{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 const adminToken = "0123456789abcdef0123456789abcdef"
@@ -22,14 +23,6 @@ func quietLog() *logrus.Entry {
 	l := logrus.New()
 	l.SetOutput(io.Discard)
 	return logrus.NewEntry(l)
-}
-
-func openTestBolt(t *testing.T, path string) *store.Bolt {
-	t.Helper()
-	st, err := store.OpenBolt(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
 }
 
 func getBackup(t *testing.T, url, auth string) *http.Response {
@@ -46,7 +39,7 @@ func getBackup(t *testing.T, url, auth string) *http.Response {
 }
 
 func TestBackupHandlerRequiresTheToken(t *testing.T) {
-	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
+	st := storeopen.Bolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
 	require.NoError(t, st.Put(context.Background(), "plans", "k", []byte("secret plan")))
 	web := httptest.NewServer(BackupHandler(st, serverconfig.NewSecret(adminToken), quietLog()))
 	t.Cleanup(web.Close)
@@ -82,7 +75,7 @@ func TestBackupHandlerRequiresTheToken(t *testing.T) {
 type nonBackupStore struct{ store.Store }
 
 func TestBackupHandlerOfAStoreThatCannotCopyItself(t *testing.T) {
-	st := openTestBolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
+	st := storeopen.Bolt(t, filepath.Join(t.TempDir(), "shardgate.db"))
 	web := httptest.NewServer(BackupHandler(nonBackupStore{st}, serverconfig.NewSecret(adminToken), quietLog()))
 	t.Cleanup(web.Close)
 	resp := getBackup(t, web.URL, "Bearer "+adminToken)

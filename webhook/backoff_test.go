@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 // A job's pauses double from RetryBase up to RetryMax, each spread over half
 // to one and a half of its length.
 func TestJobBackoffDoublesToTheMaxWithJitter(t *testing.T) {
-	d, err := NewDispatcher(openStore(t), nil, 1, "test", logctx.Logger(context.Background()))
+	d, err := NewDispatcher(storeopen.Bolt(t, ""), nil, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
 	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
 		64 * time.Second, 128 * time.Second, 3 * time.Minute, 3 * time.Minute}

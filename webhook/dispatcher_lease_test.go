@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 
@@ -19,18 +20,7 @@ import (
 func openPostgresStore(t testing.TB, lease time.Duration) (*store.Postgres, string) {
 	t.Helper()
 	url := storetest.PostgresURL(t)
-	return openPostgresAt(t, url, lease), url
-}
-
-// openPostgresAt opens one more replica's store on url.
-func openPostgresAt(t testing.TB, url string, lease time.Duration) *store.Postgres {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	st, err := store.OpenPostgres(ctx, url, store.WithLease(lease))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return storeopen.PostgresAt(t, url, lease), url
 }
 
 // A replica that stops renewing (paused, partitioned) loses its job to
@@ -39,7 +29,7 @@ func openPostgresAt(t testing.TB, url string, lease time.Duration) *store.Postgr
 func TestDispatcherLostLeaseStopsTheJobAndRecordsNothing(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	st, url := openPostgresStore(t, lease)
-	stB := openPostgresAt(t, url, lease)
+	stB := storeopen.PostgresAt(t, url, lease)
 	ids := enqueue(t, st, "d1")
 
 	stalled := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1), err: errors.New("A's outcome")}
@@ -78,7 +68,7 @@ func TestDispatcherLostLeaseStopsTheJobAndRecordsNothing(t *testing.T) {
 func TestDispatcherHeartbeatsKeepALongJob(t *testing.T) {
 	const lease = 200 * time.Millisecond
 	st, url := openPostgresStore(t, lease)
-	stB := openPostgresAt(t, url, lease)
+	stB := storeopen.PostgresAt(t, url, lease)
 	ids := enqueue(t, st, "long")
 	long := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
 	a, err := NewDispatcher(st, []EventHandler{long}, 1, "replica-a", logctx.Logger(context.Background()))
@@ -122,7 +112,7 @@ func (f *failingHeartbeats) Heartbeat(context.Context, string, string) error {
 // With no renewal for a whole lease, another replica may have the job: the
 // worker stops it rather than finish it unseen.
 func TestDispatcherStopsAJobItCouldNotRenewForALease(t *testing.T) {
-	st := &failingHeartbeats{Store: openStore(t)}
+	st := &failingHeartbeats{Store: storeopen.Bolt(t, "")}
 	ids := enqueue(t, st, "d1")
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
 	d, err := NewDispatcher(st, []EventHandler{h}, 1, "replica-a", logctx.Logger(context.Background()))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 // fakeHandler records what it handled; block makes it wait for its context.
@@ -67,7 +68,7 @@ func enqueue(t *testing.T, st store.Store, ids ...string) []string {
 }
 
 func TestDispatcherRunsJobsInOrder(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	h := &fakeHandler{}
 	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestDispatcherRunsJobsInOrder(t *testing.T) {
 }
 
 func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	h := &fakeHandler{panicOn: "bad"}
 	d, err := NewDispatcher(st, []EventHandler{h}, 2, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestDispatcherPanicFailsTheJobNotTheProcess(t *testing.T) {
 }
 
 func TestDispatcherRecordsHandlerErrors(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	h := &fakeHandler{err: errors.New("github said no")}
 	d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestDispatcherRecordsHandlerErrors(t *testing.T) {
 
 // A job still running at shutdown is handed back, and the next process runs it.
 func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	h := &fakeHandler{block: make(chan struct{}), started: make(chan string, 1)}
 	d, err := NewDispatcher(st, []EventHandler{h}, 1, "first", logctx.Logger(context.Background()))
 	require.NoError(t, err)
@@ -135,7 +136,7 @@ func TestDispatcherHandsBackRunningJobsAndResumes(t *testing.T) {
 }
 
 func TestNewDispatcherRefusesTwoHandlersForOneEvent(t *testing.T) {
-	_, err := NewDispatcher(openStore(t), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", logctx.Logger(context.Background()))
+	_, err := NewDispatcher(storeopen.Bolt(t, ""), []EventHandler{&fakeHandler{}, &fakeHandler{}}, 1, "x", logctx.Logger(context.Background()))
 	require.ErrorContains(t, err, "two handlers")
 }
 
@@ -179,7 +180,7 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := openStore(t)
+			st := storeopen.Bolt(t, "")
 			h := &flakyHandler{errs: tt.errs}
 			d, err := NewDispatcher(st, []EventHandler{h}, 1, "test", logctx.Logger(context.Background()))
 			require.NoError(t, err)

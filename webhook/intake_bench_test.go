@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 // BenchmarkIntakeAt200PerSecond measures webhook acknowledgement latency on
@@ -164,7 +165,7 @@ var forgedSignature = "sha256=" + strings.Repeat("0", 64)
 // before the attack. Issue 10's bound is 100 MB; the benchmark fails above it.
 func BenchmarkIntakeUnsignedLargeBodies(b *testing.B) {
 	const posts, size = 50, 24 << 20
-	in := newTestIntake(b, openStore(b), 1<<20)
+	in := newTestIntake(b, storeopen.Bolt(b, ""), 1<<20)
 	srv := startIntakeServer(b, in)
 	addr := srv.Listener.Addr().String()
 
@@ -248,7 +249,7 @@ func BenchmarkIntakeUnderSlowloris(b *testing.B) {
 	const slow = 500
 	payload, err := os.ReadFile(filepath.Join("..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
 	require.NoError(b, err)
-	in := newTestIntake(b, openStore(b), 1<<30)
+	in := newTestIntake(b, storeopen.Bolt(b, ""), 1<<30)
 	srv := startIntakeServer(b, in)
 	// The attack ends with the benchmark, and after two minutes at the latest.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

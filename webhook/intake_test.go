@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +20,10 @@ import (
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/storeopen"
 )
 
 const testSecret = "webhook-secret"
-
-func openStore(t testing.TB) *store.Bolt {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "shardgate.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func sign(secret string, body []byte) string {
 	mac := hmac.New(sha256.New, []byte(secret))
@@ -89,7 +82,7 @@ func TestIntake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := openStore(t)
+			st := storeopen.Bolt(t, "")
 			rec := deliver(newTestIntake(t, st, 10), tt.method, tt.event, tt.delivery, tt.signature, tt.body)
 			require.Equal(t, tt.code, rec.Code, rec.Body.String())
 			require.Contains(t, rec.Body.String(), tt.reason)
@@ -101,7 +94,7 @@ func TestIntake(t *testing.T) {
 }
 
 func TestIntakeRedeliveryRunsOnce(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	in := newTestIntake(t, st, 10)
 	body := []byte(`{"action":"opened"}`)
 	first := deliver(in, "POST", "pull_request", "same", sign(testSecret, body), body)
@@ -115,7 +108,7 @@ func TestIntakeRedeliveryRunsOnce(t *testing.T) {
 }
 
 func TestIntakeQueueFull(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	in := newTestIntake(t, st, 2)
 	body := []byte(`{}`)
 	for i, want := range []int{202, 202, 503} {
@@ -128,7 +121,7 @@ func TestIntakeQueueFull(t *testing.T) {
 }
 
 func TestIntakeBodyLimit(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	in := newTestIntake(t, st, 10)
 	in.maxBytes = 1024
 	body := []byte(`{"pad":"` + strings.Repeat("x", 2000) + `"}`)
@@ -141,9 +134,9 @@ func TestIntakeBodyLimit(t *testing.T) {
 }
 
 func TestNewIntakeRefusesNoSecret(t *testing.T) {
-	_, err := NewIntake(serverconfig.Secret{}, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
+	_, err := NewIntake(serverconfig.Secret{}, storeopen.Bolt(t, ""), nil, 1, logctx.Logger(context.Background()), nil)
 	require.ErrorContains(t, err, "refuses unsigned webhooks")
-	_, err = NewIntake(nil, openStore(t), nil, 1, logctx.Logger(context.Background()), nil)
+	_, err = NewIntake(nil, storeopen.Bolt(t, ""), nil, 1, logctx.Logger(context.Background()), nil)
 	require.ErrorContains(t, err, "refuses unsigned webhooks", "no secret at all")
 }
 
@@ -151,7 +144,7 @@ func FuzzIntake(f *testing.F) {
 	f.Add("pull_request", "d1", []byte(`{"action":"opened"}`), true)
 	f.Add("ping", "d2", []byte(`{}`), true)
 	f.Add("pull_request", "", []byte(`not json`), false)
-	st := openStore(f)
+	st := storeopen.Bolt(f, "")
 	in := newTestIntake(f, st, 1000000)
 	f.Fuzz(func(t *testing.T, event, delivery string, body []byte, signed bool) {
 		sig := "sha256=00"
@@ -194,7 +187,7 @@ func TestIntakeRefusesFromTheHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := newTestIntake(t, openStore(t), 10)
+			in := newTestIntake(t, storeopen.Bolt(t, ""), 10)
 			req := httptest.NewRequest("POST", "/webhook", unreadBody{t})
 			req.ContentLength = tt.length
 			req.Header.Set("X-GitHub-Event", "pull_request")
@@ -211,7 +204,7 @@ func TestIntakeRefusesFromTheHeaders(t *testing.T) {
 }
 
 func TestIntakeBodyLimitWithoutLength(t *testing.T) {
-	in := newTestIntake(t, openStore(t), 10)
+	in := newTestIntake(t, storeopen.Bolt(t, ""), 10)
 	in.maxBytes = 1024
 	body := []byte(`{"pad":"` + strings.Repeat("x", 2000) + `"}`)
 	req := httptest.NewRequest("POST", "/webhook", io.MultiReader(bytes.NewReader(body))) // length unknown: chunked
@@ -252,7 +245,7 @@ func requireGateEmpty(t *testing.T, in *Intake) {
 }
 
 func TestIntakeBodiesInFlightBound(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	in := newTestIntake(t, st, 10)
 	in.gate.slots = make(chan struct{}, 1)
 	body := padded(100)
@@ -274,7 +267,7 @@ func TestIntakeBodiesInFlightBound(t *testing.T) {
 }
 
 func TestIntakeLargeBodyBudget(t *testing.T) {
-	st := openStore(t)
+	st := storeopen.Bolt(t, "")
 	in := newTestIntake(t, st, 10)
 	in.gate.allowance = 16 << 10
 	in.gate.budget.limit = 64 << 10
@@ -311,7 +304,7 @@ func TestIntakeLargeBodyBudget(t *testing.T) {
 }
 
 func TestIntakeHashesUnkeptBodiesWithoutHoldingThem(t *testing.T) {
-	in := newTestIntake(t, openStore(t), 10)
+	in := newTestIntake(t, storeopen.Bolt(t, ""), 10)
 	in.gate.allowance = chunkSize
 	in.gate.budget.limit = 0 // a kept body over one chunk is refused
 	big := padded(1 << 20)
@@ -341,7 +334,7 @@ func TestIntakeHashesUnkeptBodiesWithoutHoldingThem(t *testing.T) {
 // arriving is answered 408 once the grace and the minimum rate run out, not
 // held until the request timeout.
 func TestIntakeCutsTrickledBodies(t *testing.T) {
-	in := newTestIntake(t, openStore(t), 10)
+	in := newTestIntake(t, storeopen.Bolt(t, ""), 10)
 	in.gate.grace = 50 * time.Millisecond
 	srv := httptest.NewUnstartedServer(in)
 	srv.Config = NewHTTPServer("", in)
