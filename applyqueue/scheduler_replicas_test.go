@@ -32,24 +32,66 @@ type replicaRecorder struct {
 
 // runHanging is run for a process whose applies, once hang is armed, stop
 // making progress (as one stuck mid terraform apply) until it ends; hung is
-// closed when the first such run started.
-func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}) RunFunc {
+// closed when the first such run started. ran keeps the runs it began before
+// hang was armed: in flight, and the Seqs of those that ran to the end.
+func (r *replicaRecorder) runHanging(hang *atomic.Bool, hung chan struct{}, ran *runsBefore) RunFunc {
 	var once sync.Once
 	return func(ctx context.Context, job *Job) (State, string) {
-		if hang.Load() {
-			r.applyRecorder.mu.Lock()
-			d := r.durations[job.Project]
-			r.durations[job.Project] = time.Hour
-			r.applyRecorder.mu.Unlock()
-			defer func() {
-				r.applyRecorder.mu.Lock()
-				r.durations[job.Project] = d
-				r.applyRecorder.mu.Unlock()
-			}()
-			once.Do(func() { close(hung) })
+		ran.start() // before the look at hang: settled then sees it in flight
+		if !hang.Load() {
+			state, reason := r.run(ctx, job)
+			ran.end(job.Seq, state == Applied)
+			return state, reason
 		}
+		ran.end(job.Seq, false)
+		r.applyRecorder.mu.Lock()
+		d := r.durations[job.Project]
+		r.durations[job.Project] = time.Hour
+		r.applyRecorder.mu.Unlock()
+		defer func() {
+			r.applyRecorder.mu.Lock()
+			r.durations[job.Project] = d
+			r.applyRecorder.mu.Unlock()
+		}()
+		once.Do(func() { close(hung) })
 		return r.run(ctx, job)
 	}
+}
+
+// runsBefore are a replica's runs begun before its applies hung.
+type runsBefore struct {
+	mu       sync.Mutex
+	inFlight int
+	done     []string // Seqs run to the end
+}
+
+func (b *runsBefore) start() { b.mu.Lock(); b.inFlight++; b.mu.Unlock() }
+
+func (b *runsBefore) end(seq string, applied bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inFlight--
+	if applied {
+		b.done = append(b.done, seq)
+	}
+}
+
+// settled says whether none is in flight and q holds the outcome of every
+// one that ran to the end: a kill now cuts only hung runs short. (A kill
+// between a run's end and its outcome's write would have the run repeated,
+// rightly, by the replica taking the job over.)
+func (b *runsBefore) settled(ctx context.Context, q *Queue) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inFlight > 0 {
+		return false
+	}
+	for _, seq := range b.done {
+		if j, err := q.Get(ctx, seq); err != nil || !j.State.Finished() {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *replicaRecorder) run(ctx context.Context, job *Job) (State, string) {
@@ -134,7 +176,8 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	log := logctx.NewLogger(io.Discard, logrus.WarnLevel)
 	var hang atomic.Bool
 	hung := make(chan struct{})
-	a := NewScheduler(qa, rec.runHanging(&hang, hung), log)
+	ran := &runsBefore{}
+	a := NewScheduler(qa, rec.runHanging(&hang, hung, ran), log)
 	b := NewScheduler(qb, rec.run, log)
 	a.Poll, b.Poll = 50*time.Millisecond, 50*time.Millisecond
 	start := time.Now()
@@ -150,6 +193,7 @@ func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
 	require.Eventually(t, func() bool { return finished() >= 300 }, 2*time.Minute, 5*time.Millisecond)
 	hang.Store(true)
 	<-hung
+	require.Eventually(t, func() bool { return ran.settled(ctx, qa) }, time.Minute, 5*time.Millisecond)
 	// Killed in the middle of an apply: its running applies are cut short,
 	// their leases left to expire.
 	dead, cancel := context.WithCancel(ctx)
