@@ -175,9 +175,8 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
 	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
-	if s.sandboxErr = sandboxErr; sandboxErr != nil {
-		s.log.WithError(sandboxErr).Error("terraform cannot be sandboxed here: pull requests will not be planned nor merges applied (terraform.sandbox: none would run them unsandboxed)")
-	}
+	s.sandboxErr = sandboxErr
+	logSandbox(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
