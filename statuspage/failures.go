@@ -3,6 +3,7 @@ package statuspage
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,7 +81,7 @@ func (h *Handler) failures(ctx context.Context, v *overview, problem func(string
 	}
 	retrying, failed := 0, 0
 	for _, j := range jobs {
-		fv := failingView{Job: "job " + j.ID, Event: j.Event, Attempt: j.Attempt, Error: firstLine(j.Error), At: stamp(j.At)}
+		fv := failingView{Job: jobName(j.ID), Event: j.Event, Attempt: j.Attempt, Error: firstLine(j.Error), At: stamp(j.At)}
 		switch {
 		case j.PR.Number > 0:
 			fv.About = h.prLink(j.PR)
@@ -124,6 +125,14 @@ func (h *Handler) failures(ctx context.Context, v *overview, problem func(string
 		banner = append(banner, plural(drifts, "drift check")+" failed (see Drift)")
 	}
 	v.Banner = banner
+}
+
+// jobName is how the page names a webhook job: by its number.
+func jobName(id string) string {
+	if n, err := strconv.ParseUint(id, 10, 64); err == nil {
+		return "job " + strconv.FormatUint(n, 10)
+	}
+	return "job " + id
 }
 
 func plural(n int, noun string) string {
