@@ -33,6 +33,9 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	if len(rec.TraceVarsMissing) > 0 {
 		dec.Warnings = append(dec.Warnings, traceability.Warning(rec.TraceVarsMissing))
 	}
+	if len(rec.SkippedLinks) > 0 {
+		dec.Warnings = append(dec.Warnings, linksWarning(rec.SkippedLinks))
+	}
 	rec.Decision = dec
 	s.metrics.ObserveDecision("review", dec)
 	return nil

@@ -166,14 +166,17 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		return s.publish(ctx, gh, st, nil)
 	}
 
-	checkout, cleanup, coErr := s.checkout(ctx, req.ref, st.HeadSHA)
+	checkout, skipped, cleanup, coErr := s.checkoutTree(ctx, req.ref, st.HeadSHA)
 	defer cleanup()
 	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{}}
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
+			SkippedLinks: linkNames(skipped)}
 		plans = append(plans, rec)
 		if coErr != nil {
 			rec.Error = "the pull request's files could not be fetched: " + report.FirstLine(errText(coErr))
+		} else if needed := linksNeeded(skipped, p); len(needed) > 0 {
+			rec.Error = linksError(needed)
 		}
 		if err := s.planAndReport(ctx, gh, st, pol, rec, checkout, p, plans); err != nil {
 			return err

@@ -13,15 +13,23 @@ import (
 	"github.com/shardgate/shardgate/records"
 )
 
-// checkout fetches the head tree into a fresh directory; cleanup removes it.
+// checkout fetches the tree of sha into a fresh directory; cleanup removes it.
+// The symlinks it leaves out fail a plan that needs them (checkoutTree), and
+// change any other plan that would, so a replan or drift check needs no list.
 func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
+	dir, _, cleanup, err := s.checkoutTree(ctx, ref, sha)
+	return dir, cleanup, err
+}
+
+// checkoutTree is checkout saying which of the tree's symlinks were not made.
+func (s *Planner) checkoutTree(ctx context.Context, ref pullreq.Ref, sha string) (string, []ghapp.SkippedLink, func(), error) {
 	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
 	if err != nil {
-		return "", func() {}, err
+		return "", nil, func() {}, err
 	}
 	dir, err := os.MkdirTemp(s.workDir, "checkout-")
 	if err != nil {
-		return "", func() {}, fmt.Errorf("make checkout dir: %w", err)
+		return "", nil, func() {}, fmt.Errorf("make checkout dir: %w", err)
 	}
 	cleanup := func() {
 		// Left behind, it goes with the run dir at Close or the next start.
@@ -29,10 +37,11 @@ func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (st
 			logctx.Logger(ctx).WithError(err).Warn("remove a checkout")
 		}
 	}
-	if err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir); err != nil {
-		return "", cleanup, err
+	skipped, err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir)
+	if err != nil {
+		return "", nil, cleanup, err
 	}
-	return dir, cleanup, nil
+	return dir, skipped, cleanup, nil
 }
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,

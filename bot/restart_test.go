@@ -42,6 +42,9 @@ func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 		job, err := h.st.GetJob(context.Background(), r.JobID)
 		return err == nil && job.State == store.JobFailed
 	}, time.Minute, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return value(t, h.srv.registry, "shardgate_job_failures_total", "pull_request", "failed") == 1
+	}, time.Minute, 20*time.Millisecond, "the failure is counted")
 	h.stop()
 	run := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "in_progress", run.Status, "GitHub never heard the plan finish")

@@ -4,13 +4,33 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 )
 
-// sandboxSupported is runner.SandboxSupported; tests stand in a kernel
-// without Landlock.
-var sandboxSupported = runner.SandboxSupported
+// sandboxSupported is runner.SandboxSupported and landlockABI
+// runner.LandlockABI; tests stand in a kernel without Landlock.
+var (
+	sandboxSupported = runner.SandboxSupported
+	landlockABI      = runner.LandlockABI
+)
+
+// logSandbox says at start-up which sandbox terraform runs in: Landlock and
+// its ABI version, or none and why (refusal from sandboxRunnerOptions).
+func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error) {
+	switch {
+	case cfg.Sandbox == serverconfig.SandboxNone:
+		log.WithField("sandbox", "none").Warn("sandbox: none (terraform.sandbox: none): terraform runs unconfined, and every comment says so")
+	case refusal != nil:
+		log.WithField("sandbox", "none").WithError(refusal).Error("sandbox: none: terraform cannot be sandboxed here: " +
+			"pull requests will not be planned nor merges applied (terraform.sandbox: none would run them unsandboxed)")
+	default:
+		abi := landlockABI()
+		log.WithFields(logrus.Fields{"sandbox": "landlock", "landlock_abi": abi}).Infof("sandbox: Landlock ABI %d confines every terraform run", abi)
+	}
+}
 
 // sandboxRunnerOptions are the runner options of cfg.Sandbox. refusal is set
 // when the configuration asks for the sandbox (the default) and this host

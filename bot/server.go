@@ -23,6 +23,7 @@ import (
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/reach"
 	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
@@ -97,6 +98,9 @@ type Server struct {
 	statusAddr  string
 	liveLogs    *livelog.Hub
 	driftSource statuspage.DriftSource
+	// reach is how the last request to GitHub and to each coordinator
+	// ended, for the status page (status_failures.go).
+	reach *reach.Tracker
 	// replaced are handlers (tests) that take the place of the ones of the
 	// events they name.
 	replaced []webhook.EventHandler
@@ -135,12 +139,14 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.redact = cfg.Redactor()
 	redact.Logs(s.log, s.redact)
 	s.rec = records.New(st, s.redact)
-	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.coordHTTP)
+	s.reach = reach.New(s.now, s.redact.Redact)
+	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.trackedCoordinatorHTTP())
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
 			base = ghapp.NewRetryTransport(http.DefaultTransport)
 		}
+		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
 		// Redacted before the retries, which then replay the redacted body.
 		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
 		if err != nil && cfg.PrivateKeyFile != "" {
@@ -175,9 +181,8 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 		ropts = append(ropts, runner.WithPluginCacheDir(cfg.PluginCacheDir))
 	}
 	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
-	if s.sandboxErr = sandboxErr; sandboxErr != nil {
-		s.log.WithError(sandboxErr).Error("terraform cannot be sandboxed here: pull requests will not be planned nor merges applied (terraform.sandbox: none would run them unsandboxed)")
-	}
+	s.sandboxErr = sandboxErr
+	logSandbox(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
@@ -235,7 +240,11 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.dispatcher.Transient = transient
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
-	s.dispatcher.Failed = s.reportJobFailure
+	s.dispatcher.Retried = func(job *store.Job, _ error) { s.metrics.ObserveJobFailure(job.Event, true) }
+	s.dispatcher.Failed = func(ctx context.Context, job *store.Job, err error) {
+		s.metrics.ObserveJobFailure(job.Event, false)
+		s.reportJobFailure(ctx, job, err)
+	}
 	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return err
 	}

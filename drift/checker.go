@@ -2,6 +2,7 @@ package drift
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -50,8 +51,29 @@ type Checker struct {
 // CheckRepo checks every listed project of the repository's default branch
 // head, one at a time, and returns their records. Problems of a project
 // (terraform, the coordinator) are its result; GitHub or store failures and a
-// repository configuration that cannot be read are errors.
+// repository configuration that cannot be read are errors. Such an error is a
+// failed check too: it counts as one (outcome error) and the repository's
+// record keeps it, for the status page, until a check of it succeeds.
 func (d *Checker) CheckRepo(ctx context.Context, r Repo) ([]*Record, error) {
+	recs, err := d.checkRepo(ctx, r)
+	if errors.Is(err, context.Canceled) {
+		return recs, err
+	}
+	msg := ""
+	if err != nil {
+		d.Metrics.ObserveDriftCheck(string(StatusError))
+		msg = err.Error()
+		if d.Redact != nil {
+			msg = d.Redact(msg)
+		}
+	}
+	if serr := d.Store.RepoChecked(context.WithoutCancel(ctx), r.Owner, r.Name, msg, d.Now().UTC()); serr != nil {
+		logctx.Logger(ctx).WithError(serr).Warn("drift: record the repository's check")
+	}
+	return recs, err
+}
+
+func (d *Checker) checkRepo(ctx context.Context, r Repo) ([]*Record, error) {
 	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldInstallation: r.Installation, logctx.FieldRepo: r.FullName()})
 	ctx = logctx.WithLogger(ctx, log)
 	gh, err := ghapp.APIFor(d.Clients, r.Installation)
@@ -69,7 +91,6 @@ func (d *Checker) CheckRepo(ctx context.Context, r Repo) ([]*Record, error) {
 	ref := pullreq.Ref{Installation: r.Installation, Owner: r.Owner, Repo: r.Name}
 	pol, err := d.Policies.For(ctx, gh, ref, branch, sha)
 	if err != nil {
-		d.Metrics.ObserveDriftCheck(string(StatusError))
 		return nil, fmt.Errorf("drift check of %s: %w", r.FullName(), err)
 	}
 	if len(pol.Repo.Projects) == 0 {
@@ -87,7 +108,7 @@ func (d *Checker) CheckRepo(ctx context.Context, r Repo) ([]*Record, error) {
 		rec, err := rep.Report(ctx, r.Owner, r.Name, res)
 		unlock()
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("report the drift check of %s: %w", p.Name, err)
 		}
 		d.Metrics.ObserveDriftCheck(string(res.Status))
 		log.WithFields(logrus.Fields{logctx.FieldProject: p.Name, "status": res.Status, "groups": len(res.Groups), "issue": rec.Issue}).Info("drift: checked")

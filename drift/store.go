@@ -28,6 +28,11 @@ type Repo struct {
 	// NextCheck is when the scheduled check of the repository is due; a
 	// replica that claims it moves it on first (Store.ClaimDue).
 	NextCheck time.Time `json:"next_check,omitempty"`
+	// LastError is why the last check of the repository failed as a whole
+	// (GitHub, its configuration, the store), redacted; "" once one succeeds.
+	// FailedAt is when.
+	LastError string    `json:"last_error,omitempty"`
+	FailedAt  time.Time `json:"failed_at,omitempty"`
 }
 
 // FullName is "owner/name".
@@ -123,7 +128,7 @@ func (s Store) SawRepo(ctx context.Context, r Repo) error {
 				return nil, fmt.Errorf("decode drift repo: %w", err)
 			}
 		}
-		r.NextCheck = cur.NextCheck
+		r.NextCheck, r.LastError, r.FailedAt = cur.NextCheck, cur.LastError, cur.FailedAt
 		return json.Marshal(r)
 	})
 }
@@ -171,6 +176,29 @@ func (s Store) ClaimDue(ctx context.Context, owner, name string, now, next time.
 		return json.Marshal(r)
 	})
 	return claimed, err
+}
+
+// RepoChecked records how the last check of a known repository ended: msg
+// is why it failed as a whole, "" when it did not. It writes only when that
+// changes.
+func (s Store) RepoChecked(ctx context.Context, owner, name, msg string, at time.Time) error {
+	return s.st.Update(ctx, bucketRepos, repoKey(owner, name), func(b []byte) ([]byte, error) {
+		if b == nil {
+			return nil, nil
+		}
+		var r Repo
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("decode drift repo: %w", err)
+		}
+		if r.LastError == "" && msg == "" {
+			return b, nil
+		}
+		r.LastError, r.FailedAt = msg, at.UTC()
+		if msg == "" {
+			r.FailedAt = time.Time{}
+		}
+		return json.Marshal(r)
+	})
 }
 
 // record turns a result into the record kept, carrying Since over from the

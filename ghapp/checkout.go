@@ -23,45 +23,54 @@ const (
 	maxLinkHops = 40
 )
 
+// SkippedLink is a symlink of the tree that was not made, and why: its
+// target leaves the checkout or it is a loop. Name and Target come from the
+// pull request: they are data.
+type SkippedLink struct{ Name, Target, Reason string }
+
+func (l SkippedLink) String() string { return fmt.Sprintf("%q -> %q %s", l.Name, l.Target, l.Reason) }
+
 // CheckoutError says why a source tree was refused; it is shown on the PR.
 type CheckoutError struct{ Reason string }
 
 func (e *CheckoutError) Error() string { return "checkout refused: " + e.Reason }
 
 // DownloadTarball fetches GitHub's tarball of ref through the installation's
-// authenticated client and extracts it into dst (which must exist and be empty).
-func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string) error {
+// authenticated client and extracts it into dst (which must exist and be
+// empty), saying which symlinks it left out.
+func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string) ([]SkippedLink, error) {
 	u := fmt.Sprintf("%srepos/%s/%s/tarball/%s", apiURL, owner, repo, ref)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("download tarball: %w", err)
+		return nil, fmt.Errorf("download tarball: %w", err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, err)
+		return nil, fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("download tarball of %s/%s@%s: GitHub answered %s", owner, repo, ref, resp.Status)
+		return nil, fmt.Errorf("download tarball of %s/%s@%s: GitHub answered %s", owner, repo, ref, resp.Status)
 	}
 	return ExtractTarball(resp.Body, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
 }
 
 // ExtractTarball unpacks a gzip'd tar whose entries all sit under one top
 // directory (GitHub's "<owner>-<repo>-<sha>/"), stripping it. It refuses
-// entries that escape dst, links that lead out of it, devices, and trees over
-// the limits. Symlinks and directories are made only once the whole archive has
-// been read and every link resolved inside the tree, so no entry is ever
-// written through a link, and a refused tarball leaves no link behind.
-func ExtractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) error {
+// entries that escape dst, devices, and trees over the limits. Symlinks and
+// directories are made only once the whole archive has been read and every
+// link resolved inside the tree, so no entry is ever written through a link,
+// and a refused tarball leaves no link behind. A symlink that leads out of
+// the tree (or loops) is not made, and returned.
+func ExtractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) ([]SkippedLink, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return &CheckoutError{Reason: "the tarball is not gzip: " + err.Error()}
+		return nil, &CheckoutError{Reason: "the tarball is not gzip: " + err.Error()}
 	}
 	defer gz.Close()
 	root, err := os.OpenRoot(dst)
 	if err != nil {
-		return fmt.Errorf("extract tarball: %w", err)
+		return nil, fmt.Errorf("extract tarball: %w", err)
 	}
 	defer root.Close()
 	x := newTree(root, maxBytes, maxEntries)
@@ -72,20 +81,20 @@ func ExtractTarball(r io.Reader, dst string, maxBytes int64, maxEntries int) err
 			return x.finish()
 		}
 		if err != nil {
-			return &CheckoutError{Reason: "the tarball is damaged: " + err.Error()}
+			return nil, &CheckoutError{Reason: "the tarball is damaged: " + err.Error()}
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue // git archive's pax header with the commit id
 		}
 		name, err := x.entryName(hdr.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if name == "" {
 			continue // the top directory itself
 		}
 		if err := x.add(hdr, name, tr); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }

@@ -49,7 +49,7 @@ func tarball(t testing.TB, entries []entry) []byte {
 
 func TestExtractTarball(t *testing.T) {
 	dst := t.TempDir()
-	err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
+	_, err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
 		{name: "pax_global_header", typ: tar.TypeXGlobalHeader},
 		{name: "acme-streams-abc123/", typ: tar.TypeDir},
 		{name: "acme-streams-abc123/examples/streams/main.tf", body: "terraform {}"},
@@ -80,30 +80,6 @@ var refusedTarballs = []struct {
 	{"directories count toward the size", []entry{{name: "top/d/", typ: tar.TypeDir}}, "larger than"},
 	{"duplicate entry", []entry{{name: "top/a", body: "x"}, {name: "top/a", body: "y"}}, "appears twice"},
 	{"file over a directory", []entry{{name: "top/a/", typ: tar.TypeDir}, {name: "top/a", body: "y"}}, "appears twice"},
-	// Symlinks that leave the checkout, however they get there.
-	{"absolute symlink", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "/etc/passwd"}}, "escapes the checkout"},
-	{"symlink to the parent", []entry{{name: "top/link", typ: tar.TypeSymlink, link: ".."}}, "escapes the checkout"},
-	{"nested symlink climbing out", []entry{{name: "top/a/link", typ: tar.TypeSymlink, link: "../../etc"}}, "escapes the checkout"},
-	{"symlink climbing out and back", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "../top/x"}}, "escapes the checkout"},
-	{"escape through another symlink", []entry{
-		{name: "top/d/up", typ: tar.TypeSymlink, link: ".."},
-		{name: "top/d/link", typ: tar.TypeSymlink, link: "up/../x"},
-	}, `"d/link" -> "up/../x" escapes the checkout`},
-	{"escape through a symlink that comes later", []entry{
-		{name: "top/link", typ: tar.TypeSymlink, link: "self/.."},
-		{name: "top/self", typ: tar.TypeSymlink, link: "."},
-	}, `"link" -> "self/.." escapes the checkout`},
-	{"lexically inside, really outside", []entry{
-		{name: "top/modules/common/vars.tf", body: "x"},
-		{name: "top/env/prod/common", typ: tar.TypeSymlink, link: "../../modules/common"},
-		{name: "top/link", typ: tar.TypeSymlink, link: "env/prod/common/../../../main.tf"},
-	}, `"link" -> "env/prod/common/../../../main.tf" escapes the checkout`},
-	{"escape at the end of a chain", []entry{
-		{name: "top/a", typ: tar.TypeSymlink, link: "b"},
-		{name: "top/b", typ: tar.TypeSymlink, link: "c"},
-		{name: "top/c", typ: tar.TypeSymlink, link: "/etc"},
-	}, "escapes the checkout"},
-	{"symlink loop", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "a"}}, "loop"},
 	{"empty symlink", []entry{{name: "top/a", typ: tar.TypeSymlink, link: ""}}, "no target"},
 	{"entry written through a symlink", []entry{
 		{name: "top/sub/", typ: tar.TypeDir},
@@ -127,6 +103,63 @@ var refusedTarballs = []struct {
 	}, `inside the symlink "s"`},
 }
 
+// leftOutLinks are archives whose symlinks leave the checkout, however they
+// get there, or loop: ExtractTarball makes the rest of the tree and leaves
+// out those links, saying which.
+var leftOutLinks = []struct {
+	name    string
+	entries []entry
+	want    []string
+}{
+	{"absolute symlink", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "/etc/passwd"}}, []string{`"link" -> "/etc/passwd" escapes the checkout`}},
+	{"symlink to the parent", []entry{{name: "top/link", typ: tar.TypeSymlink, link: ".."}}, []string{`"link" -> ".." escapes the checkout`}},
+	{"nested symlink climbing out", []entry{{name: "top/a/link", typ: tar.TypeSymlink, link: "../../etc"}}, []string{`"a/link" -> "../../etc" escapes the checkout`}},
+	{"symlink climbing out and back", []entry{{name: "top/link", typ: tar.TypeSymlink, link: "../top/x"}}, []string{`"link" -> "../top/x" escapes the checkout`}},
+	{"escape through another symlink", []entry{
+		{name: "top/d/up", typ: tar.TypeSymlink, link: ".."},
+		{name: "top/d/link", typ: tar.TypeSymlink, link: "up/../x"},
+	}, []string{`"d/link" -> "up/../x" escapes the checkout`}},
+	{"escape through a symlink that comes later", []entry{
+		{name: "top/link", typ: tar.TypeSymlink, link: "self/.."},
+		{name: "top/self", typ: tar.TypeSymlink, link: "."},
+	}, []string{`"link" -> "self/.." escapes the checkout`}},
+	{"lexically inside, really outside", []entry{
+		{name: "top/modules/common/vars.tf", body: "x"},
+		{name: "top/env/prod/common", typ: tar.TypeSymlink, link: "../../modules/common"},
+		{name: "top/link", typ: tar.TypeSymlink, link: "env/prod/common/../../../main.tf"},
+	}, []string{`"link" -> "env/prod/common/../../../main.tf" escapes the checkout`}},
+	{"escape at the end of a chain", []entry{
+		{name: "top/a", typ: tar.TypeSymlink, link: "b"},
+		{name: "top/b", typ: tar.TypeSymlink, link: "c"},
+		{name: "top/c", typ: tar.TypeSymlink, link: "/etc"},
+	}, []string{`"a" -> "b" escapes the checkout through "c"`, `"b" -> "c" escapes the checkout through "c"`, `"c" -> "/etc" escapes the checkout`}},
+	{"symlink loop", []entry{{name: "top/a", typ: tar.TypeSymlink, link: "b"}, {name: "top/b", typ: tar.TypeSymlink, link: "a"}},
+		[]string{`"a" -> "b" is a loop or a chain of more than 40 links`, `"b" -> "a" is a loop or a chain of more than 40 links`}},
+}
+
+// TestExtractTarballLeavesOutEscapingLinks: an escaping link costs only
+// itself; the checkout is made, the link is not, and the caller hears which.
+func TestExtractTarballLeavesOutEscapingLinks(t *testing.T) {
+	for _, tt := range leftOutLinks {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "co")
+			require.NoError(t, os.Mkdir(dst, 0o755))
+			entries := append([]entry{{name: "top/main.tf", body: "terraform {}"}}, tt.entries...)
+			skipped, err := ExtractTarball(bytes.NewReader(tarball(t, entries)), dst, 1<<20, 100)
+			require.NoError(t, err)
+			var got []string
+			for _, l := range skipped {
+				got = append(got, l.String())
+				_, err := os.Lstat(filepath.Join(dst, filepath.FromSlash(l.Name)))
+				require.True(t, os.IsNotExist(err), "the left-out link %s is not made", l.Name)
+			}
+			require.Equal(t, tt.want, got)
+			require.FileExists(t, filepath.Join(dst, "main.tf"))
+			requireLinksStayInside(t, dst)
+		})
+	}
+}
+
 func TestExtractTarballRefuses(t *testing.T) {
 	for _, tt := range refusedTarballs {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +172,7 @@ func TestExtractTarballRefuses(t *testing.T) {
 			case strings.HasPrefix(tt.name, "too large"), strings.HasPrefix(tt.name, "directories count"):
 				maxBytes = 1024
 			}
-			err := ExtractTarball(bytes.NewReader(tarball(t, tt.entries)), dst, maxBytes, maxEntries)
+			_, err := ExtractTarball(bytes.NewReader(tarball(t, tt.entries)), dst, maxBytes, maxEntries)
 			var refused *CheckoutError
 			require.ErrorAs(t, err, &refused)
 			require.ErrorContains(t, err, tt.want)
@@ -148,7 +181,7 @@ func TestExtractTarballRefuses(t *testing.T) {
 			requireNoSymlinks(t, dst)
 		})
 	}
-	err := ExtractTarball(bytes.NewReader([]byte("not gzip")), t.TempDir(), 1024, 2)
+	_, err := ExtractTarball(bytes.NewReader([]byte("not gzip")), t.TempDir(), 1024, 2)
 	require.ErrorContains(t, err, "not gzip")
 }
 
@@ -190,7 +223,7 @@ func TestExtractTarballDirectoryBomb(t *testing.T) {
 	require.NoError(t, tw.Close())
 	require.NoError(t, gz.Close())
 	dst := t.TempDir()
-	err := ExtractTarball(&buf, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
+	_, err := ExtractTarball(&buf, dst, DefaultMaxTreeBytes, DefaultMaxTreeEntries)
 	var refused *CheckoutError
 	require.ErrorAs(t, err, &refused)
 	require.EqualError(t, err, "checkout refused: the tree has more than 50000 entries (files, directories and links)")
@@ -204,7 +237,7 @@ func TestExtractTarballDirectoryBomb(t *testing.T) {
 // are kept, and terraform can read through them.
 func TestExtractTarballLinksInsideTheTree(t *testing.T) {
 	dst := t.TempDir()
-	err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
+	skipped, err := ExtractTarball(bytes.NewReader(tarball(t, []entry{
 		{name: "top/", typ: tar.TypeDir},
 		{name: "top/main.tf", body: "terraform {}"},
 		{name: "top/modules/common/vars.tf", body: "variable \"x\" {}"},
@@ -219,6 +252,7 @@ func TestExtractTarballLinksInsideTheTree(t *testing.T) {
 		{name: "top/copy.tf", typ: tar.TypeLink, link: "top/main.tf"},
 	})), dst, 1<<20, 100)
 	require.NoError(t, err)
+	require.Empty(t, skipped)
 	for name, want := range map[string]string{
 		"env/prod/main.tf":        "terraform {}",
 		"env/prod/common/vars.tf": "variable \"x\" {}",
@@ -276,12 +310,16 @@ func FuzzExtractTarball(f *testing.F) {
 		parent := t.TempDir()
 		dst := filepath.Join(parent, "co")
 		require.NoError(t, os.Mkdir(dst, 0o755))
-		err := ExtractTarball(bytes.NewReader(data), dst, 1<<20, 100)
+		skipped, err := ExtractTarball(bytes.NewReader(data), dst, 1<<20, 100)
 		entries, rerr := os.ReadDir(parent)
 		require.NoError(t, rerr)
 		require.Len(t, entries, 1, "nothing is written beside the checkout")
 		if err == nil {
 			requireLinksStayInside(t, dst)
+			for _, l := range skipped {
+				_, err := os.Lstat(filepath.Join(dst, filepath.FromSlash(l.Name)))
+				require.True(t, os.IsNotExist(err), "the left-out link %s is not made", l.Name)
+			}
 		} else {
 			requireNoSymlinks(t, dst)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +22,7 @@ type tree struct {
 	entries    map[string]byte   // every entry by name: its tar type; implied directories too
 	links      map[string]string // symlink name -> target, made by finish
 	order      []string          // symlinks and explicit directories, in archive order
+	skipped    []SkippedLink     // symlinks finish does not make, in archive order
 	steps      int               // path components walked resolving links, against maxResolveSteps
 }
 
@@ -82,9 +84,6 @@ func (x *tree) add(hdr *tar.Header, name string, r io.Reader) error {
 		}
 		if len(hdr.Linkname) >= maxPathBytes {
 			return refuse("symlink %q has a target of %d bytes; the kernel takes at most %d", name, len(hdr.Linkname), maxPathBytes-1)
-		}
-		if path.IsAbs(hdr.Linkname) {
-			return refuse("symlink %q -> %q escapes the checkout", name, hdr.Linkname)
 		}
 		x.links[name] = hdr.Linkname
 		x.order = append(x.order, name)
@@ -206,16 +205,27 @@ func (x *tree) hardLink(name, archived string) error {
 }
 
 // finish resolves every symlink against the whole tree, then makes the
-// directories and the links.
-func (x *tree) finish() error {
+// directories and the links that stay inside it. A link that leads out of
+// the checkout or round in a loop is not made: a git clone would make it, but
+// shardgate never follows it, and the rest of the tree is still good.
+func (x *tree) finish() ([]SkippedLink, error) {
+	skip := map[string]bool{}
 	for _, name := range x.order {
 		if target, ok := x.links[name]; ok {
-			if err := x.resolve(name, target); err != nil {
-				return err
+			why, err := x.resolve(name, target)
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				x.skipped = append(x.skipped, SkippedLink{Name: name, Target: target, Reason: why})
+				skip[name] = true
 			}
 		}
 	}
 	for _, name := range x.order {
+		if skip[name] {
+			continue
+		}
 		local := filepath.FromSlash(name)
 		target, isLink := x.links[name]
 		var err error
@@ -227,18 +237,28 @@ func (x *tree) finish() error {
 			err = x.root.MkdirAll(local, 0o755)
 		}
 		if err != nil {
-			return fmt.Errorf("extract %s: %w", name, err)
+			return nil, fmt.Errorf("extract %s: %w", name, err)
 		}
 	}
-	return nil
+	return x.skipped, nil
 }
 
+// Why resolve leaves a link out of the checkout.
+const (
+	skipEscapes = "escapes the checkout"
+	skipLoop    = "is a loop or a chain of more than 40 links"
+)
+
 // resolve walks a symlink's target the way the kernel would, from the link's
-// own directory, following the tree's other symlinks, and refuses it when a
-// ".." would climb above the checkout or the chain is longer than the kernel
-// follows. Names that do not exist are walked as directories: a dangling link
-// inside the tree is harmless.
-func (x *tree) resolve(name, target string) error {
+// own directory, following the tree's other symlinks. It says why the link is
+// not to be made when a ".." would climb above the checkout, a target is
+// absolute, or the chain is longer than the kernel follows; it refuses the
+// tree when the walk itself gets too long. Names that do not exist are walked
+// as directories: a dangling link inside the tree is harmless.
+func (x *tree) resolve(name, target string) (skip string, err error) {
+	if path.IsAbs(target) {
+		return skipEscapes, nil
+	}
 	var w walk // where the walk is, from the checkout's root
 	if dir := path.Dir(name); dir != "." {
 		for _, c := range strings.Split(dir, "/") {
@@ -251,14 +271,14 @@ func (x *tree) resolve(name, target string) error {
 		todo = todo[1:]
 		x.steps++
 		if walked += len(c) + 1; walked > (maxLinkHops+1)*maxPathBytes || x.steps > maxResolveSteps {
-			return refuse("symlink %q -> %q takes too long to resolve", name, target)
+			return "", refuse("symlink %q -> %q takes too long to resolve", name, target)
 		}
 		switch c {
 		case "", ".":
 			continue
 		case "..":
 			if !w.pop() {
-				return refuse("symlink %q -> %q escapes the checkout", name, target)
+				return skipEscapes, nil
 			}
 			continue
 		}
@@ -268,15 +288,15 @@ func (x *tree) resolve(name, target string) error {
 			continue
 		}
 		if hops++; hops > maxLinkHops {
-			return refuse("symlink %q -> %q is a loop or a chain of more than %d links", name, target, maxLinkHops)
+			return skipLoop, nil
 		}
 		if path.IsAbs(next) {
-			return refuse("symlink %q -> %q escapes the checkout through %q", name, target, string(w.path))
+			return skipEscapes + " through " + strconv.Quote(string(w.path)), nil
 		}
 		w.pop()
 		todo = append(strings.Split(next, "/"), todo...)
 	}
-	return nil
+	return "", nil
 }
 
 // walk is a path from the checkout's root, grown and shrunk a component at a

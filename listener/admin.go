@@ -136,7 +136,7 @@ func Start(name, addr string, srv *http.Server, grace time.Duration, log *logrus
 		}
 	}()
 	bound = ln.Addr().String()
-	log.WithField("listen", bound).Info("shardgate " + name + " serving")
+	log.WithFields(logrus.Fields{"listener": name, "listen": bound}).Info("shardgate " + name + " serving")
 	return bound, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()

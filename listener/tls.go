@@ -55,12 +55,12 @@ func Listen(ctx context.Context, addr string, tlsCfg *serverconfig.TLSConfig, sr
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	llog := log.WithField("listen", ln.Addr().String())
+	llog := log.WithFields(logrus.Fields{"listener": "webhook listener", "listen": ln.Addr().String()})
 	if onListening != nil {
 		onListening(ln.Addr())
 	}
 	if tlsCfg == nil {
-		llog.Info("shardgate serving (plain HTTP: put TLS in front of it, or set listen_tls)")
+		llog.Info("shardgate webhook listener serving (plain HTTP: put TLS in front of it, or set listen_tls)")
 		return func() error { return srv.Serve(ln) }, nil
 	}
 	certs, err := newCertReloader(*tlsCfg)
@@ -75,7 +75,7 @@ func Listen(ctx context.Context, addr string, tlsCfg *serverconfig.TLSConfig, sr
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go reloadOnHangup(ctx, hup, certs, log)
-	llog.Info("shardgate serving HTTPS")
+	llog.Info("shardgate webhook listener serving HTTPS")
 	return func() error { return srv.ServeTLS(ln, "", "") }, nil
 }
 

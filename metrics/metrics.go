@@ -58,6 +58,7 @@ type Metrics struct {
 	convergence *prometheus.HistogramVec
 	coordCalls  *prometheus.CounterVec
 	driftChecks *prometheus.CounterVec
+	jobFailures *prometheus.CounterVec
 
 	// rules are the rule ids a violation may be counted under.
 	rules map[string]bool
@@ -126,9 +127,10 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		driftChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardgate_drift_checks_total", Help: "Drift checks of one project, by outcome (clean, drifted, error).",
 		}, []string{"outcome"}),
-		rules: map[string]bool{},
+		jobFailures: newJobFailures(),
+		rules:       map[string]bool{},
 	}
-	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobsRunning, m.plans, m.applies,
+	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobFailures, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
 		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift)}
 	reg.MustRegister(m.collectors...)
@@ -185,6 +187,7 @@ func (m *Metrics) SetEvents(events []string) {
 		for _, o := range jobOutcomes {
 			m.jobs.WithLabelValues(e, o)
 		}
+		m.jobFailureSeries(e)
 	}
 }
 

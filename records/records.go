@@ -77,6 +77,9 @@ type Plan struct {
 	// TraceVarsMissing are the trace variables (traceability.Missing) the project's
 	// root module does not declare; the report warns about them.
 	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
+	// SkippedLinks are the checkout's symlinks that were not made (they lead
+	// out of it or loop), as ghapp.SkippedLink writes them; the report warns.
+	SkippedLinks []string `json:"skipped_links,omitempty"`
 }
 
 // Label is who added an exception label, and on which head commit, as

@@ -60,7 +60,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 		{"wrong version", "version: 2\n", []string{"version 2 is not supported"}},
 		{"unknown field", "version: 1\nprojject: []\n", []string{"2:1: projject: unknown key (did you mean projects?)"}},
 		{"wrong type", "version: 1\npolicy:\n  max_shard_delta: many\n", []string{`3:20: policy.max_shard_delta: want a whole number, got "many"`}},
-		{"not yaml", "version: [1\n", []string{"did not find expected"}},
+		{"not yaml", "version: [1\n", []string{"the [ list opened at 1:10 is not closed"}},
 		{"two documents", "version: 1\n---\nversion: 1\n", []string{"more than one YAML document"}},
 		{"many problems", `
 version: 1

@@ -25,6 +25,15 @@ func SandboxSupported() error {
 	return checkLandlockABI(v, err)
 }
 
+// LandlockABI is the kernel's Landlock ABI version, 0 when it has none.
+func LandlockABI() int {
+	v, err := landlockABI()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
 func checkLandlockABI(v int, err error) error {
 	if err != nil || v < 1 {
 		return fmt.Errorf("landlock is not available on this kernel (Linux 6.2 or later with landlock among the enabled LSMs is needed)")

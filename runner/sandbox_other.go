@@ -10,5 +10,8 @@ var errNoLandlock = errors.New("the terraform sandbox uses Landlock, which only 
 // off Linux.
 func SandboxSupported() error { return errNoLandlock }
 
+// LandlockABI is 0: only Linux has Landlock.
+func LandlockABI() int { return 0 }
+
 // ExecSandboxed always fails off Linux.
 func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }

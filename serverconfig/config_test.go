@@ -358,13 +358,14 @@ coordinators:
 approvers: {users: [alice]}
 allow_fork_prs: maybe
 `, key, hook), noEnv)
+		// In the file's order, as an editor walks them (issue 24).
 		require.Equal(t, []string{
+			"config.yaml:6:1: store.path is missing (or store.postgres_url_file / store.postgres_url_env for a PostgreSQL store)",
 			"config.yaml:7:3: store.pth: unknown key (did you mean store.path?)",
 			`config.yaml:9:9: queue.size: want a whole number, got "abc"`,
 			"config.yaml:10:12: queue.workers: want a whole number, got a list",
 			"config.yaml:14:15: coordinators[0].password: secrets are never written inline: use a *_file or *_env setting",
 			`config.yaml:16:17: allow_fork_prs: want true or false, got "maybe"`,
-			"config.yaml:6:1: store.path is missing (or store.postgres_url_file / store.postgres_url_env for a PostgreSQL store)",
 		}, got)
 		require.NotContains(t, strings.Join(got, "\n"), "hunter2")
 	})
@@ -372,6 +373,8 @@ allow_fork_prs: maybe
 		got := problems("version: 1\nstore:\n  path: x\n  bad\nqueue: {size: 1}\n", noEnv)
 		require.Len(t, got, 1)
 		require.Regexp(t, `^config\.yaml:[45]:[0-9]+: YAML syntax: `, got[0])
+		got = problems("version: 1\nstore:\n\tpath: x\n", noEnv)
+		require.Equal(t, []string{"config.yaml:3:1: YAML syntax: line 3 is indented with a tab; YAML indents with spaces only"}, got)
 	})
 	t.Run("a key given twice", func(t *testing.T) {
 		got := problems("version: 1\nlisten: :8080\nlisten: :9090\n", noEnv)

@@ -1,9 +1,11 @@
 package serverconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +40,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %d problem(s): %s", e.Source, len(e.Problems), strings.Join(e.Problems, "; "))
 }
 
-// Parse validates a server configuration held in memory.
+// Parse validates a server configuration held in memory. Its problems come
+// in the order of the file's lines (those of missing keys last), as an
+// editor walks them.
 func Parse(source string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	var raw rawConfig
 	res, err := yamlstrict.Decode(data, &raw)
@@ -47,7 +51,7 @@ func Parse(source string, data []byte, lookupEnv func(string) (string, bool)) (*
 	case errors.Is(err, yamlstrict.ErrEmpty):
 		return nil, &Error{Source: source, Problems: []string{source + ": file is empty: it needs at least 'version: 1'"}}
 	case errors.As(err, &syntax):
-		return nil, &Error{Source: source, Problems: []string{located(source, syntax.Problem)}}
+		return nil, &Error{Source: source, Problems: []string{located(source, syntax.Problem).text}}
 	}
 	v := &validator{lookupEnv: lookupEnv, source: source, keys: res.Keys}
 	for _, p := range res.Problems {
@@ -55,21 +59,28 @@ func Parse(source string, data []byte, lookupEnv func(string) (string, bool)) (*
 	}
 	cfg := v.config(&raw)
 	if len(v.problems) > 0 {
-		return nil, &Error{Source: source, Problems: v.problems}
+		return nil, &Error{Source: source, Problems: v.sorted()}
 	}
 	return cfg, nil
 }
 
+// problem is one line of an *Error and where in the file it is (zero when
+// the file does not have the key).
+type problem struct {
+	at   yamlstrict.Pos
+	text string
+}
+
 // located is a decoding problem with the file's name in front.
-func located(source string, p yamlstrict.Problem) string {
+func located(source string, p yamlstrict.Problem) problem {
 	if p.Line > 0 {
-		return source + ":" + p.String()
+		return problem{yamlstrict.Pos{Line: p.Line, Column: p.Column}, source + ":" + p.String()}
 	}
-	return source + ": " + p.String()
+	return problem{text: source + ": " + p.String()}
 }
 
 type validator struct {
-	problems  []string
+	problems  []problem
 	lookupEnv func(string) (string, bool)
 	source    string
 	// keys are where each key of the file is (dotted path → line:column).
@@ -81,18 +92,23 @@ type validator struct {
 // is in the file is put in front of it.
 func (v *validator) addf(format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
-	v.problems = append(v.problems, v.locate(msg)+msg)
+	at := v.locate(msg)
+	if at.Line == 0 {
+		v.problems = append(v.problems, problem{text: v.source + ": " + msg})
+		return
+	}
+	v.problems = append(v.problems, problem{at, fmt.Sprintf("%s:%d:%d: %s", v.source, at.Line, at.Column, msg)})
 }
 
-// locate is "source:line:col: " for the key a message starts with (or the
-// nearest enclosing key the file has), "source: " when the file has none of
-// them (a key that is missing).
-func (v *validator) locate(msg string) string {
+// locate is where the key a message starts with is (or the nearest
+// enclosing key the file has); zero when the file has none of them (a key
+// that is missing).
+func (v *validator) locate(msg string) yamlstrict.Pos {
 	key, _, _ := strings.Cut(msg, " ")
 	key = strings.TrimSuffix(key, ":")
 	for key != "" {
 		if p, ok := v.keys[key]; ok {
-			return fmt.Sprintf("%s:%d:%d: ", v.source, p.Line, p.Column)
+			return p
 		}
 		i := strings.LastIndexAny(key, ".[")
 		if i < 0 {
@@ -100,7 +116,23 @@ func (v *validator) locate(msg string) string {
 		}
 		key = key[:i]
 	}
-	return v.source + ": "
+	return yamlstrict.Pos{}
+}
+
+// sorted are the problems by line and column, those without a place last,
+// each group in the order found.
+func (v *validator) sorted() []string {
+	slices.SortStableFunc(v.problems, func(a, b problem) int {
+		if (a.at.Line == 0) != (b.at.Line == 0) {
+			return cmp.Compare(b.at.Line, a.at.Line) // a place before none
+		}
+		return cmp.Or(cmp.Compare(a.at.Line, b.at.Line), cmp.Compare(a.at.Column, b.at.Column))
+	})
+	out := make([]string, len(v.problems))
+	for i, p := range v.problems {
+		out[i] = p.text
+	}
+	return out
 }
 
 func (v *validator) duration(field, s string, def time.Duration) time.Duration {

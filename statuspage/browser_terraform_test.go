@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/browsertest"
 	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/runner"
@@ -21,34 +21,6 @@ import (
 // EnvScreenshotDir, when set, is where the browser tests also save their
 // screenshots (the README's docs/status-page.png comes from there).
 const EnvScreenshotDir = "SHARDGATE_SCREENSHOT_DIR"
-
-// chromium is Debian's chromium (what .ci/run installs), or another
-// Chromium or Chrome on PATH. The test skips, saying so, only without one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium installed (looked for chromium, chromium-browser, google-chrome on PATH): the browser test did not run; " +
-		"install Debian's chromium package (apt-get install chromium), as .ci/run does")
-	return ""
-}
-
-// browser starts a headless Chromium for the test.
-func browser(t *testing.T, ctx context.Context) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1400, 1000))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to sandbox itself as root
-	}
-	actx, cancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancel)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	return bctx
-}
 
 // screenshot saves a full-page screenshot into the test's artifact
 // directory (kept with go test -artifacts) and EnvScreenshotDir.
@@ -107,7 +79,7 @@ func terraformRun(ctx context.Context, t *testing.T, bin, dir string, out *livel
 func TestBrowserShowsTheQueueAndTheLiveLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bctx := browser(t, ctx)
+	bctx := browsertest.New(t, ctx)
 	bin := tftest.Binary(t)
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {

@@ -26,7 +26,18 @@ func (d driftRecords) Drift(ctx context.Context) ([]DriftRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]DriftRow, 0, len(recs))
+	repos, err := d.store.Repos(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DriftRow, 0, len(recs)+len(repos))
+	// A check that failed for the whole repository (GitHub, its
+	// configuration) left no project record: the repository's row says so.
+	for _, r := range repos {
+		if r.LastError != "" {
+			out = append(out, DriftRow{Repo: r.FullName(), Status: string(drift.StatusError) + ": " + r.LastError, CheckedAt: r.FailedAt})
+		}
+	}
 	for _, r := range recs {
 		row := DriftRow{Repo: r.Repo, Project: r.Project, Status: string(r.Status), Since: r.Since, CheckedAt: r.CheckedAt}
 		if r.Status == drift.StatusError && r.Error != "" {

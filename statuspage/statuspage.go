@@ -82,7 +82,10 @@ type Options struct {
 	Queue   Queue
 	History History
 	Drift   DriftSource
-	Logs    *livelog.Hub
+	// Failures are the failing jobs and the services' reachability; nil
+	// leaves those sections out.
+	Failures Failures
+	Logs     *livelog.Hub
 	// Redactor removes the server's secrets from every text shown.
 	Redactor *redact.Redactor
 	// Token, when not empty, is the bearer token every request must carry.

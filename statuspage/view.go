@@ -28,6 +28,12 @@ type overview struct {
 	Applies  []applyView
 	DriftOff bool
 	Drift    []driftView
+	// What is failing (failures.go): the banner's items, the failing jobs,
+	// the services as last seen; FailuresOn when the page has a source.
+	Banner     []string
+	FailuresOn bool
+	Failing    []failingView
+	Reach      []reachView
 }
 
 // link is a text and, when one could be built from trusted parts, a URL.
@@ -305,6 +311,8 @@ func (h *Handler) build(ctx context.Context) *overview {
 			v.Drift = h.drift(rows)
 		}
 	}
+	v.FailuresOn = h.o.Failures != nil
+	h.failures(ctx, v, problem)
 	h.o.Redactor.Scrub(v)
 	return v
 }

@@ -218,6 +218,32 @@ func (p *Postgres) GetJob(ctx context.Context, id string) (*Job, error) {
 	return j, nil
 }
 
+// FailingJobs implements Store. The two halves read the partial indexes of
+// queued and finished jobs (and the few running ones).
+func (p *Postgres) FailingJobs(ctx context.Context, since time.Time, n int) ([]*Job, error) {
+	rows, err := p.pool.Query(ctx, `SELECT `+jobColumns+` FROM (
+		(SELECT * FROM jobs WHERE state IN ('queued', 'running') AND last_error <> '' ORDER BY updated_at DESC LIMIT $2)
+		UNION ALL
+		(SELECT * FROM jobs WHERE state IN ('done', 'failed') AND finished_at >= $1 AND state = 'failed' ORDER BY finished_at DESC LIMIT $2)
+	) failing ORDER BY updated_at DESC, id DESC LIMIT $2`, since.UTC(), n)
+	if err != nil {
+		return nil, fmt.Errorf("list failing jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list failing jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list failing jobs: %w", err)
+	}
+	return out, nil
+}
+
 // PruneDone deletes finished jobs older than olderThan, pruneChunk at a time
 // (see Store). Replicas pruning at once skip each other's rows.
 func (p *Postgres) PruneDone(ctx context.Context, olderThan time.Time) (int, error) {

@@ -150,6 +150,11 @@ type Store interface {
 	CountQueued(ctx context.Context) (int, error)
 	// GetJob returns one job by id.
 	GetJob(ctx context.Context, id string) (*Job, error)
+	// FailingJobs returns, with their payloads, the jobs that failed and
+	// will run again (queued for a retry, or running again after a failed
+	// attempt: LastError set) and those that failed for good since since,
+	// newest change first, at most n. The status page shows them.
+	FailingJobs(ctx context.Context, since time.Time, n int) ([]*Job, error)
 
 	// Put, Get, Delete and List work on keyed records in named buckets. A
 	// bucket exists once something is put in it; Get of an absent record is

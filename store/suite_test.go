@@ -27,6 +27,7 @@ func testStore(t *testing.T, open opener) {
 	t.Run("prune", func(t *testing.T) { testPrune(t, open) })
 	t.Run("owner checks", func(t *testing.T) { testOwnerChecks(t, open) })
 	t.Run("transactions", func(t *testing.T) { testTx(t, open) })
+	t.Run("failing jobs", func(t *testing.T) { testFailing(t, open) })
 }
 
 // pastAnyLease is further than any store's lease, in tests that need one to

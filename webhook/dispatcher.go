@@ -44,6 +44,9 @@ type Dispatcher struct {
 	Observe func(event string, err error, d time.Duration)
 	// Failed reports a job that failed for good (on its PR); may be nil.
 	Failed func(ctx context.Context, job *store.Job, err error)
+	// Retried is told of a job handed back for another try after err (a
+	// metric); may be nil.
+	Retried func(job *store.Job, err error)
 	// Paused says whether claiming is paused (the store cannot be reached,
 	// StoreHealth.Paused); may be nil.
 	Paused func() bool
@@ -189,6 +192,9 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
 				Warn("job failed on a transient error; it will be retried")
+			if d.Retried != nil {
+				d.Retried(job, err)
+			}
 			return
 		}
 		if errors.Is(rerr, store.ErrLeaseLost) || errors.Is(rerr, store.ErrNotRunning) {

@@ -186,8 +186,9 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 			require.NoError(t, err)
 			d.Attempts, d.RetryBase, d.RetryMax, d.Poll = 3, time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
 			d.Transient = func(err error) bool { return errors.Is(err, errFlaky) }
-			var reported atomic.Int32
+			var reported, retried atomic.Int32
 			d.Failed = func(context.Context, *store.Job, error) { reported.Add(1) }
+			d.Retried = func(*store.Job, error) { retried.Add(1) }
 			ids := enqueue(t, st, "d1")
 			require.NoError(t, d.Start(context.Background()))
 			defer d.Close(context.Background())
@@ -204,6 +205,7 @@ func TestDispatcherRetriesTransientFailures(t *testing.T) {
 				require.Eventually(t, func() bool { return reported.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 			}
 			require.Equal(t, tt.reported, reported.Load() == 1)
+			require.EqualValues(t, tt.wantCalls-1, retried.Load(), "every attempt but the last was handed back for a retry")
 		})
 	}
 }

@@ -42,6 +42,19 @@ func (g *GitRepo) WriteFile(path, content string) {
 	}
 }
 
+// Symlink makes a symbolic link at a slash-separated path of the work tree
+// pointing at target, as written (git keeps it as a link).
+func (g *GitRepo) Symlink(path, target string) {
+	g.t.Helper()
+	full := filepath.Join(g.dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		g.t.Fatalf("githubtest: create directory for %s: %v", path, err)
+	}
+	if err := os.Symlink(target, full); err != nil {
+		g.t.Fatalf("githubtest: symlink %s: %v", path, err)
+	}
+}
+
 // RemoveFile deletes a file from the work tree; the next Commit records it.
 func (g *GitRepo) RemoveFile(path string) {
 	g.t.Helper()

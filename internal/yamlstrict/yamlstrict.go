@@ -11,11 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
-	yaml4 "go.yaml.in/yaml/v4"
 	"gopkg.in/yaml.v3"
 )
 
@@ -79,32 +77,6 @@ func Decode(data []byte, out any) (Result, error) {
 	d := &decoder{res: &res}
 	d.value(doc.Content[0], reflect.ValueOf(out).Elem(), "")
 	return res, nil
-}
-
-// syntaxLine reads the line yaml.v3 puts in its syntax errors ("yaml: line
-// 7: mapping values are not allowed in this context").
-var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxProblem places a syntax error at its line and column. yaml.v3 says
-// only the line; its successor go.yaml.in/yaml/v4, whose scanner is the same
-// libyaml port, keeps the column in a *LoadError, so the document is scanned
-// again by it for the place.
-func syntaxProblem(data []byte, err error) Problem {
-	var n yaml4.Node
-	var le *yaml4.LoadError
-	if err4 := yaml4.Unmarshal(data, &n); errors.As(err4, &le) && le.Mark.Line > 0 {
-		msg := "YAML syntax: " + le.Message
-		if le.ContextMsg != "" && le.ContextMark.Line > 0 {
-			msg += fmt.Sprintf(" (%s started at %d:%d)", le.ContextMsg, le.ContextMark.Line, le.ContextMark.Column)
-		}
-		return Problem{Line: le.Mark.Line, Column: le.Mark.Column, Message: msg}
-	}
-	msg := err.Error()
-	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return Problem{Line: line, Message: "YAML syntax: " + m[2]}
-	}
-	return Problem{Message: "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")}
 }
 
 type decoder struct{ res *Result }

@@ -56,7 +56,37 @@ func TestDecode(t *testing.T) {
 	var syn *SyntaxError
 	require.True(t, errors.As(err, &syn))
 	require.Positive(t, syn.Problem.Line)
-	_, err = Decode([]byte("store:\n  path: a: b\n"), &s)
-	require.True(t, errors.As(err, &syn))
-	require.Equal(t, "2:10: YAML syntax: mapping values are not allowed in this context", err.Error())
+}
+
+// The usual mistakes of a hand-edited file read as what to fix, not as the
+// YAML scanner's words, at the place to fix them.
+func TestSyntaxErrorsSayWhatToFix(t *testing.T) {
+	for _, tt := range []struct{ name, doc, want string }{
+		{"tab indenting a key", "version: 1\nstore:\n\tpath: x\n",
+			"3:1: YAML syntax: line 3 is indented with a tab; YAML indents with spaces only"},
+		{"tab after spaces", "version: 1\nstore:\n  path: x\n  \tfoo: y\n",
+			"4:3: YAML syntax: line 4 is indented with a tab; YAML indents with spaces only"},
+		{"key indented less than its siblings", "version: 1\nstore:\n    path: x\n  foo: y\n",
+			"4:3: YAML syntax: line 4 is indented 2 spaces, which lines up with no key above it; keys of one mapping (and items of one list) start in the same column, and what belongs to a key is indented more than the key"},
+		{"list item out of line", "approvers:\n  users:\n    - a\n  - b\n",
+			"4:3: YAML syntax: line 4 is indented 2 spaces, which lines up with no key above it; keys of one mapping (and items of one list) start in the same column, and what belongs to a key is indented more than the key"},
+		{"key indented more than its siblings", "version: 1\nstore:\n  path: x\n   foo: y\n",
+			`4:7: YAML syntax: ": " inside a value; quote a value that holds ": " (key: "a: b"), or indent this line like the keys above it (a line indented more than the key above continues that key's value)`},
+		{"unquoted colon", "store:\n  path: a: b\n",
+			`2:10: YAML syntax: ": " inside a value; quote a value that holds ": " (key: "a: b"), or indent this line like the keys above it (a line indented more than the key above continues that key's value)`},
+		{"unclosed quote", "a: \"x\n",
+			"2:1: YAML syntax: the quoted text opened at 1:4 is not closed"},
+		{"unclosed list", "a: [1,\nb: 2\n",
+			"3:1: YAML syntax: the [ list opened at 1:4 is not closed with ] (or an item lacks its comma)"},
+		{"unclosed mapping", "version: 1\nstore: {path: x\n",
+			"3:1: YAML syntax: the { mapping opened at 2:8 is not closed with } (or an entry lacks its comma)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s sample
+			_, err := Decode([]byte(tt.doc), &s)
+			var syn *SyntaxError
+			require.ErrorAs(t, err, &syn)
+			require.Equal(t, tt.want, err.Error())
+		})
+	}
 }
