@@ -53,6 +53,18 @@ type PRState struct {
 	Projects []string `json:"projects,omitempty"`
 	// ConfigError is a bad .shardgate.yaml on the base branch, shown instead of plans.
 	ConfigError string `json:"config_error,omitempty"`
+	// Waiting are the merged projects with changes that the merge did not
+	// apply, and why (apply: manual): they wait for an approver's
+	// `/shardgate apply <project>`. One that has an apply job since is no
+	// longer waiting, whatever this list says.
+	Waiting []WaitingApply `json:"waiting_applies,omitempty"`
+}
+
+// WaitingApply is a merged project left for `/shardgate apply <project>`.
+type WaitingApply struct {
+	Project string `json:"project"`
+	// Why it was not applied on merge, as markdown the comment shows.
+	Why string `json:"why"`
 }
 
 // Plan is one project's plan of one head commit, with its last judgement.
