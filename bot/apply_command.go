@@ -21,7 +21,7 @@ func (h *IssueComment) applyProject(ctx context.Context, gh ghapp.API, ref pullr
 	if ok, err := h.approverOnly(ctx, gh, ref, c, "apply a project"); !ok || err != nil {
 		return err
 	}
-	text, err := h.queueProject(ctx, gh, ref, project)
+	text, err := h.queueProject(ctx, gh, ref, project, c.Actor)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (h *IssueComment) applyProject(ctx context.Context, gh ghapp.API, ref pullr
 
 // queueProject queues the project's apply under the pull request's lock (as
 // the merge does), or says why it does not.
-func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullreq.Ref, project string) (string, error) {
+func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullreq.Ref, project, actor string) (string, error) {
 	unlock := h.prLocks.Lock(ref.Key())
 	defer unlock()
 	pr, err := gh.GetPullRequest(ctx, ref.Owner, ref.Repo, ref.Number)
@@ -73,14 +73,30 @@ func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullr
 		if j.State != applyqueue.Failed {
 			return fmt.Sprintf("project %s is already %s; nothing queued.", report.Code(project), applyWord(j.State)), nil
 		}
-		_, err := h.applies.Requeue(ctx, j.Seq)
-		return "", err
+		if _, err := h.applies.Requeue(ctx, j.Seq); err != nil {
+			return "", err
+		}
+		return "", h.applyingStatus(ctx, ref, project, actor)
 	}
 	ok, err := h.applier.enqueueApply(ctx, ref, plan, pr, pr.MergedBy)
-	if err != nil || ok {
+	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("project %s is already queued; nothing queued.", report.Code(project)), nil
+	if !ok {
+		return fmt.Sprintf("project %s is already queued; nothing queued.", report.Code(project)), nil
+	}
+	return "", h.applyingStatus(ctx, ref, project, actor)
+}
+
+// applyingStatus says on the comment's status line which command is being
+// applied, until every apply of the pull request has finished.
+func (h *IssueComment) applyingStatus(ctx context.Context, ref pullreq.Ref, project, actor string) error {
+	st, err := h.rec.PR(ctx, ref)
+	if err != nil || st == nil {
+		return err
+	}
+	st.Status = fmt.Sprintf("merged; applying project %s on `/shardgate apply` by %s.", report.Code(project), actor)
+	return h.rec.PutPR(ctx, st)
 }
 
 func applyWord(st applyqueue.State) string {

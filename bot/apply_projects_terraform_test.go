@@ -126,6 +126,9 @@ func TestApplyOnMergeOfAProjectWithoutCoordinatorChanges(t *testing.T) {
 	require.Equal(t, "applied", audits[0].TerraformOutcome)
 	require.Equal(t, audits[0].ReviewedFingerprint, audits[0].AppliedFingerprint)
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"), "the coordinator untouched")
+	// Counted like every apply.
+	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_apply_duration_seconds", "applied"))
+	require.Equal(t, 1.0, gauge(t, h.srv.registry, "shardgate_apply_jobs", "applied"))
 }
 
 // An `apply: manual` project is not applied on merge: the comment says it
@@ -156,11 +159,13 @@ func TestManualProjectAppliedByCommand(t *testing.T) {
 	c = h.comment(pr, approver, "/shardgate apply queues")
 	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
 	jobs = h.waitApplies(pr)
+	require.Equal(t, approver, jobs[0].MergedBy, "the merge's author")
 	require.Len(t, jobs, 1)
 	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, []string{"terraform_data.orders"}, stateResources(h, "queues"))
 	body = h.eventuallyComment(pr, "| `queues` | ✅ applied |")
 	require.NotContains(t, body, "waits for a command")
+	h.eventuallyComment(pr, "merged and applied (1 project).")
 	require.Equal(t, "success", h.check(prreport.CheckApplyPrefix+"queues", mergeSHA).Conclusion)
 
 	c = h.comment(pr, approver, "/shardgate apply queues")
