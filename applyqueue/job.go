@@ -51,6 +51,9 @@ type Job struct {
 	ReviewedSHA string `json:"reviewed_sha"`
 	MergeSHA    string `json:"merge_sha"`
 	MergedBy    string `json:"merged_by"`
+	// RequestedBy is the approver whose `/shardgate apply <project>` queued
+	// the job (a project applied by hand); "" for an apply on merge.
+	RequestedBy string `json:"requested_by,omitempty"`
 	// Sensitive are the values the reviewed plan marks sensitive
 	// (planparse.ChangeSet.SensitiveValues): what the job's lines on the PR
 	// and its check run show as "(sensitive)".

@@ -78,7 +78,7 @@ func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullr
 		}
 		return "", h.applyingStatus(ctx, ref, project, actor)
 	}
-	ok, err := h.applier.enqueueApply(ctx, ref, plan, pr, pr.MergedBy)
+	ok, err := h.applier.enqueueApply(ctx, ref, plan, pr, actor)
 	if err != nil {
 		return "", err
 	}

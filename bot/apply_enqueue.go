@@ -55,7 +55,7 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
-		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, pr.MergedBy); err != nil {
+		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
 			return err
 		} else if ok {
 			queued++
@@ -77,11 +77,13 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 }
 
 // enqueueApply queues the apply of one reviewed plan of a merged pull
-// request; false when the queue already holds it (a redelivered merge event,
-// a repeated command).
-func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, by string) (bool, error) {
+// request, asked for by an approver's command (requestedBy) or by the merge
+// (""); false when the queue already holds it (a redelivered merge event, a
+// repeated command).
+func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
 	job := &applyqueue.Job{Ref: ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), StateKey: stateKey(ref, p),
-		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: by}
+		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: pr.MergedBy,
+		RequestedBy: requestedBy}
 	if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 		return false, nil
 	} else if err != nil {
@@ -97,7 +99,7 @@ func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.
 func (s *Applier) applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) (cfg *repoconfig.Config, whyNot string) {
 	pol, err := s.policies.For(ctx, gh, st.Ref, pr.BaseRef, pr.BaseSHA)
 	if err != nil {
-		return repoconfig.Default(), "the base branch's `.shardgate.yaml` could not be read (" + report.Escape(report.FirstLine(err.Error())) +
+		return repoconfig.Default(), "the base branch's `.shardgate.yaml` could not be loaded (" + report.Escape(report.FirstLine(err.Error())) +
 			"), so shardgate did not apply it on merge."
 	}
 	return pol.Repo, ""

@@ -156,10 +156,11 @@ func TestManualProjectAppliedByCommand(t *testing.T) {
 	c = h.comment(pr, approver, "/shardgate apply streams")
 	require.Equal(t, []string{"confused"}, reactions(h, c.ID), "streams has no plan in this pull request")
 
-	c = h.comment(pr, approver, "/shardgate apply queues")
+	c = h.comment(pr, teamMate, "/shardgate apply queues")
 	require.Equal(t, []string{"+1"}, reactions(h, c.ID))
 	jobs = h.waitApplies(pr)
-	require.Equal(t, approver, jobs[0].MergedBy, "the merge's author")
+	require.Equal(t, approver, jobs[0].MergedBy, "who merged")
+	require.Equal(t, teamMate, jobs[0].RequestedBy, "who asked")
 	require.Len(t, jobs, 1)
 	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	require.Equal(t, []string{"terraform_data.orders"}, stateResources(h, "queues"))
@@ -172,7 +173,10 @@ func TestManualProjectAppliedByCommand(t *testing.T) {
 	require.Equal(t, []string{"confused"}, reactions(h, c.ID), "applied already")
 	jobs = h.waitApplies(pr)
 	require.Len(t, jobs, 1, "applied once")
-	require.Len(t, auditsOf(h)["queues"], 1)
+	audits := auditsOf(h)["queues"]
+	require.Len(t, audits, 1)
+	require.Equal(t, approver, audits[0].MergedBy)
+	require.Equal(t, teamMate, audits[0].AppliedBy, "the approver who asked")
 }
 
 // A pull request changing the streams and an alarm applies both projects,

@@ -147,10 +147,13 @@ func (st *PRState) HeadAt(t time.Time) string {
 
 // Audit is kept for every finished apply job (BucketAudit).
 type Audit struct {
-	Seq                 string               `json:"seq"`
-	Ref                 pullreq.Ref          `json:"ref"`
-	Project             string               `json:"project"`
-	MergedBy            string               `json:"merged_by"`
+	Seq      string      `json:"seq"`
+	Ref      pullreq.Ref `json:"ref"`
+	Project  string      `json:"project"`
+	MergedBy string      `json:"merged_by"`
+	// AppliedBy is the approver whose `/shardgate apply <project>` queued the
+	// apply; "" when the merge did.
+	AppliedBy           string               `json:"applied_by,omitempty"`
 	MergeSHA            string               `json:"merge_sha"`
 	ReviewedSHA         string               `json:"reviewed_sha"`
 	ReviewedFingerprint string               `json:"reviewed_fingerprint"`
