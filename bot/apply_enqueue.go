@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/report"
 )
 
@@ -37,7 +38,10 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	if err != nil {
 		return err
 	}
-	modes, whyNot := s.applyModes(ctx, gh, st, pr)
+	modes, whyNot, err := applyModes(ctx, gh, st, pr)
+	if err != nil {
+		return err // GitHub's: the merge event is handled again
+	}
 	queued := 0
 	st.Waiting = nil
 	for _, p := range orderPlans(plans, st.Projects) {
@@ -94,15 +98,19 @@ func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.
 
 // applyModes reads when each project is applied from the .shardgate.yaml of
 // the base branch the pull request was merged into, as its plans were: a pull
-// request cannot make its own project apply on merge. When the file cannot be
-// read, nothing is applied on merge; whyNot says why.
-func (s *Applier) applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) (cfg *repoconfig.Config, whyNot string) {
-	pol, err := s.policies.For(ctx, gh, st.Ref, pr.BaseRef, pr.BaseSHA)
-	if err != nil {
-		return repoconfig.Default(), "the base branch's `.shardgate.yaml` could not be loaded (" + report.Escape(report.FirstLine(err.Error())) +
-			"), so shardgate did not apply it on merge."
+// request cannot make its own project apply on merge. When the file is not
+// valid, nothing is applied on merge; whyNot says why.
+func applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) (cfg *repoconfig.Config, whyNot string, err error) {
+	cfg, err = repopolicy.Config(ctx, gh, st.Ref, pr.BaseRef, pr.BaseSHA)
+	var cfgErr *repoconfig.Error
+	switch {
+	case errors.As(err, &cfgErr):
+		return repoconfig.Default(), "the base branch's `.shardgate.yaml` is not valid (" + report.Escape(report.FirstLine(err.Error())) +
+			"), so shardgate did not apply it on merge.", nil
+	case err != nil:
+		return nil, "", err
 	}
-	return pol.Repo, ""
+	return cfg, "", nil
 }
 
 // stateKey names the Terraform state a plan's project applies to: its
