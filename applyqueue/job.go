@@ -29,9 +29,10 @@ const (
 func (s State) Finished() bool { return s == Applied || s == Failed }
 
 // Job is one project's apply after a merge. Jobs are ordered by Seq
-// (merge order) and hold a lock on every stream prefix in Streams from the
-// moment they start until they finish: a job runs only when no earlier
-// unfinished job shares one of its streams.
+// (merge order) and hold a lock on every stream prefix in Streams, and on
+// their Terraform state (StateKey), from the moment they start until they
+// finish: a job runs only when no earlier unfinished job shares one of its
+// streams or its state.
 type Job struct {
 	// Seq is assigned at enqueue, increasing in merge order (zero-padded, so
 	// key order is merge order).
@@ -40,10 +41,19 @@ type Job struct {
 	Project string      `json:"project"`
 	// Streams are the streams (planparse.StreamKey: coordinator and prefix) the
 	// reviewed plan touches, sorted.
-	Streams     []string `json:"streams"`
-	ReviewedSHA string   `json:"reviewed_sha"`
-	MergeSHA    string   `json:"merge_sha"`
-	MergedBy    string   `json:"merged_by"`
+	Streams []string `json:"streams"`
+	// StateKey names the project's Terraform state (repository, directory,
+	// workspace): jobs of one state run one at a time, in merge order, as
+	// jobs of one stream do. A project without coordinator changes (an
+	// alarm, a bucket) has no streams and is held by this lock alone. ""
+	// takes no state lock (jobs enqueued before there was one).
+	StateKey    string `json:"state_key,omitempty"`
+	ReviewedSHA string `json:"reviewed_sha"`
+	MergeSHA    string `json:"merge_sha"`
+	MergedBy    string `json:"merged_by"`
+	// RequestedBy is the approver whose `/shardgate apply <project>` queued
+	// the job (a project applied by hand); "" for an apply on merge.
+	RequestedBy string `json:"requested_by,omitempty"`
 	// Sensitive are the values the reviewed plan marks sensitive
 	// (planparse.ChangeSet.SensitiveValues): what the job's lines on the PR
 	// and its check run show as "(sensitive)".

@@ -69,8 +69,8 @@ func (q *Queue) Update(ctx context.Context, seq string, fn func(*Job) error) err
 		switch {
 		case j.Seq != before.Seq || j.RetryOf != before.RetryOf || !j.CreatedAt.Equal(before.CreatedAt):
 			return errors.New("the job's place in the order cannot change")
-		case !slices.Equal(j.Streams, before.Streams):
-			return errors.New("the streams of a running job cannot change")
+		case !slices.Equal(j.Streams, before.Streams) || j.StateKey != before.StateKey:
+			return errors.New("the streams and state of a running job cannot change")
 		case j.LeaseOwner != before.LeaseOwner || !j.LeaseUntil.Equal(before.LeaseUntil) || j.Attempt != before.Attempt ||
 			j.Fence != before.Fence:
 			return errors.New("the lease is the queue's to change")

@@ -298,10 +298,11 @@ func (q *Queue) Runnable(ctx context.Context) ([]*Job, error) {
 	return out, nil
 }
 
-// runnableApplies walks jobs in order, marking the streams of every unfinished
-// job busy for all later ones, whether it runs or waits: a later job never
-// overtakes an earlier one on a stream, and as a job needs all its streams
-// free at once, no two jobs can each hold a stream the other waits for.
+// runnableApplies walks jobs in order, marking the locks (streams and state)
+// of every unfinished job busy for all later ones, whether it runs or waits:
+// a later job never overtakes an earlier one on a stream or a state, and as a
+// job needs all its locks free at once, no two jobs can each hold a lock the
+// other waits for.
 func runnableApplies(jobs []*Job, now time.Time) []*Job {
 	busy := map[string]bool{}
 	var out []*Job
@@ -309,8 +310,9 @@ func runnableApplies(jobs []*Job, now time.Time) []*Job {
 		if j.State.Finished() {
 			continue
 		}
-		blocked := slices.ContainsFunc(j.Streams, func(s string) bool { return busy[s] })
-		for _, s := range j.Streams {
+		locks := j.locks()
+		blocked := slices.ContainsFunc(locks, func(s string) bool { return busy[s] })
+		for _, s := range locks {
 			busy[s] = true
 		}
 		if !blocked && !leaseLive(j, now) {
@@ -328,7 +330,8 @@ func leaseLive(j *Job, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now)
 }
 
-// Blocker is an earlier unfinished job that a job waits behind on one stream.
+// Blocker is an earlier unfinished job that a job waits behind on one stream,
+// or on its Terraform state (Stream is then "").
 type Blocker struct {
 	Stream  string
 	Seq     string
@@ -337,9 +340,9 @@ type Blocker struct {
 	State   State
 }
 
-// Blockers returns, for each stream of the job, the earliest earlier unfinished
-// job on that stream (the one in front of the line); streams that are free are
-// left out, and a finished job has none.
+// Blockers returns, for each stream of the job and for its state, the
+// earliest earlier unfinished job on it (the one in front of the line); locks
+// that are free are left out, and a finished job has none.
 func (q *Queue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
@@ -357,16 +360,31 @@ func (q *Queue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
 	}
 	job := jobs[i]
 	var out []Blocker
-	for _, s := range job.Streams {
+	for _, s := range job.locks() {
 		for _, e := range jobs[:i] {
-			if !e.State.Finished() && slices.Contains(e.Streams, s) {
-				out = append(out, Blocker{Stream: s, Seq: e.Seq, Ref: e.Ref, Project: e.Project, State: e.State})
+			if !e.State.Finished() && slices.Contains(e.locks(), s) {
+				stream := s
+				if s == stateLock(job.StateKey) {
+					stream = ""
+				}
+				out = append(out, Blocker{Stream: stream, Seq: e.Seq, Ref: e.Ref, Project: e.Project, State: e.State})
 				break
 			}
 		}
 	}
 	return out, nil
 }
+
+// locks are the job's streams and, when it names one, its state; a state's
+// lock name cannot be a stream's (a stream key has no NUL).
+func (j *Job) locks() []string {
+	if j.StateKey == "" {
+		return j.Streams
+	}
+	return append(slices.Clip(j.Streams), stateLock(j.StateKey))
+}
+
+func stateLock(key string) string { return "state\x00" + key }
 
 func normalizeStreams(in []string) []string {
 	out := slices.DeleteFunc(slices.Clone(in), func(s string) bool { return s == "" })

@@ -120,7 +120,7 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
 		return applyqueue.Failed, "no reviewed plan of " + pullreq.ShortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
-	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, MergeSHA: job.MergeSHA,
+	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, AppliedBy: job.RequestedBy, MergeSHA: job.MergeSHA,
 		ReviewedSHA: job.ReviewedSHA, ReviewedFingerprint: endstate.Fingerprint(r.reviewed.ChangeSet),
 		Attestations: r.reviewed.Decision.AttestationsUsed, Attempt: job.Attempt, TerraformOutcome: "not run",
 		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq)}

@@ -20,7 +20,7 @@ import (
 // lock held by someone else is reported with its holder and waited out; it is
 // never broken.
 func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (applyqueue.State, string, bool) {
-	if len(endstate.Streams(current)) == 0 && len(current.OtherChanges) == 0 {
+	if !changesAnything(current) {
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}

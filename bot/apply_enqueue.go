@@ -4,15 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/repopolicy"
+	"github.com/shardgate/shardgate/report"
 )
 
+// whyManual is why a project with `apply: manual` waits after its merge.
+const whyManual = "`apply: manual` in `.shardgate.yaml`: shardgate does not apply it on merge."
+
 // enqueueApplies turns a merge into one apply job per project whose reviewed
-// plan changes the coordinator, in merge order. A redelivered merge adds nothing.
+// plan changes anything (coordinator or not), in merge order, but for the
+// projects the base branch's .shardgate.yaml applies by hand: those are
+// listed in st.Waiting. A redelivered merge adds nothing.
 func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error {
 	if def := pr.DefaultBranch; def != "" && pr.BaseRef != def {
 		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.BaseRef, def)
@@ -27,34 +38,98 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	if err != nil {
 		return err
 	}
+	modes, whyNot, err := applyModes(ctx, gh, st, pr)
+	if err != nil {
+		return err // GitHub's: the merge event is handled again
+	}
 	queued := 0
+	st.Waiting = nil
 	for _, p := range orderPlans(plans, st.Projects) {
-		if p.ChangeSet == nil || len(endstate.Streams(p.ChangeSet)) == 0 {
+		if !changesAnything(p.ChangeSet) {
+			continue
+		}
+		if whyNot != "" || modes.ApplyModeOf(p.Project) == repoconfig.ApplyManual {
+			why := whyManual
+			if whyNot != "" {
+				why = whyNot
+			}
+			st.Waiting = append(st.Waiting, records.WaitingApply{Project: p.Project, Why: why})
 			continue
 		}
 		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
-		job := &applyqueue.Job{Ref: st.Ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), ReviewedSHA: reviewed,
-			Sensitive: p.ChangeSet.SensitiveValues(),
-			MergeSHA:  pr.MergeSHA, MergedBy: pr.MergedBy}
-		if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
-			continue // a redelivered or re-run merge event: already queued
-		} else if err != nil {
+		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
 			return err
+		} else if ok {
+			queued++
 		}
-		queued++
 	}
 	switch {
 	case len(plans) == 0:
 		st.Status = "merged, but shardgate never planned the merged head commit: nothing to apply."
+	case queued == 0 && len(existing) == 0 && len(st.Waiting) > 0:
+		st.Status = fmt.Sprintf("merged by %s; nothing applied on merge: %s for `/shardgate apply <project>` (see Apply below).",
+			pr.MergedBy, waitingProjects(len(st.Waiting)))
 	case queued == 0 && len(existing) == 0:
-		st.Status = "merged; no coordinator changes to apply."
+		st.Status = "merged; no changes to apply."
 	default:
-		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream at a time.", pr.MergedBy)
+		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream and one Terraform state at a time.", pr.MergedBy)
 	}
 	s.scheduler.Notify()
 	return nil
+}
+
+// enqueueApply queues the apply of one reviewed plan of a merged pull
+// request, asked for by an approver's command (requestedBy) or by the merge
+// (""); false when the queue already holds it (a redelivered merge event, a
+// repeated command).
+func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
+	job := &applyqueue.Job{Ref: ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), StateKey: stateKey(ref, p),
+		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: pr.MergedBy,
+		RequestedBy: requestedBy}
+	if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// applyModes reads when each project is applied from the .shardgate.yaml of
+// the base branch the pull request was merged into, as its plans were: a pull
+// request cannot make its own project apply on merge. When the file is not
+// valid, nothing is applied on merge; whyNot says why.
+func applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) (cfg *repoconfig.Config, whyNot string, err error) {
+	cfg, err = repopolicy.Config(ctx, gh, st.Ref, pr.BaseRef, pr.BaseSHA)
+	var cfgErr *repoconfig.Error
+	switch {
+	case errors.As(err, &cfgErr):
+		return repoconfig.Default(), "the base branch's `.shardgate.yaml` is not valid (" + report.Escape(report.FirstLine(err.Error())) +
+			"), so shardgate did not apply it on merge.", nil
+	case err != nil:
+		return nil, "", err
+	}
+	return cfg, "", nil
+}
+
+// stateKey names the Terraform state a plan's project applies to: its
+// repository, directory and workspace. Two applies of it never run at once.
+func stateKey(ref pullreq.Ref, p *records.Plan) string {
+	return strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
+}
+
+// changesAnything says whether a plan changes the coordinator or any other
+// resource: a plan that does is applied after its merge.
+func changesAnything(cs *planparse.ChangeSet) bool {
+	return cs != nil && (len(endstate.Streams(cs)) > 0 || len(cs.OtherChanges) > 0)
+}
+
+func waitingProjects(n int) string {
+	if n == 1 {
+		return "1 project waits"
+	}
+	return fmt.Sprintf("%d projects wait", n)
 }
 
 func hasApply(jobs []*applyqueue.Job, project, mergeSHA string) bool {

@@ -108,19 +108,20 @@ func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.
 		return err
 	}
 	jobs := s.appliesForPR(ctx, ref, final)
-	if status := prreport.ApplyStatus(jobs); status != "" {
+	if status := prreport.ApplyStatus(jobs, st.Waiting); status != "" {
 		st.Status = status
 	}
-	return s.publishWith(ctx, gh, st, orderPlans(plans, st.Projects), s.applySection(ctx, jobs))
+	return s.publishWith(ctx, gh, st, orderPlans(plans, st.Projects), s.applySection(ctx, jobs, st.Waiting))
 }
 
-// renderApplies is the comment's Apply section: one line per apply job.
-func (s *Planner) renderApplies(ctx context.Context, ref pullreq.Ref) string {
-	return s.applySection(ctx, s.appliesForPR(ctx, ref, nil))
+// renderApplies is the comment's Apply section: one line per apply job, and
+// one per merged project that waits for `/shardgate apply <project>`.
+func (s *Planner) renderApplies(ctx context.Context, st *records.PRState) string {
+	return s.applySection(ctx, s.appliesForPR(ctx, st.Ref, nil), st.Waiting)
 }
 
-func (s *Planner) applySection(ctx context.Context, jobs []*applyqueue.Job) string {
-	return prreport.ApplySection(jobs, func(seq string) []applyqueue.Blocker {
+func (s *Planner) applySection(ctx context.Context, jobs []*applyqueue.Job, waiting []records.WaitingApply) string {
+	return prreport.ApplySection(jobs, waiting, func(seq string) []applyqueue.Blocker {
 		blockers, err := s.applies.Blockers(ctx, seq)
 		if err != nil {
 			logctx.Logger(ctx).WithError(err).Warn("read what an apply waits behind")

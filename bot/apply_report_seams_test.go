@@ -35,7 +35,7 @@ func TestRefreshCommentShowsTheOutcomeNotRecordedYet(t *testing.T) {
 	ctx := context.Background()
 	s, gh, _ := seamPlanner(t, nil)
 	require.NoError(t, s.rec.PutPR(ctx, &records.PRState{Ref: seamRef, HeadSHA: firstHead, Status: "merged by alice; applying"}))
-	stored := &applyqueue.Job{Seq: "1", Ref: seamRef, Project: "streams", State: applyqueue.Converging, Progress: "waiting"}
+	stored := &applyqueue.Job{Seq: "1", Ref: seamRef, Project: "streams", Streams: []string{"create-order"}, State: applyqueue.Converging, Progress: "waiting"}
 	s.applies = storedApplies{jobs: []*applyqueue.Job{stored}}
 	body := func() string {
 		cs := gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number)

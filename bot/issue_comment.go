@@ -112,6 +112,9 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 	case prcommand.CmdAttest:
 		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
 	case prcommand.CmdApply:
+		if cmd.Project != "" {
+			return h.applyProject(ctx, gh, ref, c, cmd.Project)
+		}
 		return h.retryApply(ctx, gh, ref, c.ID, c.Actor)
 	}
 	return nil

@@ -22,7 +22,7 @@ func (s *Planner) finishPlan(ctx context.Context, gh ghapp.API, st *records.PRSt
 
 // publish saves the PR state and edits the comment to show it.
 func (s *Planner) publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error {
-	return s.publishWith(ctx, gh, st, plans, s.renderApplies(ctx, st.Ref))
+	return s.publishWith(ctx, gh, st, plans, s.renderApplies(ctx, st))
 }
 
 // publishWith is publish with the comment's Apply section given.
@@ -35,7 +35,7 @@ func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRS
 
 // renderComment is the PR's comment: its state, the applies, the plans.
 func (s *Planner) renderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
-	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st.Ref), plans)
+	return s.render.Comment(st, s.sandboxNotice(), s.renderApplies(ctx, st), plans)
 }
 
 // reportConfigError fails the config check with the problem and blocks the

@@ -25,6 +25,9 @@ type Command struct {
 	Verb string
 	// StreamPrefix is the stream of `attest quiesce <stream_prefix>`.
 	StreamPrefix string
+	// Project is the project of `apply <project>` ("" for `apply`, the retry
+	// of the failed applies).
+	Project string
 }
 
 // CommandError is a line that starts with /shardgate but is not a command; the
@@ -38,6 +41,7 @@ const HelpText = "shardgate commands (one per line, as plain text in a new comme
 	"- `/shardgate plan`: plan the head commit again\n" +
 	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edited comment does not attest)\n" +
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
+	"- `/shardgate apply <project>`: approvers only; after merge, apply a project that waits for it (`apply: manual` in `.shardgate.yaml`), or retry its failed apply\n" +
 	"- `/shardgate drift`: check the default branch's projects for drift now (live shard counts against the code); the result goes to each project's drift issue\n" +
 	"- `/shardgate help`: this text\n"
 
@@ -72,7 +76,17 @@ func parseCommand(args []string) (Command, error) {
 		return Command{}, &CommandError{Reason: "`/shardgate` needs a command"}
 	}
 	switch verb := strings.ToLower(args[0]); verb {
-	case CmdPlan, CmdHelp, CmdApply, CmdDrift:
+	case CmdApply:
+		switch {
+		case len(args) == 1:
+			return Command{Verb: CmdApply}, nil
+		case len(args) > 2:
+			return Command{}, &CommandError{Reason: "use `/shardgate apply` or `/shardgate apply <project>`"}
+		case !validProject(args[1]):
+			return Command{}, &CommandError{Reason: fmt.Sprintf("%q is not a project name", args[1])}
+		}
+		return Command{Verb: CmdApply, Project: args[1]}, nil
+	case CmdPlan, CmdHelp, CmdDrift:
 		if len(args) > 1 {
 			return Command{}, &CommandError{Reason: fmt.Sprintf("`/shardgate %s` takes no arguments", verb)}
 		}
@@ -89,6 +103,20 @@ func parseCommand(args []string) (Command, error) {
 	default:
 		return Command{}, &CommandError{Reason: fmt.Sprintf("unknown command %q", args[0])}
 	}
+}
+
+// validProject accepts a project name as .shardgate.yaml may spell one (a
+// directory path when the file lists none), without markup or path tricks.
+func validProject(s string) bool {
+	if s == "" || len(s) > 200 || strings.Contains("/"+s+"/", "/../") {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x21 || r > 0x7e || strings.ContainsRune("{}\\?#%`<>\"'|[]()*", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // validStreamPrefix accepts what the coordinator accepts in a path segment

@@ -53,6 +53,18 @@ type PRState struct {
 	Projects []string `json:"projects,omitempty"`
 	// ConfigError is a bad .shardgate.yaml on the base branch, shown instead of plans.
 	ConfigError string `json:"config_error,omitempty"`
+	// Waiting are the merged projects with changes that the merge did not
+	// apply, and why (apply: manual): they wait for an approver's
+	// `/shardgate apply <project>`. One that has an apply job since is no
+	// longer waiting, whatever this list says.
+	Waiting []WaitingApply `json:"waiting_applies,omitempty"`
+}
+
+// WaitingApply is a merged project left for `/shardgate apply <project>`.
+type WaitingApply struct {
+	Project string `json:"project"`
+	// Why it was not applied on merge, as markdown the comment shows.
+	Why string `json:"why"`
 }
 
 // Plan is one project's plan of one head commit, with its last judgement.
@@ -138,10 +150,13 @@ func (st *PRState) HeadAt(t time.Time) string {
 
 // Audit is kept for every finished apply job (BucketAudit).
 type Audit struct {
-	Seq                 string               `json:"seq"`
-	Ref                 pullreq.Ref          `json:"ref"`
-	Project             string               `json:"project"`
-	MergedBy            string               `json:"merged_by"`
+	Seq      string      `json:"seq"`
+	Ref      pullreq.Ref `json:"ref"`
+	Project  string      `json:"project"`
+	MergedBy string      `json:"merged_by"`
+	// AppliedBy is the approver whose `/shardgate apply <project>` queued the
+	// apply; "" when the merge did.
+	AppliedBy           string               `json:"applied_by,omitempty"`
 	MergeSHA            string               `json:"merge_sha"`
 	ReviewedSHA         string               `json:"reviewed_sha"`
 	ReviewedFingerprint string               `json:"reviewed_fingerprint"`

@@ -31,12 +31,26 @@ const MaxSize = 1 << 20
 // DefaultWorkspace is the Terraform workspace of a project that names none.
 const DefaultWorkspace = "default"
 
+// ApplyMode says when a merged project is applied.
+type ApplyMode string
+
+const (
+	// ApplyOnMerge applies the project as soon as its pull request is merged
+	// into the default branch (the default).
+	ApplyOnMerge ApplyMode = "on_merge"
+	// ApplyManual waits, after the merge, for an approver's
+	// `/shardgate apply <project>` on the merged pull request.
+	ApplyManual ApplyMode = "manual"
+)
+
 // Project is one Terraform root directory and workspace.
 type Project struct {
 	Name      string
 	Dir       string // slash-separated, relative to the repository root, "." for the root
 	Workspace string
 	VarFiles  []string // relative to Dir
+	// Apply is when a merge of the project is applied: ApplyOnMerge or ApplyManual.
+	Apply ApplyMode
 }
 
 // Config is a validated repository configuration.
@@ -114,6 +128,7 @@ type rawProject struct {
 	Dir       string   `yaml:"dir"`
 	Workspace string   `yaml:"workspace"`
 	VarFiles  []string `yaml:"var_files"`
+	Apply     string   `yaml:"apply"`
 }
 
 type rawStreams struct {
@@ -190,6 +205,11 @@ func (r *rawConfig) validate() []string {
 				problems = append(problems, fmt.Sprintf("%s.var_files[%d] %s", where, j, msg))
 			}
 		}
+		switch ApplyMode(p.Apply) {
+		case "", ApplyOnMerge, ApplyManual:
+		default:
+			problems = append(problems, fmt.Sprintf("%s.apply %q is not a way to apply: use %q or %q", where, p.Apply, ApplyOnMerge, ApplyManual))
+		}
 	}
 	for i, s := range r.Streams.DuplicateTolerant {
 		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "{}") {
@@ -230,6 +250,23 @@ func workspaceOr(ws string) string {
 	return ws
 }
 
+func applyOr(mode string) ApplyMode {
+	if mode == "" {
+		return ApplyOnMerge
+	}
+	return ApplyMode(mode)
+}
+
+// ApplyModeOf is when a merge of the named project is applied: as the file
+// says, or ApplyOnMerge for a project it does not list (a repository without
+// a projects list plans every changed directory, and applies it on merge).
+func (c *Config) ApplyModeOf(project string) ApplyMode {
+	if p, ok := c.ProjectByName(project); ok && p.Apply != "" {
+		return p.Apply
+	}
+	return ApplyOnMerge
+}
+
 func (r *rawConfig) toConfig() *Config {
 	c := &Config{Policy: policy.DefaultConfig(), Explicit: true}
 	for _, p := range r.Projects {
@@ -238,6 +275,7 @@ func (r *rawConfig) toConfig() *Config {
 			Dir:       path.Clean(p.Dir),
 			Workspace: workspaceOr(p.Workspace),
 			VarFiles:  append([]string(nil), p.VarFiles...),
+			Apply:     applyOr(p.Apply),
 		})
 	}
 	if r.Policy.MaxShardDelta != nil {

@@ -19,6 +19,7 @@ projects:
   - name: staging
     dir: examples/streams
     workspace: staging
+    apply: manual
 streams:
   duplicate_tolerant: [metrics, audit-log]
 policy:
@@ -29,9 +30,12 @@ policy:
 	require.NoError(t, err)
 	require.True(t, cfg.Explicit)
 	require.Equal(t, []Project{
-		{Name: "streams", Dir: "examples/streams", Workspace: "default", VarFiles: []string{"prod.tfvars"}},
-		{Name: "staging", Dir: "examples/streams", Workspace: "staging"},
+		{Name: "streams", Dir: "examples/streams", Workspace: "default", VarFiles: []string{"prod.tfvars"}, Apply: ApplyOnMerge},
+		{Name: "staging", Dir: "examples/streams", Workspace: "staging", Apply: ApplyManual},
 	}, cfg.Projects)
+	require.Equal(t, ApplyManual, cfg.ApplyModeOf("staging"))
+	require.Equal(t, ApplyOnMerge, cfg.ApplyModeOf("streams"), "on_merge is the default")
+	require.Equal(t, ApplyOnMerge, cfg.ApplyModeOf("not/listed"), "a directory planned without a projects list")
 	require.Equal(t, 8, cfg.Policy.MaxShardDelta)
 	require.Equal(t, 3.0, cfg.Policy.MaxScaleFactor)
 	require.Equal(t, []string{"audit-log", "metrics"}, cfg.Policy.DuplicateTolerantStreams)
@@ -71,6 +75,7 @@ projects:
     var_files: [""]
   - name: a
     dir: ok
+    apply: on_push
 streams:
   duplicate_tolerant: ["{bad}"]
 policy:
@@ -83,6 +88,7 @@ policy:
 			`projects[1].dir "../outside" leaves the repository`,
 			"projects[1].var_files[0] is missing",
 			`projects[2].name "a" is used twice`,
+			`projects[2].apply "on_push" is not a way to apply: use "on_merge" or "manual"`,
 			`streams.duplicate_tolerant[0] "{bad}" is not a stream prefix`,
 			"policy.max_shard_delta must be at least 1, got 0",
 			"policy.max_scale_factor must be at least 1.0, got 0.5",

@@ -42,7 +42,7 @@ func SelectProjects(cfg *Config, files []string) []Project {
 	}
 	var out []Project
 	for d := range dirs {
-		out = append(out, Project{Name: d, Dir: d, Workspace: DefaultWorkspace})
+		out = append(out, Project{Name: d, Dir: d, Workspace: DefaultWorkspace, Apply: ApplyOnMerge})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
 	return out

@@ -63,19 +63,9 @@ func (l *Loader) For(ctx context.Context, gh ghapp.Contents, ref pullreq.Ref, ba
 	if at == "" {
 		at = baseRef
 	}
-	cfg := repoconfig.Default()
-	text, err := gh.GetFile(ctx, ref.Owner, ref.Repo, repoconfig.FileName, at)
-	var undecodable *ghapp.UndecodableError
-	switch {
-	case errors.Is(err, ghapp.ErrNotFound):
-	case errors.As(err, &undecodable):
-		return nil, &repoconfig.Error{Source: repoconfig.FileName, Problems: []string{undecodable.Error()}}
-	case err != nil:
-		return nil, fmt.Errorf("read %s from %s: %w", repoconfig.FileName, baseRef, err)
-	default:
-		if cfg, err = repoconfig.Parse(repoconfig.FileName+" on "+baseRef, text); err != nil {
-			return nil, err
-		}
+	cfg, err := Config(ctx, gh, ref, baseRef, baseSHA)
+	if err != nil {
+		return nil, err
 	}
 	rp := &Policy{Repo: cfg, Config: l.server, Engine: l.engine}
 	if l.allowOverride {
@@ -87,6 +77,27 @@ func (l *Loader) For(ctx context.Context, gh ghapp.Contents, ref pullreq.Ref, ba
 		}
 	}
 	return rp, nil
+}
+
+// Config reads .shardgate.yaml alone from the base commit (baseSHA, else the
+// branch baseRef): the defaults when there is none. A configuration problem
+// is a *repoconfig.Error; other errors are GitHub's.
+func Config(ctx context.Context, gh ghapp.Contents, ref pullreq.Ref, baseRef, baseSHA string) (*repoconfig.Config, error) {
+	at := baseSHA
+	if at == "" {
+		at = baseRef
+	}
+	text, err := gh.GetFile(ctx, ref.Owner, ref.Repo, repoconfig.FileName, at)
+	var undecodable *ghapp.UndecodableError
+	switch {
+	case errors.Is(err, ghapp.ErrNotFound):
+		return repoconfig.Default(), nil
+	case errors.As(err, &undecodable):
+		return nil, &repoconfig.Error{Source: repoconfig.FileName, Problems: []string{undecodable.Error()}}
+	case err != nil:
+		return nil, fmt.Errorf("read %s from %s: %w", repoconfig.FileName, baseRef, err)
+	}
+	return repoconfig.Parse(repoconfig.FileName+" on "+baseRef, text)
 }
 
 // repoEngine compiles the builtin policies plus the repository's policy dirs

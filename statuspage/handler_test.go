@@ -310,3 +310,29 @@ func TestAFailingSourceIsNamedAndTheRestShown(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// Applies that change no coordinator stream (an alarm) queue on their
+// project's Terraform state: the page shows that lane in merge order, with
+// who holds it and who waits behind whom.
+func TestStateLanesOfAppliesWithoutStreams(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			s := newScene(t, backend, Options{})
+			const state = "acme/streams:alarms@default"
+			enqueue := func(n int, project string) *applyqueue.Job {
+				j := &applyqueue.Job{Ref: refOf(n), Project: project, StateKey: state, MergeSHA: "0123456789abcdef0123456789abcdef01234567"}
+				require.NoError(t, s.queue.Enqueue(context.Background(), j))
+				return j
+			}
+			first := enqueue(21, "alarms")
+			enqueue(22, "alarms")
+			s.start(t, first)
+			_, body := get(t, s.srv.URL+"/", "")
+			require.Contains(t, body, "Terraform state <code class=\"state-key\">"+state+"</code>")
+			i1, i2 := strings.Index(body, "acme/streams#21"), strings.Index(body, "acme/streams#22")
+			require.True(t, i1 > 0 && i2 > i1, "merge order on the state")
+			require.Contains(t, body, "holds the state lock: applying, lease held by replica-a")
+			require.Contains(t, body, "waits behind apply 1 (acme/streams#21, project alarms) on Terraform state "+state+": state lock held by apply 1, applying on replica-a")
+		})
+	}
+}

@@ -44,7 +44,11 @@ type link struct {
 
 type streamView struct {
 	Prefix, Coordinator string
-	Jobs                []queuedView
+	// State is the Terraform state of a lane of applies that change no
+	// coordinator stream (an alarm, a bucket): they queue on their state
+	// alone. "" for a stream's lane.
+	State string
+	Jobs  []queuedView
 }
 
 type queuedView struct {
@@ -178,24 +182,57 @@ func (h *Handler) streams(live []*applyqueue.Job) []streamView {
 	for _, key := range keys {
 		coordinator, prefix := planparse.SplitStreamKey(key)
 		sv := streamView{Prefix: prefix, Coordinator: coordinator}
-		jobs := byStream[key]
-		for i, j := range jobs {
-			q := queuedView{Position: i + 1, Apply: applyName(j.Seq), PR: h.prLink(j.Ref), Project: j.Project,
-				State: string(j.State), Attempt: j.Attempt, Progress: j.Progress}
-			if _, ok := h.o.Logs.Get(ApplyLogID(j.Seq, j.Attempt)); ok {
-				q.LogURL = "/jobs/" + url.PathEscape(ApplyLogID(j.Seq, j.Attempt))
-			}
-			if leased(j, now) {
-				q.Holds = holding(j)
-			}
-			if i > 0 {
-				q.Waits = h.waitsBehind(prefix, jobs[0], now)
-			} else if !leased(j, now) {
-				q.Waits = "first in line: starts when a scheduler picks it up" + otherStreams(j, key, live)
-			}
-			sv.Jobs = append(sv.Jobs, q)
-		}
+		sv.Jobs = h.lane(byStream[key], "stream", "stream "+prefix, func(j *applyqueue.Job) string { return otherStreams(j, key, live) }, now)
 		out = append(out, sv)
+	}
+	return append(out, h.stateLanes(live, now)...)
+}
+
+// stateLanes are the lanes of the Terraform states that applies without a
+// coordinator stream queue on, each with every live job of that state in
+// merge order (one of a project's applies may change streams, the next not).
+func (h *Handler) stateLanes(live []*applyqueue.Job, now time.Time) []streamView {
+	var states []string
+	for _, j := range live {
+		if len(j.Streams) == 0 && j.StateKey != "" && !slices.Contains(states, j.StateKey) {
+			states = append(states, j.StateKey)
+		}
+	}
+	slices.Sort(states)
+	out := make([]streamView, 0, len(states))
+	for _, state := range states {
+		var jobs []*applyqueue.Job
+		for _, j := range live {
+			if j.StateKey == state {
+				jobs = append(jobs, j)
+			}
+		}
+		out = append(out, streamView{State: state,
+			Jobs: h.lane(jobs, "state", "Terraform state "+state, func(*applyqueue.Job) string { return "" }, now)})
+	}
+	return out
+}
+
+// lane is one lock's jobs in merge order, with what each holds and waits on;
+// lock names the lock ("stream", "state"), on the thing locked, and more what
+// the first in line also waits for.
+func (h *Handler) lane(jobs []*applyqueue.Job, lock, on string, more func(*applyqueue.Job) string, now time.Time) []queuedView {
+	var out []queuedView
+	for i, j := range jobs {
+		q := queuedView{Position: i + 1, Apply: applyName(j.Seq), PR: h.prLink(j.Ref), Project: j.Project,
+			State: string(j.State), Attempt: j.Attempt, Progress: j.Progress}
+		if _, ok := h.o.Logs.Get(ApplyLogID(j.Seq, j.Attempt)); ok {
+			q.LogURL = "/jobs/" + url.PathEscape(ApplyLogID(j.Seq, j.Attempt))
+		}
+		if leased(j, now) {
+			q.Holds = holding(j, lock)
+		}
+		if i > 0 {
+			q.Waits = h.waitsBehind(lock, on, jobs[0], now)
+		} else if !leased(j, now) {
+			q.Waits = "first in line: starts when a scheduler picks it up" + more(j)
+		}
+		out = append(out, q)
 	}
 	return out
 }
@@ -204,17 +241,17 @@ func leased(j *applyqueue.Job, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now)
 }
 
-func holding(j *applyqueue.Job) string {
-	return fmt.Sprintf("holds the stream lock: %s, lease held by %s until %s, fencing token %d",
-		j.State, j.LeaseOwner, stamp(j.LeaseUntil), j.Fence)
+func holding(j *applyqueue.Job, lock string) string {
+	return fmt.Sprintf("holds the %s lock: %s, lease held by %s until %s, fencing token %d",
+		lock, j.State, j.LeaseOwner, stamp(j.LeaseUntil), j.Fence)
 }
 
-// waitsBehind says why a job waits: the front of its stream's line.
-func (h *Handler) waitsBehind(prefix string, front *applyqueue.Job, now time.Time) string {
-	who := fmt.Sprintf("waits behind %s (%s, project %s) on stream %s: ", applyName(front.Seq), front.Ref, front.Project, prefix)
+// waitsBehind says why a job waits: the front of its lock's line.
+func (h *Handler) waitsBehind(lock, on string, front *applyqueue.Job, now time.Time) string {
+	who := fmt.Sprintf("waits behind %s (%s, project %s) on %s: ", applyName(front.Seq), front.Ref, front.Project, on)
 	switch {
 	case leased(front, now):
-		return who + fmt.Sprintf("stream lock held by %s, %s on %s, lease until %s", applyName(front.Seq), front.State, front.LeaseOwner, stamp(front.LeaseUntil))
+		return who + fmt.Sprintf("%s lock held by %s, %s on %s, lease until %s", lock, applyName(front.Seq), front.State, front.LeaseOwner, stamp(front.LeaseUntil))
 	case front.LeaseOwner != "":
 		return who + fmt.Sprintf("its lease by %s ran out at %s; another replica takes it over", front.LeaseOwner, stamp(front.LeaseUntil))
 	default:
