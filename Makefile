@@ -118,7 +118,7 @@ $(CONFTEST):
 BENCH_PROCESS = $(GO) run ./bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
 	-shardgate $(SHARDGATE) -conftest $(CONFTEST) -terraform $(TERRAFORM)
 
-## bench: speed and memory targets (see README "Performance")
+## bench: speed and memory targets (see docs/performance.md)
 bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
