@@ -1,6 +1,6 @@
 # shardgate — everything a fresh machine needs runs from here.
-#   make demo   the main job on embedded defaults
-#   make test   every test (installs terraform 1.5.7 into ./bin first)
+#   make demo   the main job on embedded defaults (installs terraform 1.5.7 into ./bin first)
+#   make test   every test (installs terraform 1.5.7 and OpenTofu 1.12.6 into ./bin first)
 #   make bench  speed and memory, whole-process side by side with conftest (installs it into ./bin)
 
 TERRAFORM_VERSION ?= 1.5.7
@@ -118,7 +118,7 @@ $(CONFTEST):
 BENCH_PROCESS = $(GO) run ./bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
 	-shardgate $(SHARDGATE) -conftest $(CONFTEST) -terraform $(TERRAFORM)
 
-## bench: speed and memory targets (see README "Performance")
+## bench: speed and memory targets (see docs/performance.md)
 bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
@@ -141,8 +141,10 @@ opa-test:
 ## approver's exception and attestation (allowed), merge, apply with the real
 ## terraform, convergence; prints each version of the PR comment. The story
 ## is ./bin/shardgate-demo (built here, quietly, so the output stays the
-## story), run by `shardgate demo` from beside ./bin/shardgate.
-demo: tools build
+## story), run by `shardgate demo` from beside ./bin/shardgate. It runs only
+## terraform, so it installs only terraform: OpenTofu (about ten minutes to
+## build) is for `make test`.
+demo: $(TERRAFORM) build
 	@$(GO) build -o $(SHARDGATE_DEMO) ./cmd/shardgate-demo
 	$(SHARDGATE) demo
 

@@ -8,7 +8,7 @@
 // terraform's own plan at the real sizes. Plans are cached under -cache.
 //
 // It reports; it asserts nothing but that both tools reach the same decision with
-// the same findings. Targets (README "Performance") are printed beside the figures.
+// the same findings. Targets (docs/performance.md) are printed beside the figures.
 package main
 
 import (

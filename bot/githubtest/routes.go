@@ -9,6 +9,7 @@ import (
 // handlers maps "METHOD /spec/path/template" to its implementation. Spec
 // operations missing here fail the test when called.
 var handlers = map[string]func(*Server, *call) reply{
+	"POST /app-manifests/{code}/conversions":                                            createFromManifest,
 	"POST /app/installations/{installation_id}/access_tokens":                           createInstallationToken,
 	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}":                          getTeamMembership,
 	"POST /repos/{owner}/{repo}/check-runs":                                             createCheckRun,

@@ -68,6 +68,8 @@ type Server struct {
 	closeOnce sync.Once
 	requests  []Recorded
 	downloads map[string]download
+	// manifestApps are the Apps registered through the manifest flow
+	manifestApps []*ManifestApp
 }
 
 type issuedToken struct {
@@ -175,6 +177,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.record(r, body, 0, s.serveDownload(w, r))
 		return
 	}
+	if status, served := s.manifestPage(w, r, body); served {
+		s.record(r, body, 0, status)
+		return
+	}
 	// GitHub treats a JSON null body as no body; go-github sends one for a
 	// nil options pointer (CreateInstallationToken).
 	if string(bytes.TrimSpace(body)) == "null" {
@@ -243,11 +249,14 @@ func (s *Server) handle(c *call) (reply, answered) {
 		s.t.Errorf("githubtest: %s is in the spec but the fake does not implement it", key)
 		return reply{status: http.StatusNotImplemented, body: errorBody("not implemented by githubtest")}, answerNormally
 	}
-	if strings.HasPrefix(c.route.Path, "/app/") {
+	switch {
+	case c.route.Path == "/app-manifests/{code}/conversions":
+		// unauthenticated by design: the code is the credential
+	case strings.HasPrefix(c.route.Path, "/app/"):
 		if rep, ok := s.authenticateApp(c.r); !ok {
 			return rep, answerNormally
 		}
-	} else {
+	default:
 		id, rep, ok := s.authenticateInstallation(c.r)
 		if !ok {
 			return rep, answerNormally

@@ -14,7 +14,7 @@ import (
 // a memory limit of the plan's size (at least checkMinMemoryLimit) brings the
 // collector back early when that would take the heap past it: the changes of a
 // plan hold well under half of its bytes, so the limit leaves room, and the peak
-// stays within the budget of README "Performance" (RSS ≤ 1.5× the plan).
+// stays within the budget of docs/performance.md (RSS ≤ 1.5× the plan).
 const (
 	checkGCPercent      = 400
 	checkMinMemoryLimit = 64 << 20

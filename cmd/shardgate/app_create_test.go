@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/shardgate/shardgate/bot"
+	"github.com/shardgate/shardgate/bot/githubtest"
+)
+
+// appCreateRun is a running `shardgate app-create`: the local page it
+// printed, and its exit code and remaining output once it ends.
+type appCreateRun struct {
+	page   string
+	cancel context.CancelFunc
+	code   chan int
+	rest   chan string
+}
+
+func startAppCreate(t *testing.T, args ...string) *appCreateRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pr, pw := io.Pipe()
+	run := &appCreateRun{cancel: cancel, code: make(chan int, 1), rest: make(chan string, 1)}
+	var stderr strings.Builder
+	go func() {
+		code := dispatch(ctx, append([]string{"app-create"}, args...), pw, &stderr)
+		_ = pw.CloseWithError(io.EOF)
+		run.code <- code
+	}()
+	lines := bufio.NewReader(pr)
+	first, err := lines.ReadString('\n')
+	require.NoError(t, err, "app-create printed no page (stderr: %s)", stderr.String())
+	run.page = regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(first)
+	require.NotEmpty(t, run.page, first)
+	go func() {
+		rest, _ := io.ReadAll(lines)
+		run.rest <- string(rest)
+	}()
+	return run
+}
+
+// browse plays the browser: open the local page, post its form where its
+// action says (GitHub's new-App page), and follow GitHub's redirect back.
+func browse(t *testing.T, page string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(page)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+	action := regexp.MustCompile(`<form method="post" action="([^"]+)">`).FindStringSubmatch(string(body))
+	manifest := regexp.MustCompile(`name="manifest" value="([^"]+)"`).FindStringSubmatch(string(body))
+	require.Len(t, action, 2, string(body))
+	require.Len(t, manifest, 2, string(body))
+	resp, err = http.PostForm(html.UnescapeString(action[1]), url.Values{"manifest": {html.UnescapeString(manifest[1])}})
+	require.NoError(t, err)
+	back, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp, string(back)
+}
+
+// The whole manifest flow against the fake GitHub, served as a GitHub
+// Enterprise Server is (web at /, REST at /api/v3/), for an organisation.
+func TestAppCreateManifestFlow(t *testing.T) {
+	gh := githubtest.New(t)
+	mux := http.NewServeMux()
+	mux.Handle("/api/v3/", http.StripPrefix("/api/v3", gh))
+	mux.Handle("/", gh)
+	ghes := httptest.NewServer(mux)
+	t.Cleanup(ghes.Close)
+	dir := t.TempDir()
+
+	run := startAppCreate(t, "--url", "https://gate.example.test/", "--name", "gate", "--org", "acme",
+		"--github-url", ghes.URL, "--dir", dir)
+	resp, page := browse(t, run.page)
+	require.Equal(t, http.StatusOK, resp.StatusCode, page)
+	require.Contains(t, page, "GitHub App created")
+	require.Equal(t, exitOK, <-run.code)
+	out := <-run.rest
+
+	apps := gh.ManifestApps()
+	require.Len(t, apps, 1)
+	app := apps[0]
+	require.Equal(t, "acme", app.Org, "posted to the organisation's new-App page")
+	require.True(t, app.Converted)
+	require.Equal(t, run.page+"callback", app.Manifest["redirect_url"])
+	want := bot.NewManifest("gate", "https://gate.example.test")
+	require.Equal(t, "https://gate.example.test/webhook", app.Manifest["hook_attributes"].(map[string]any)["url"])
+	require.ElementsMatch(t, want.DefaultEvents, app.Manifest["default_events"], "the same events app-manifest prints")
+	require.Len(t, app.Manifest["default_permissions"], len(want.DefaultPermissions))
+
+	files := map[string]string{"app-id": strconv.FormatInt(gh.AppID(), 10) + "\n", "app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": app.WebhookSecret}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), name)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, content, string(got), name)
+	}
+	require.NotContains(t, out, "PRIVATE KEY", "the key goes to its file only")
+	require.NotContains(t, out, app.WebhookSecret)
+
+	// The printed configuration lines are YAML serve reads as they stand.
+	cfgText := out[strings.Index(out, "github:\n"):strings.Index(out, "Then install")]
+	var cfg struct {
+		GitHub struct {
+			APIURL            string `yaml:"api_url"`
+			AppID             int64  `yaml:"app_id"`
+			PrivateKeyFile    string `yaml:"private_key_file"`
+			WebhookSecretFile string `yaml:"webhook_secret_file"`
+		} `yaml:"github"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(cfgText), &cfg), cfgText)
+	require.Equal(t, ghes.URL+"/api/v3/", cfg.GitHub.APIURL, "GitHub Enterprise Server's REST base")
+	require.Equal(t, gh.AppID(), cfg.GitHub.AppID)
+	require.Equal(t, filepath.Join(dir, "app.pem"), cfg.GitHub.PrivateKeyFile)
+	require.Equal(t, filepath.Join(dir, "webhook-secret"), cfg.GitHub.WebhookSecretFile)
+}
+
+// A redirect that does not carry the state the page sent is refused, and the
+// flow keeps waiting for the real one; stopping it writes nothing.
+func TestAppCreateRefusesAForeignState(t *testing.T) {
+	gh := githubtest.New(t)
+	dir := t.TempDir()
+	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
+	resp, err := http.Get(run.page + "callback?code=abc123&state=forged")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, err = http.Get(run.page + "callback?code=../../x&state=forged")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	run.cancel()
+	require.Equal(t, exitFailed, <-run.code)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+	for _, r := range gh.Requests() {
+		require.NotContains(t, r.Path, "app-manifests", "no conversion without the right state")
+	}
+}
+
+// A code GitHub does not know (expired, or used once) fails the command with
+// GitHub's answer, not the code, and writes nothing.
+func TestAppCreateFailedConversion(t *testing.T) {
+	gh := githubtest.New(t)
+	dir := t.TempDir()
+	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
+	state := regexp.MustCompile(`state=([0-9a-f]+)`)
+	resp, err := http.Get(run.page)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	m := state.FindStringSubmatch(string(body))
+	require.Len(t, m, 2)
+	resp, err = http.Get(run.page + "callback?code=nosuchcode1&state=" + m[1])
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	require.Contains(t, string(body), "404")
+	require.NotContains(t, string(body), "nosuchcode1")
+	require.Equal(t, exitFailed, <-run.code)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+func TestAppCreateBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	taken := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(taken, "app.pem"), []byte("a live key"), 0o600))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no url", []string{"--dir", dir}, "--url is required"},
+		{"bad url", []string{"--url", "ftp://x", "--dir", dir}, "not an http(s) URL"},
+		{"bad github url", []string{"--url", "https://g.test", "--github-url", "github.com", "--dir", dir}, "--github-url"},
+		{"public listener", []string{"--url", "https://g.test", "--listen", "0.0.0.0:0", "--dir", dir}, "loopback"},
+		{"org with a slash", []string{"--url", "https://g.test", "--org", "a/b", "--dir", dir}, "--org"},
+		{"no such dir", []string{"--url", "https://g.test", "--dir", filepath.Join(dir, "missing")}, "not a directory"},
+		{"would overwrite", []string{"--url", "https://g.test", "--dir", taken}, "never overwrites"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run(t, append([]string{"app-create"}, tc.args...)...)
+			require.Equal(t, exitUsage, code)
+			require.Contains(t, errOut, tc.want)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		})
+	}
+	got, err := os.ReadFile(filepath.Join(taken, "app.pem"))
+	require.NoError(t, err)
+	require.Equal(t, "a live key", string(got))
+}
