@@ -26,7 +26,13 @@ const (
 const (
 	caseDenied  = "denied"
 	caseAllowed = "allowed"
+	caseHeavy   = "heavy"
 )
+
+// shapes are the cases every size is measured on. The heavy case is the denied
+// one with mixed deltas (see heavyInstances): a plan of many changes and many
+// violations, the shape users' large plans have and the others lack.
+var shapes = []string{caseDenied, caseAllowed, caseHeavy}
 
 // planCase is one plan file to judge and what to tell the tools about it.
 type planCase struct {
@@ -42,11 +48,47 @@ type planCase struct {
 
 // instances are the module instances of a case's plan, before and after.
 func instances(size int, name string) []planparsetest.Instance {
-	removed := 0.0
-	if name == caseDenied {
-		removed = removedPercent
+	switch name {
+	case caseHeavy:
+		return heavyInstances(size)
+	case caseDenied:
+		return planparsetest.Instances(size, scaledPercent, removedPercent)
 	}
-	return planparsetest.Instances(size, scaledPercent, removed)
+	return planparsetest.Instances(size, scaledPercent, 0)
+}
+
+// heavyDelta turns the k-th scaled prefix's shard count (4 to 10 before) into its
+// count after, in turn: +2 and -2 within the limits, +6 beyond max_shard_delta
+// (and beyond max_scale_factor from 4), and ×3 beyond both.
+func heavyDelta(k, before int) int {
+	switch k % 4 {
+	case 0:
+		return before + 2
+	case 1:
+		return before - 2
+	case 2:
+		return before + 6
+	}
+	return before * 3
+}
+
+// heavyInstances are the denied case's instances (10% of the prefixes scaled, 1%
+// of the instances removed, nothing attested) with mixed deltas, every group of a
+// prefix scaled alike.
+func heavyInstances(size int) []planparsetest.Instance {
+	ins := planparsetest.Instances(size, scaledPercent, removedPercent)
+	k := -1
+	last := ""
+	for i, in := range ins {
+		if in.Removed || in.ShardsAfter == in.ShardsBefore {
+			continue
+		}
+		if in.StreamPrefix != last {
+			k, last = k+1, in.StreamPrefix
+		}
+		ins[i].ShardsAfter = heavyDelta(k, in.ShardsBefore)
+	}
+	return ins
 }
 
 // scaledPrefixes are the stream prefixes whose count the plan changes.
@@ -164,7 +206,7 @@ func preparePlans(ctx context.Context, o options, log func(string, ...any)) ([]p
 	var cases []planCase
 	var notes []string
 	for _, size := range o.sizes {
-		for _, name := range []string{caseDenied, caseAllowed} {
+		for _, name := range shapes {
 			var c planCase
 			var err error
 			if size <= o.realMax {

@@ -117,6 +117,8 @@ func TestBenchPolicyFindsWhatShardgateFinds(t *testing.T) {
 			wantRules: "quiesce_attestation 2, shard_delta 20"},
 		{name: "conflicting counts", plan: planparsetest.Render(conflicting),
 			wantRules: "conflicting_shard_count 2, quiesce_attestation 2"},
+		{name: "heavy: mixed deltas, some beyond the limits, removed, nothing attested", plan: planparsetest.Render(heavyInstances(1000)),
+			wantRules: "no_destroy 10, quiesce_attestation 10, shard_delta 40"},
 		{name: "exception label waives no_destroy", plan: planparsetest.GeneratePlan(200, 10, 1), labels: []string{"policy-exception/no_destroy"},
 			wantRules: "quiesce_attestation 2"},
 	}

@@ -170,11 +170,13 @@ func (r *Report) JSON() ([]byte, error) {
 		w := nonNil(r.LockWaits)
 		out.StateLockWaits = &w
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("render json: %w", err)
 	}
-	return append(b, '\n'), nil
+	// Twice the compact size, as json.MarshalIndent reserves: a report's many short
+	// members nearly double in size indented.
+	return append(indent(make([]byte, 0, 2*len(b)+1), b), '\n'), nil
 }
 
 func nonNil[T any](s []T) []T {
