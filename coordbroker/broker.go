@@ -155,6 +155,22 @@ func (b *Broker) Close() error {
 
 func (b *Broker) closed() <-chan struct{} { return b.done }
 
+// Allow makes the broker judge mutations against the judged change set
+// (it starts read-only when Config.ReadOnly: the apply's own re-plan runs
+// before the judgement).
+func (b *Broker) Allow(changes []Change) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cfg.Changes, b.cfg.ReadOnly = append([]Change(nil), changes...), false
+}
+
+// judgement is the current change set and mode.
+func (b *Broker) judgement() ([]Change, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Changes, b.cfg.ReadOnly
+}
+
 // Calls lists every coordinator call so far, in order.
 func (b *Broker) Calls() []Call {
 	b.mu.Lock()

@@ -59,7 +59,8 @@ func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
 		return v
 	}
 	v.mutation = true
-	if b.cfg.ReadOnly {
+	changes, readOnly := b.judgement()
+	if readOnly {
 		v.reason = "a plan or drift check only reads the coordinator"
 		return v
 	}
@@ -85,7 +86,7 @@ func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
 			v.summary += " (" + name + " " + describe(fields[name]) + ")"
 		}
 	}
-	for _, c := range b.cfg.Changes {
+	for _, c := range changes {
 		if coordinatorID(c.Coordinator) != coordinatorID(up.origin+base) || c.StreamPrefix != prefix {
 			continue
 		}
