@@ -51,8 +51,12 @@ func proxied(t *testing.T, b *coordbroker.Broker, roots *x509.CertPool) *http.Cl
 	t.Helper()
 	u, err := url.Parse(b.ProxyURL())
 	require.NoError(t, err)
-	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: tlsConfig(roots)}}
 }
+
+func tlsConfig(roots *x509.CertPool) *tls.Config { return &tls.Config{RootCAs: roots} }
+
+var urlParse = url.Parse
 
 // do sends one request, with the placeholder credentials terraform holds.
 func do(t *testing.T, c *http.Client, method, url, body string) (int, string) {
