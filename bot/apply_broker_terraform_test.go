@@ -121,3 +121,36 @@ func TestApplyBrokerNamesThePullRequest(t *testing.T) {
 		require.True(t, c.Allowed, "%+v", c)
 	}
 }
+
+// What terraform's processes hold during an apply: the module's script dumps
+// its environment and every file terraform's scratch and data dirs hold. No
+// coordinator credential is among them; the placeholder is.
+func TestApplyBrokerLeavesNoCredentialToTerraform(t *testing.T) {
+	h := newHarness(t)
+	probe := filepath.Join(filepath.Dir(h.state), "probe")
+	h.repo.Checkout("main")
+	h.repo.Branch("probe")
+	h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+	script, err := os.ReadFile(filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+	require.NoError(t, err)
+	dump := `{ env; for d in "${TMPDIR:-/nonexistent}" "${TF_DATA_DIR:-/nonexistent}" "$HOME"; do find "$d" -type f -size -1M -exec cat {} + 2>/dev/null; done; } >>` + probe + ` || true`
+	h.repo.WriteFile("modules/stream-group/apply.sh", strings.Replace(string(script), "set -eu\n", "set -eu\n"+dump+"\n", 1))
+	h.repo.Commit("scale create-order; the module dumps what it can see")
+	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "probe", User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(h.t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	h.comment(pr, approver, "/shardgate attest quiesce create-order")
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 1)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+
+	seen, err := os.ReadFile(probe)
+	require.NoError(t, err)
+	require.Contains(t, string(seen), "COORDINATOR_PASSWORD=shardgate-broker", "the probe ran with the module's environment")
+	password := h.cfg.Coordinators[0].Password.Reveal()
+	for _, line := range strings.Split(string(seen), "\n") {
+		_, value, _ := strings.Cut(line, "=")
+		require.NotEqual(t, password, strings.Trim(value, `"' ,`), "a coordinator credential in the apply: %q", line)
+		require.NotContains(t, line, `"`+password+`"`)
+	}
+}
