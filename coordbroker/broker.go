@@ -143,6 +143,9 @@ func (b *Broker) ProxyURL() string {
 	return "http://job:" + b.token + "@" + b.ln.Addr().String()
 }
 
+// Port is the broker's port on 127.0.0.1 (a sandbox limiting ports allows it).
+func (b *Broker) Port() int { return b.ln.Addr().(*net.TCPAddr).Port }
+
 // Close stops the broker; calls in flight fail.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() { close(b.done) })

@@ -12,3 +12,6 @@ func SandboxSupported() error { return errNoLandlock }
 
 // ExecSandboxed always fails off Linux.
 func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }
+
+// SandboxConnectSupported always fails off Linux.
+func SandboxConnectSupported() error { return errNoLandlock }

@@ -47,6 +47,16 @@ func (v *validator) sandbox(s string) string {
 	return SandboxLandlock
 }
 
+// ports checks that each entry is a TCP port.
+func (v *validator) ports(field string, ports []int) []int {
+	for i, p := range ports {
+		if p < 1 || p > 65535 {
+			v.addf("%s[%d] %d is not a TCP port", field, i, p)
+		}
+	}
+	return ports
+}
+
 // absPaths checks that each path is absolute.
 func (v *validator) absPaths(field string, paths []string) []string {
 	for i, p := range paths {
