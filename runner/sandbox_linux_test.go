@@ -4,10 +4,10 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
