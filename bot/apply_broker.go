@@ -64,6 +64,12 @@ func brokerCoordinators(cfg *serverconfig.Config) []coordbroker.Coordinator {
 func brokerChanges(judged []planparse.Change) []coordbroker.Change {
 	var out []coordbroker.Change
 	for _, c := range judged {
+		switch c.Action {
+		case planparse.ActionNoop, planparse.ActionUnmanage, planparse.ActionMove:
+			// Terraform makes no coordinator call for these: an unchanged
+			// instance's count must not license a scale back to it.
+			continue
+		}
 		bc := coordbroker.Change{Coordinator: c.Coordinator, StreamPrefix: c.StreamPrefix, ConsumerGroup: c.ConsumerGroup}
 		switch {
 		case c.Action == planparse.ActionDelete:
