@@ -1,6 +1,8 @@
 package coordbroker_test
 
 import (
+	"crypto/x509"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/coord/coordsim"
 	"github.com/shardgate/shardgate/coordbroker"
 )
 
@@ -123,4 +126,41 @@ func TestBrokerAttack(t *testing.T) {
 	for _, e := range sim.Audit()[1:] {
 		require.NotEqual(t, "SUCCESS", e.Outcome, "the attack scaled payment-events")
 	}
+}
+
+// The module's script against an https coordinator: curl trusts the job CA
+// through CURL_CA_BUNDLE, and the broker verifies the coordinator with the
+// configured roots.
+func TestBrokerUpstreamModuleOverHTTPS(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("apply.sh needs curl")
+	}
+	sim := coordsim.New(coordsim.WithUsers(coordsim.User{Name: simUser, Password: simPassword, Roles: []coordsim.Role{coordsim.RoleWrite}}))
+	srv := httptest.NewTLSServer(sim)
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	b := startBroker(t, coordbroker.Config{
+		Coordinators: []coordbroker.Coordinator{{URL: srv.URL, Username: simUser, Password: simPassword, RootCAs: roots}},
+		Changes:      []coordbroker.Change{{Coordinator: srv.URL, StreamPrefix: "orders", ConsumerGroup: "billing", Action: coordbroker.Create, Shards: 4}}})
+	env := append(brokerEnv(t, b), "COORDINATOR_BASE_URL="+srv.URL, "STREAM_PREFIX=orders", "CONSUMER_GROUP=billing",
+		"SHARD_COUNT=4", "TIMEOUT_SECONDS=5", "POLL_INTERVAL_SECONDS=1",
+		"COORDINATOR_USERNAME="+coordbroker.PlaceholderCredential, "COORDINATOR_PASSWORD="+coordbroker.PlaceholderCredential)
+	out, code := runSh(t, env, filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "created orders/billing with 4 shards")
+	require.Len(t, sim.Audit(), 1)
+	require.Equal(t, "shardgate-streams-pr7-42-1", sim.Audit()[0].RequestID)
+
+	// Without the bundle curl refuses the broker's certificate: only the
+	// sandbox trusts the job CA.
+	var plain []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "CURL_CA_BUNDLE=") && !strings.HasPrefix(e, "SSL_CERT_FILE=") {
+			plain = append(plain, e)
+		}
+	}
+	out, code = runSh(t, plain, filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "coordinator unreachable")
 }
