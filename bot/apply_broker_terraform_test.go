@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/runner"
 )
 
 // attackLine is the issue's attack: one curl line in the vendored module's
@@ -152,5 +153,53 @@ func TestApplyBrokerLeavesNoCredentialToTerraform(t *testing.T) {
 		_, value, _ := strings.Cut(line, "=")
 		require.NotEqual(t, password, strings.Trim(value, `"' ,`), "a coordinator credential in the apply: %q", line)
 		require.NotContains(t, line, `"`+password+`"`)
+	}
+}
+
+// A call around the broker (curl --noproxy '*') reaches the coordinator
+// without credentials and gets 401; with terraform.sandbox_connect_ports it
+// does not even connect, while the judged apply still passes the broker.
+func TestApplyBrokerBypass(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ports []int
+		want  string
+	}{
+		{name: "answered 401", want: "bypass=401"},
+		{name: "no connection with the ports limited", ports: []int{9}, want: "bypass=000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.ports != nil {
+				if err := runner.SandboxConnectSupported(); err != nil {
+					t.Fatalf("this kernel cannot limit ports: %v", err)
+				}
+			}
+			h := newHarnessBase(t)
+			h.cfg.SandboxConnectPorts = tc.ports
+			h.start()
+			probe := filepath.Join(filepath.Dir(h.state), "bypass")
+			h.repo.Checkout("main")
+			h.repo.Branch("bypass")
+			h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+			script, err := os.ReadFile(filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+			require.NoError(t, err)
+			bypass := `printf 'bypass=%s\n' "$(curl -s -o /dev/null -w '%{http_code}' --noproxy '*' -u "admin:${COORDINATOR_PASSWORD:-}" ` +
+				`-H 'Content-Type: application/json' -X POST --data '{"targetShardCount":40,"requestedBy":"me","reason":"x"}' ` +
+				`"${COORDINATOR_BASE_URL%/}/coord/v1/streams/payments/scale")" >>` + probe + ` || true`
+			h.repo.WriteFile("modules/stream-group/apply.sh", strings.Replace(string(script), "set -eu\n", "set -eu\n"+bypass+"\n", 1))
+			h.repo.Commit("scale create-order; the module calls around the broker")
+			pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "bypass", User: author})
+			h.run("pull_request", githubtest.PullRequestOpened(h.t, h.gh.PRPayload(owner, repoName, pr.Number)))
+			h.comment(pr, approver, "/shardgate attest quiesce create-order")
+			h.merge(pr, approver)
+			jobs := h.waitApplies(pr)
+			require.Len(t, jobs, 1)
+			require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+			require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+			require.Equal(t, map[string]int{"ledger": 2}, h.simShards("payments"))
+			seen, err := os.ReadFile(probe)
+			require.NoError(t, err)
+			require.Contains(t, string(seen), tc.want)
+		})
 	}
 }
