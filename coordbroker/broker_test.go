@@ -129,6 +129,7 @@ func TestBrokerJudgesCoordinatorCalls(t *testing.T) {
 		{"the waived delete passes", "DELETE", "/streams/old-stream/groups/gone", `{"requestedBy":"x","reason":"y","force":true}`, 200},
 		{"a rollback is refused", "POST", "/streams/create-order/groups/billing/migrations/x/rollback", `{}`, 403},
 		{"an escaped path is refused", "POST", "/streams/create-order%2Fscale", body("targetShardCount", 5), 403},
+		{"a long path is refused, and named short", "POST", "/streams/" + strings.Repeat("x", 5000) + "/scale", body("targetShardCount", 5), 403},
 	}
 	for _, s := range steps {
 		status, text := do(t, c, s.method, api+s.path, s.body)
@@ -153,7 +154,9 @@ func TestBrokerJudgesCoordinatorCalls(t *testing.T) {
 	refused, ok := b.Refused()
 	require.True(t, ok)
 	require.Equal(t, "POST /coord/v1/streams/create-order/scale (targetShardCount 6)", refused.Summary)
-	require.Len(t, heard, 7)
+	require.Len(t, heard, 8)
+	require.Less(t, len(heard[7].Summary), 300)
+	require.Less(t, len(heard[7].Path), 300)
 	require.Equal(t, "POST /coord/v1/streams/payment-events/scale (targetShardCount 40)", heard[1].Summary)
 	require.EqualError(t, coordbroker.RefusedError(heard[1]),
 		"refused a coordinator call the review did not judge: POST /coord/v1/streams/payment-events/scale (targetShardCount 40)")

@@ -53,7 +53,7 @@ var countField = map[string]string{"create": "initialShardCount", "scale": "targ
 
 // judge decides one request to coordinator up (path is the escaped path).
 func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
-	v := verdict{summary: method + " " + path}
+	v := verdict{summary: clip(method, 16) + " " + clip(path, maxPathShown)}
 	if method == http.MethodGet || method == http.MethodHead {
 		v.allowed = true
 		return v
@@ -110,6 +110,17 @@ func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
 	fields["reason"] = b.cfg.Reason
 	v.body, _ = json.Marshal(fields)
 	return v
+}
+
+// maxPathShown bounds a path in a summary: the job's code chooses it, and it
+// ends up in the check run, the comment and the audit record.
+const maxPathShown = 200
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 func describe(v any) string {

@@ -101,7 +101,7 @@ func (b *Broker) serveCoordinator(w http.ResponseWriter, r *http.Request, up *up
 	if r.URL.RawQuery != "" && v.mutation {
 		v.allowed, v.reason = false, "the review judged no call with a query"
 	}
-	call := Call{Method: r.Method, Path: path, Allowed: v.allowed, Summary: v.summary, Reason: v.reason}
+	call := Call{Method: clip(r.Method, 16), Path: clip(path, maxPathShown), Allowed: v.allowed, Summary: v.summary, Reason: v.reason}
 	if !v.allowed {
 		call.Status = http.StatusForbidden
 		b.record(call)
