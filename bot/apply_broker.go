@@ -1,10 +1,12 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/shardgate/shardgate/coordbroker"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/records"
@@ -17,7 +19,7 @@ import (
 // terraform gets for it. Terraform never holds a coordinator credential: the
 // broker adds them to the calls the review judged. stop, when the broker
 // refuses a call, ends the job: nothing after it runs blind.
-func (r *applyRun) startBroker(stop func()) (map[string]string, error) {
+func (r *applyRun) startBroker(ctx context.Context, stop func()) (map[string]string, error) {
 	job := r.job
 	b, err := coordbroker.Start(coordbroker.Config{
 		Coordinators:    brokerCoordinators(r.s.cfg),
@@ -25,7 +27,10 @@ func (r *applyRun) startBroker(stop func()) (map[string]string, error) {
 		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq),
 		RequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", job.Ref.FullName(), job.Ref.Number, job.MergedBy),
 		Reason:          fmt.Sprintf("apply %s of %s#%d", pullreq.ShortSHA(job.MergeSHA), job.Ref.FullName(), job.Ref.Number),
-		OnRefuse:        func(coordbroker.Call) { stop() },
+		OnRefuse: func(c coordbroker.Call) {
+			logctx.Logger(ctx).WithField("call", c.Summary).Warn("the coordinator broker refused a call the review did not judge; the apply stops")
+			stop()
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the coordinator broker: %w", err)

@@ -35,7 +35,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
 	env[traceability.RequestIDLogEnv] = r.requestLog
-	brokerEnv, err := r.startBroker(r.stop)
+	brokerEnv, err := r.startBroker(ctx, r.stop)
 	if err != nil {
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
