@@ -127,6 +127,7 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./webhook
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./webhook
 	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./applyqueue
+	$(GO) test -run '^$$' -bench 'BenchmarkBrokerOverhead' -benchtime 500x ./coordbroker
 	$(BENCH_PROCESS)
 
 ## bench-process: only the whole-process benchmark of `make bench`

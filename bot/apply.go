@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/coordbroker"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/livelog"
@@ -87,6 +88,10 @@ type applyRun struct {
 	// requestLog is the file the stream-group module lists its coordinator
 	// request ids in (traceability.RequestIDLogEnv), "" before the re-plan made it.
 	requestLog string
+	// broker passes terraform's coordinator calls, judged (apply_broker.go);
+	// stop ends the job when it refuses one.
+	broker *coordbroker.Broker
+	stop   func()
 }
 
 // runApply runs one apply job to the end: pre-flight, re-plan of the merge
@@ -136,6 +141,8 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	}
 	r.cleanup = func() {}
 	defer func() { r.cleanup() }()
+	ctx, r.stop = context.WithCancel(ctx)
+	defer r.stop()
 	current, tj, state, reason, ok := r.replan(ctx)
 	if !ok {
 		return state, reason

@@ -13,7 +13,6 @@ import (
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/report"
 	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/traceability"
 )
 
 // apply runs terraform apply of the saved plan of the merge commit. A state
@@ -26,7 +25,12 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 	}
 	r.progress(ctx, applyqueue.Applying, "terraform apply of the merge commit's plan")
 	err := tj.Apply(ctx)
-	r.audit.RequestIDs = traceability.ReadRequestLog(r.requestLog)
+	r.recordBrokerCalls()
+	if refusal, ok := r.brokerRefusal(); ok {
+		// Whatever terraform made of the 403, the job stops here.
+		r.audit.TerraformOutcome = "failed"
+		return applyqueue.Failed, refusal, false
+	}
 	if err != nil {
 		r.audit.TerraformOutcome = "failed"
 		var stale *runner.StalePlanError

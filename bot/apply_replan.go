@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"strings"
 
 	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/coordbroker"
 	"github.com/shardgate/shardgate/endstate"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -33,7 +35,12 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
 	env[traceability.RequestIDLogEnv] = r.requestLog
-	tj, err := s.applyJob(checkout, r.reviewed, env, r.live, func(w runner.LockWait) {
+	brokerEnv, err := r.startBroker(ctx, r.stop)
+	if err != nil {
+		return nil, nil, applyqueue.Failed, err.Error(), false
+	}
+	maps.Copy(env, brokerEnv)
+	tj, err := s.applyJob(checkout, r.reviewed, r.broker, env, r.live, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
 	if err != nil {
@@ -47,7 +54,13 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return fail("terraform init of the merge commit failed: " + tj.Redact(err.Error()))
 	}
 	if _, err := tj.Plan(ctx); err != nil {
+		if refusal, ok := r.brokerRefusal(); ok {
+			return fail("not applied: the plan of the merge commit " + refusal)
+		}
 		return fail("terraform plan of the merge commit failed: " + tj.Redact(err.Error()))
+	}
+	if refusal, ok := r.brokerRefusal(); ok {
+		return fail("not applied: the plan of the merge commit " + refusal)
 	}
 	shown, err := tj.Show(ctx)
 	if err != nil {
@@ -71,6 +84,9 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return fail("not applied: on the merge commit the policy denies the change: " + verdict)
 	}
 	r.audit.AppliedFingerprint = endstate.Fingerprint(current)
+	if r.broker != nil {
+		r.broker.Allow(brokerChanges(r.judged))
+	}
 	return current, tj, "", "", true
 }
 
@@ -135,21 +151,22 @@ func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) 
 	return "denied (" + strings.Join(rules, ", ") + ")"
 }
 
-// applyJob prepares the terraform job of the merge commit, with the
-// coordinator credentials of its coordinator URL as sensitive variables. It
+// applyJob prepares the terraform job of the merge commit. Terraform gets a
+// placeholder for the coordinator credentials (modules declare them without
+// defaults); the job's broker adds the real ones (apply_broker.go). It
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
-func (s *Applier) applyJob(checkout string, reviewed *records.Plan, env map[string]string, out io.Writer, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coordbroker.Broker, env map[string]string, out io.Writer, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	if s.sandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
 	}
 	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
 	for _, st := range endstate.Streams(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
-		if creds, ok := s.cfg.CoordinatorFor(coordinator); ok && creds.Username != "" {
-			secret[serverconfig.TFVarCoordinatorUsername] = creds.Username
-			secret[serverconfig.TFVarCoordinatorPassword] = creds.Password.Reveal()
+		if _, ok := s.cfg.CoordinatorFor(coordinator); ok {
+			secret[serverconfig.TFVarCoordinatorUsername] = coordbroker.PlaceholderCredential
+			secret[serverconfig.TFVarCoordinatorPassword] = coordbroker.PlaceholderCredential
 		}
 	}
 	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))
@@ -157,8 +174,12 @@ func (s *Applier) applyJob(checkout string, reviewed *records.Plan, env map[stri
 	for _, vf := range reviewed.VarFiles {
 		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
 	}
+	var ports []int
+	if broker != nil {
+		ports = []int{broker.Port()}
+	}
 	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
-		Env: env, SecretEnv: secret, OnLockWait: onLockWait, Parallelism: 1, Output: out})
+		Env: env, SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out})
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}

@@ -58,6 +58,7 @@ func (r *applyRun) startCheck(ctx context.Context) {
 // finish completes the check run, writes the audit record and shows the outcome.
 func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
 	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
+	r.recordBrokerCalls()
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
 	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.now().UTC()
 	r.s.metrics.ObserveApply(string(state), r.s.now().Sub(r.started))

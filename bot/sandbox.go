@@ -32,6 +32,9 @@ func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error) {
 	}
 }
 
+// sandboxConnectSupported is runner.SandboxConnectSupported, likewise.
+var sandboxConnectSupported = runner.SandboxConnectSupported
+
 // sandboxRunnerOptions are the runner options of cfg.Sandbox. refusal is set
 // when the configuration asks for the sandbox (the default) and this host
 // cannot provide it: then no pull request is planned and no apply runs,
@@ -43,12 +46,19 @@ func sandboxRunnerOptions(cfg *serverconfig.Config) (opts []runner.Option, refus
 	if err := sandboxSupported(); err != nil {
 		return nil, err
 	}
+	// Ports limited on a kernel that cannot: refused, never silently open.
+	if len(cfg.SandboxConnectPorts) > 0 {
+		if err := sandboxConnectSupported(); err != nil {
+			return nil, err
+		}
+	}
 	// The launcher is this binary: shardgate's main hands over to it first.
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the shardgate binary to confine terraform: %w", err)
 	}
-	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable})}, nil
+	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable,
+		ConnectPorts: cfg.SandboxConnectPorts})}, nil
 }
 
 // sandboxRefusedStatus is the PR status when the sandbox is required and

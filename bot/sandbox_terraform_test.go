@@ -135,7 +135,7 @@ func TestNoSandboxNoPlan(t *testing.T) {
 	require.Contains(t, body, "`terraform.sandbox: none`")
 	require.NotContains(t, body, "| `create-order` | `billing` |", "nothing was planned")
 	require.Empty(t, h.srv.planner.sandboxNotice())
-	_, err := h.srv.applier.applyJob(t.TempDir(), &records.Plan{}, nil, nil, nil)
+	_, err := h.srv.applier.applyJob(t.TempDir(), &records.Plan{}, nil, nil, nil, nil)
 	require.ErrorContains(t, err, "not applied: this shardgate server cannot sandbox Terraform")
 
 	h2 := newHarnessBase(t)

@@ -68,7 +68,7 @@ func TestStatusPageShowsThePlansAndAppliesOfTheService(t *testing.T) {
 	require.Contains(t, body, "No apply is queued or running.")
 	require.Contains(t, body, `<span class="state applied">applied</span>`)
 	require.Contains(t, body, sha[:12])
-	require.Contains(t, body, "<code>shardgate-streams-pr1-1-create-", "the apply's coordinator request ids")
+	require.Contains(t, body, "<code>shardgate-streams-pr1-1-1</code>", "the apply's coordinator request ids, the broker's")
 	require.Contains(t, body, "clicks/etl: desired 3, live 5 (&#43;2)", "the drift checks' records")
 	require.Contains(t, body, "/acme/streams/issues/7\"", "the drift issue linked on the configured GitHub")
 	code, events := statusGet(t, h.srv, "/jobs/"+statuspage.ApplyLogID(jobs[0].Seq, jobs[0].Attempt)+"/log")

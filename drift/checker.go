@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/coordbroker"
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
@@ -37,9 +38,11 @@ type Checker struct {
 	SandboxErr error
 	// PlanEnv is the plan phase's credentials (plan_env), read per plan.
 	PlanEnv func() map[string]string
-	Live    LiveReader
-	Store   Store
-	Metrics *metrics.Metrics
+	// Coordinators are reached through a read-only broker (planrun).
+	Coordinators []coordbroker.Coordinator
+	Live         LiveReader
+	Store        Store
+	Metrics      *metrics.Metrics
 	// Redact removes the server's secrets from what reaches GitHub.
 	Redact func(string) string
 	Now    func() time.Time
@@ -134,7 +137,7 @@ func (d *Checker) checkProject(ctx context.Context, checkout string, coErr error
 		return fail("the default branch's files could not be fetched: "+reason, "")
 	}
 	res := planrun.Run(ctx, d.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: sha, SecretEnv: d.PlanEnv(),
-		OnLockWait: func(w runner.LockWait) {
+		Coordinators: d.Coordinators, OnLockWait: func(w runner.LockWait) {
 			logctx.Logger(ctx).WithField(logctx.FieldProject, p.Name).Infof("drift: waiting for the state lock held by %s; never force-unlocked", w.Lock.Holder())
 		}})
 	d.Metrics.ObserveLockWaits("plan", res.LockWaits)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/shardgate/shardgate/coordbroker"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
@@ -33,6 +34,11 @@ type Request struct {
 	Output io.Writer
 	// OnLockWait hears each wait for the Terraform state lock; may be nil.
 	OnLockWait func(runner.LockWait)
+	// Coordinators, when set, are reached only through a read-only
+	// coordinator broker (coordbroker) with their credentials: terraform
+	// reads them and holds no credential, and a plan that tries to change
+	// one fails.
+	Coordinators []coordbroker.Coordinator
 }
 
 // Result is what the plan gave: a change set, or why there is none.
@@ -66,8 +72,14 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 	for _, vf := range p.VarFiles {
 		varFiles = append(varFiles, filepath.Join(res.Dir, filepath.FromSlash(vf)))
 	}
+	env, ports, broker, stop, err := readOnlyBroker(req.Coordinators)
+	if err != nil {
+		res.Error = report.FirstLine(err.Error())
+		return res
+	}
+	defer stop()
 	job, err := r.NewJob(runner.JobConfig{Dir: res.Dir, Root: req.Checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait})
+		Env: env, ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait})
 	if err != nil {
 		res.Error = report.FirstLine(err.Error())
 		return res
@@ -77,7 +89,12 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 	if err := job.Init(ctx); err != nil {
 		return failed(res, job, err)
 	}
-	if _, err := job.Plan(ctx); err != nil {
+	_, err = job.Plan(ctx)
+	if refused, ok := refusal(broker); ok {
+		res.Error = "a plan only reads the coordinator; shardgate " + refused
+		return res
+	}
+	if err != nil {
 		return failed(res, job, err)
 	}
 	shown, err := job.Show(ctx)
@@ -106,4 +123,43 @@ func failed(res Result, job *runner.Job, err error) Result {
 		res.Diagnostics = append(res.Diagnostics, rd)
 	}
 	return res
+}
+
+// readOnlyBroker starts the plan's broker when coordinators are configured:
+// the environment and port terraform gets, and stop, which ends it.
+func readOnlyBroker(coords []coordbroker.Coordinator) (env map[string]string, ports []int, b *coordbroker.Broker, stop func(), err error) {
+	if len(coords) == 0 {
+		return nil, nil, nil, func() {}, nil
+	}
+	b, err = coordbroker.Start(coordbroker.Config{Coordinators: coords, ReadOnly: true})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "shardgate-broker-")
+	if err != nil {
+		_ = b.Close()
+		return nil, nil, nil, nil, fmt.Errorf("start the coordinator broker: %w", err)
+	}
+	stop = func() {
+		_ = b.Close()
+		_ = os.RemoveAll(dir)
+	}
+	bundle, err := b.WriteCABundle(dir)
+	if err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return b.Env(bundle), []int{b.Port()}, b, stop, nil
+}
+
+// refusal names the first call the plan's broker refused.
+func refusal(b *coordbroker.Broker) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	c, ok := b.Refused()
+	if !ok {
+		return "", false
+	}
+	return "refused a coordinator call that changes it: " + c.Summary, true
 }

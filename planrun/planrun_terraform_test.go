@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/coordbroker"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/repoconfig"
 	"github.com/shardgate/shardgate/runner"
@@ -70,4 +71,21 @@ func TestRunFailuresAreData(t *testing.T) {
 		Project: repoconfig.Project{Name: "gone", Dir: "gone", Workspace: "default"}})
 	require.True(t, res.Failed())
 	require.True(t, strings.HasPrefix(res.Error, `project "gone": directory gone does not exist at 0123456`), res.Error)
+}
+
+// A plan reaches the coordinators only through a read-only broker: the
+// plan's own environment (read with file()) has the broker, never a
+// coordinator credential.
+func TestRunPlansWithoutCoordinatorCredentials(t *testing.T) {
+	const password = "plan-phase-Secret-pw"
+	root := checkout(t, map[string]string{
+		"live/main.tf": `output "environ" { value = replace(file("/proc/self/environ"), "\u0000", "\n") }`,
+	})
+	var out strings.Builder
+	res := Run(context.Background(), realRunner(t), Request{Checkout: root, Output: &out,
+		Project:      repoconfig.Project{Name: "live", Dir: "live", Workspace: "default"},
+		Coordinators: []coordbroker.Coordinator{{URL: "http://coordinator.example:8080", Username: "terraform", Password: password}}})
+	require.False(t, res.Failed(), res.Error)
+	require.Contains(t, out.String(), "HTTPS_PROXY=http://job:", "the probe read the plan's environment")
+	require.NotContains(t, out.String(), password)
 }

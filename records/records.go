@@ -175,9 +175,25 @@ type Audit struct {
 	// search the coordinator's audit log for it.
 	RequestIDPrefix string `json:"request_id_prefix,omitempty"`
 	// RequestIDs are the X-Request-Id of every coordinator mutation the apply
-	// made, as the stream-group module listed them (RequestIDLogEnv).
-	RequestIDs []string  `json:"request_ids,omitempty"`
-	FinishedAt time.Time `json:"finished_at"`
+	// made: the broker's, which it sets whatever the module sends.
+	RequestIDs []string `json:"request_ids,omitempty"`
+	// CoordinatorCalls are every call terraform's processes made to a
+	// configured coordinator through the job's broker, allowed or refused.
+	CoordinatorCalls []CoordinatorCall `json:"coordinator_calls,omitempty"`
+	FinishedAt       time.Time         `json:"finished_at"`
+}
+
+// CoordinatorCall is one coordinator call of an apply (coordbroker.Call).
+type CoordinatorCall struct {
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Status    int    `json:"status"`
+	RequestID string `json:"request_id,omitempty"`
+	Allowed   bool   `json:"allowed"`
+	// Summary names the call with its count ("POST …/scale (targetShardCount 5)").
+	Summary string `json:"summary"`
+	// Reason says why the broker refused it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // AuditKey names the audit record of one attempt of the apply job seq.

@@ -165,6 +165,10 @@ type JobConfig struct {
 	// Dir); default a file in the job's private scratch directory, removed
 	// by Close. Set it to apply, in a later job, a plan saved earlier.
 	PlanFile string
+	// ConnectPorts are TCP ports this job's sandboxed terraform may also
+	// connect to when Sandbox.ConnectPorts limits them (its coordinator
+	// broker's port).
+	ConnectPorts []int
 	// Parallelism limits concurrent operations of Apply (-parallelism); 0
 	// keeps terraform's default. Coordinator scales are stream-wide, so the
 	// bot applies one stream-group instance at a time.

@@ -41,6 +41,10 @@ type Sandbox struct {
 	// as the directory of a local backend's state shared by all jobs. Any
 	// pull request's code can then change what is there.
 	ReadWrite []string
+	// ConnectPorts, when set, are the only TCP ports terraform may connect
+	// to (Landlock ABI 4, Linux 6.7); it may then bind no TCP port. A job's
+	// own ports (its coordinator broker's) are added (JobConfig.ConnectPorts).
+	ConnectPorts []int
 }
 
 // WithSandbox runs every terraform command of the runner's jobs confined:
@@ -88,6 +92,9 @@ type SandboxPolicy struct {
 	// provider) and read-only otherwise, so that no code a plan runs can
 	// plant a binary a later apply would start.
 	PluginCache string `json:"plugin_cache,omitempty"`
+	// LimitConnect restricts TCP: connect only to ConnectPorts, bind none.
+	LimitConnect bool  `json:"limit_connect,omitempty"`
+	ConnectPorts []int `json:"connect_ports,omitempty"`
 }
 
 // grants splits the policy into read-write and read-only paths for the
@@ -113,6 +120,11 @@ func (p SandboxPolicy) validate() error {
 	}
 	if p.PluginCache != "" && !filepath.IsAbs(p.PluginCache) {
 		return fmt.Errorf("sandbox policy: plugin cache %q is not an absolute path", p.PluginCache)
+	}
+	for _, port := range p.ConnectPorts {
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("sandbox policy: %d is not a TCP port", port)
+		}
 	}
 	return nil
 }
@@ -240,6 +252,10 @@ func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 			vf = filepath.Join(j.cfg.Dir, vf) // terraform resolves them from Dir
 		}
 		p.ReadOnly = append(p.ReadOnly, vf)
+	}
+	if len(j.r.sandbox.ConnectPorts) > 0 {
+		p.LimitConnect = true
+		p.ConnectPorts = slices.Concat(j.r.sandbox.ConnectPorts, j.cfg.ConnectPorts)
 	}
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
 		for _, path := range filepath.SplitList(j.env[name]) {

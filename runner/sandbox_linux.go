@@ -44,6 +44,20 @@ func checkLandlockABI(v int, err error) error {
 	return nil
 }
 
+// MinConnectABI is the Landlock ABI that restricts TCP connect and bind.
+const MinConnectABI = 4
+
+// SandboxConnectSupported says whether this kernel can limit the ports
+// sandboxed terraform connects to, and if not, why.
+func SandboxConnectSupported() error { return checkConnectABI(landlockABI()) }
+
+func checkConnectABI(v int, err error) error {
+	if err != nil || v < MinConnectABI {
+		return fmt.Errorf("terraform.sandbox_connect_ports needs Landlock ABI %d (Linux 6.7); this kernel offers %d", MinConnectABI, max(v, 0))
+	}
+	return nil
+}
+
 // ExecSandboxed confines the calling process to p, as the terraform command
 // args[0] is allowed, and replaces it with p.Exec given args. It returns only
 // on failure; nothing runs unconfined after a failed step.
@@ -62,9 +76,19 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 	}
 	rw, ro := p.grants(args)
 	rules := landlockRules(rw, ro)
-	// Paths and IPC scopes (signals, abstract sockets: ABI 6+) only; the
-	// network stays open for registries, backends and coordinators.
+	// Paths and IPC scopes (signals, abstract sockets: ABI 6+); the network
+	// stays open for registries, backends and coordinators unless the ports
+	// are limited, which needs ABI 4 and is never dropped silently.
 	cfg := landlock.Config{HandledAccessFS: landlock.V5.HandledAccessFS, Scoped: landlock.V6.Scoped}.BestEffort()
+	if p.LimitConnect {
+		if err := checkConnectABI(landlockABI()); err != nil {
+			return err
+		}
+		cfg.HandledAccessNet = landlock.V4.HandledAccessNet
+		for _, port := range p.ConnectPorts {
+			rules = append(rules, landlock.ConnectTCP(uint16(port)))
+		}
+	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("make landlock ruleset: %w", err)

@@ -5,6 +5,9 @@ package runner
 import (
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,4 +203,40 @@ func TestCheckLandlockABI(t *testing.T) {
 		})
 	}
 	require.NoError(t, SandboxSupported(), "this host runs the sandbox tests: it must support Landlock ABI %d", MinLandlockABI)
+}
+
+// With the ports limited, sandboxed terraform connects only to them: the
+// coordinator around the broker is out of reach, the broker's port is not.
+func TestLauncherLimitsConnectPorts(t *testing.T) {
+	if err := SandboxConnectSupported(); err != nil {
+		t.Fatalf("this kernel cannot limit ports (%v); the test needs Landlock ABI %d", err, MinConnectABI)
+	}
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("allowed-port")) }))
+	defer allowed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("other-port")) }))
+	defer other.Close()
+	port := func(s *httptest.Server) int { return s.Listener.Addr().(*net.TCPAddr).Port }
+	work := t.TempDir()
+	p := shPolicy(work)
+	p.LimitConnect, p.ConnectPorts = true, []int{port(allowed)}
+
+	out, err := launch(t, p, work, "-c", "curl -sS --noproxy '*' "+allowed.URL)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "allowed-port")
+
+	out, err = launch(t, p, work, "-c", "curl -sS --noproxy '*' "+other.URL)
+	require.Error(t, err, out)
+	require.NotContains(t, out, "other-port")
+
+	// Unlimited, the same call goes through: the refusal above is the limit's.
+	out, err = launch(t, shPolicy(work), work, "-c", "curl -sS --noproxy '*' "+other.URL)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "other-port")
+}
+
+func TestConnectABIRefusedClearly(t *testing.T) {
+	require.NoError(t, checkConnectABI(4, nil))
+	require.EqualError(t, checkConnectABI(3, nil), "terraform.sandbox_connect_ports needs Landlock ABI 4 (Linux 6.7); this kernel offers 3")
+	require.Error(t, checkConnectABI(0, errors.New("no landlock")))
+	require.Error(t, SandboxPolicy{Exec: "/bin/sh", ConnectPorts: []int{70000}}.validate())
 }

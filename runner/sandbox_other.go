@@ -15,3 +15,6 @@ func LandlockABI() int { return 0 }
 
 // ExecSandboxed always fails off Linux.
 func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }
+
+// SandboxConnectSupported always fails off Linux.
+func SandboxConnectSupported() error { return errNoLandlock }

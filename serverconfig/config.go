@@ -84,6 +84,9 @@ type Config struct {
 	// SandboxWritable are paths every sandboxed job may also write.
 	Sandbox         string
 	SandboxWritable []string
+	// SandboxConnectPorts, when set, are the only TCP ports sandboxed
+	// terraform may connect to (besides its job's coordinator broker).
+	SandboxConnectPorts []int
 	// PlanEnv is the environment of pull-request plans, ApplyEnv that of
 	// apply jobs (re-plan and apply of the merge commit): credentials per
 	// phase, so that PR code never sees apply-time ones.
@@ -181,14 +184,15 @@ type rawGitHub struct {
 }
 
 type rawTerraform struct {
-	Binary          string                  `yaml:"binary"`
-	LockTimeout     string                  `yaml:"lock_timeout"`
-	PluginCacheDir  string                  `yaml:"plugin_cache_dir"`
-	WorkDir         string                  `yaml:"work_dir"`
-	Sandbox         string                  `yaml:"sandbox"`
-	SandboxWritable []string                `yaml:"sandbox_writable"`
-	PlanEnv         map[string]rawEnvSource `yaml:"plan_env"`
-	ApplyEnv        map[string]rawEnvSource `yaml:"apply_env"`
+	Binary              string                  `yaml:"binary"`
+	LockTimeout         string                  `yaml:"lock_timeout"`
+	PluginCacheDir      string                  `yaml:"plugin_cache_dir"`
+	WorkDir             string                  `yaml:"work_dir"`
+	Sandbox             string                  `yaml:"sandbox"`
+	SandboxWritable     []string                `yaml:"sandbox_writable"`
+	SandboxConnectPorts []int                   `yaml:"sandbox_connect_ports"`
+	PlanEnv             map[string]rawEnvSource `yaml:"plan_env"`
+	ApplyEnv            map[string]rawEnvSource `yaml:"apply_env"`
 }
 
 type rawCoordinator struct {
@@ -269,6 +273,10 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
 	c.Sandbox = v.sandbox(r.Terraform.Sandbox)
 	c.SandboxWritable = v.absPaths("terraform.sandbox_writable", r.Terraform.SandboxWritable)
+	c.SandboxConnectPorts = v.ports("terraform.sandbox_connect_ports", r.Terraform.SandboxConnectPorts)
+	if len(c.SandboxConnectPorts) > 0 && c.Sandbox == SandboxNone {
+		v.addf("terraform.sandbox_connect_ports needs terraform.sandbox: landlock")
+	}
 	c.PlanEnv = v.phaseEnv("terraform.plan_env", r.Terraform.PlanEnv)
 	c.ApplyEnv = v.phaseEnv("terraform.apply_env", r.Terraform.ApplyEnv)
 	c.Coordinators = v.coordinators(r.Coordinators)

@@ -245,6 +245,13 @@ func TestParseConfigSandboxAndPhaseEnv(t *testing.T) {
 		require.Empty(t, cfg.PlanEnv)
 		require.Empty(t, cfg.ApplyEnv)
 	})
+	t.Run("ports are limited only in the sandbox", func(t *testing.T) {
+		cfg, err := Parse("c", []byte(phaseConfig(t, "terraform:\n  sandbox_connect_ports: [443, 5432]\n")), noEnv)
+		require.NoError(t, err)
+		require.Equal(t, []int{443, 5432}, cfg.SandboxConnectPorts)
+		_, err = Parse("c", []byte(phaseConfig(t, "terraform:\n  sandbox: none\n  sandbox_connect_ports: [443]\n")), noEnv)
+		require.ErrorContains(t, err, "terraform.sandbox_connect_ports needs terraform.sandbox: landlock")
+	})
 	t.Run("inline values are refused", func(t *testing.T) {
 		_, err := Parse("c", []byte(phaseConfig(t, "terraform:\n  plan_env:\n    PGPASSWORD: {value: hunter2}\n")), noEnv)
 		require.ErrorContains(t, err, "never written inline")
@@ -258,6 +265,7 @@ func TestParseConfigPhaseEnvProblems(t *testing.T) {
 	_, err := Parse("c", []byte(phaseConfig(t, fmt.Sprintf(`terraform:
   sandbox: bwrap
   sandbox_writable: [relative/state]
+  sandbox_connect_ports: [443, 0, 70000]
   plan_env:
     1BAD: {value_env: X}
     BOTH: {value_file: %s, value_env: X}
@@ -277,6 +285,8 @@ func TestParseConfigPhaseEnvProblems(t *testing.T) {
 	want := []string{
 		`terraform.sandbox "bwrap" is not landlock or none`,
 		`terraform.sandbox_writable[0] "relative/state" is not an absolute path`,
+		"terraform.sandbox_connect_ports[1] 0 is not a TCP port",
+		"terraform.sandbox_connect_ports[2] 70000 is not a TCP port",
 		`terraform.plan_env: "1BAD" is not an environment variable name`,
 		"terraform.plan_env.BOTH: set value_file or value_env, not both",
 		"terraform.plan_env.NEITHER: set value_file or value_env",

@@ -25,9 +25,10 @@ type rawEnvSource struct {
 	Value     Secret `yaml:"value"`
 }
 
-// Terraform variables through which the stream-group module gets the
-// coordinator credentials of its coordinator URL at apply (sensitive; never
-// logged). Shardgate sets them, so the phase environments may not.
+// Terraform variables through which the stream-group module gets its
+// coordinator credentials. Shardgate sets them to a placeholder
+// (coordbroker.PlaceholderCredential): the job's broker adds the real ones, so
+// terraform never holds them. The phase environments may not set them.
 const (
 	TFVarCoordinatorUsername = "TF_VAR_coordinator_username"
 	TFVarCoordinatorPassword = "TF_VAR_coordinator_password"
@@ -44,6 +45,16 @@ func (v *validator) sandbox(s string) string {
 	}
 	v.addf("terraform.sandbox %q is not landlock or none", s)
 	return SandboxLandlock
+}
+
+// ports checks that each entry is a TCP port.
+func (v *validator) ports(field string, ports []int) []int {
+	for i, p := range ports {
+		if p < 1 || p > 65535 {
+			v.addf("%s[%d] %d is not a TCP port", field, i, p)
+		}
+	}
+	return ports
 }
 
 // absPaths checks that each path is absolute.

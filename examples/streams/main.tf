@@ -9,6 +9,9 @@ variable "coordinator_base_url" {
   default = "http://127.0.0.1:8089"
 }
 
+# Under shardgate these get the placeholder "shardgate-broker": the apply's
+# coordinator broker adds the real credentials to the calls the review judged
+# (docs/operating.md, "The coordinator broker"). Run by hand, pass your own.
 variable "coordinator_username" {
   type    = string
   default = ""
@@ -23,6 +26,8 @@ variable "coordinator_password" {
 # Set by shardgate on apply (shardgate:<owner>/<repo>#<pr> merged by <login>, the
 # merge commit and PR, a request-id prefix per apply job), so every coordinator
 # audit entry names the pull request it came from. Defaults are the module's.
+# Optional since the coordinator broker sets requestedBy, reason and
+# X-Request-Id on every mutation itself; kept for runs outside shardgate.
 variable "shardgate_requested_by" {
   type    = string
   default = "terraform"

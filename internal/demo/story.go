@@ -159,6 +159,16 @@ func (w *world) final(ctx context.Context, p printer, res *Result, auditMark int
 			break
 		}
 	}
+	// Terraform held only a placeholder credential: every mutation the
+	// coordinator accepted passed shardgate's broker, which names the PR.
+	for _, e := range res.ScaleEvents {
+		if !strings.HasPrefix(e.RequestID, "shardgate-") || !strings.HasPrefix(e.RequestedBy, "shardgate:") {
+			return fmt.Errorf("%w: the coordinator audited %s with request id %q and requestedBy %q, not through shardgate's broker",
+				ErrUnexpected, e.Action, e.RequestID, e.RequestedBy)
+		}
+	}
+	p.note("(terraform held no coordinator credential: each call above went through shardgate's coordinator broker, which")
+	p.note(" added the credentials, passed only the judged create and scale, and set the request id and requestedBy)")
 	for _, g := range groups {
 		if g.StreamPrefix == "create-order" && (g.ShardCount != scaled["create-order/"+g.ConsumerGroup] || g.ActiveMigration != nil) {
 			return fmt.Errorf("%w: the coordinator shows create-order/%s at %d shards (migration active: %t), the story expects 16 and converged",

@@ -1,0 +1,260 @@
+package coordbroker
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// Coordinator is one configured coordinator: the broker intercepts its host
+// and adds its credentials.
+type Coordinator struct {
+	// URL is the configured URL prefix (coordinators[].url_prefix).
+	URL      string
+	Username string
+	Password string
+	// RootCAs verifies an https coordinator; nil is the system's trust.
+	RootCAs *x509.CertPool
+}
+
+// Config is one job's broker.
+type Config struct {
+	Coordinators []Coordinator
+	// Changes is the judged change set; ignored when ReadOnly.
+	Changes []Change
+	// ReadOnly refuses every mutation (plans and drift checks).
+	ReadOnly bool
+	// RequestIDPrefix starts every passed mutation's X-Request-Id, e.g.
+	// "shardgate-streams-pr7-42"; "-<n>" is appended.
+	RequestIDPrefix string
+	// RequestedBy and Reason replace the bodies' requestedBy and reason.
+	RequestedBy string
+	Reason      string
+	// OnRefuse, when set, hears each refused call as it happens (the job stops).
+	OnRefuse func(Call)
+}
+
+// Call is one coordinator call through the broker, for the audit record.
+type Call struct {
+	Method string `json:"method"`
+	// Path is the request's path on the coordinator.
+	Path      string `json:"path"`
+	Status    int    `json:"status"`
+	RequestID string `json:"request_id,omitempty"`
+	Allowed   bool   `json:"allowed"`
+	// Summary names the call with its count, e.g.
+	// "POST /coord/v1/streams/payment-events/scale (targetShardCount 40)".
+	Summary string `json:"summary"`
+	// Reason says why a call was refused.
+	Reason string `json:"reason,omitempty"`
+}
+
+// upstream is a configured coordinator as the broker matches it.
+type upstream struct {
+	// origin is "scheme://host:port" with the port always written.
+	origin   string
+	scheme   string
+	hostport string
+	// basePath is the configured prefix's path, without trailing slash.
+	basePath string
+	coord    Coordinator
+	// transport reaches this coordinator, verified with its own roots.
+	transport *http.Transport
+}
+
+// Broker is a running per-job broker. Close it when the job ends.
+type Broker struct {
+	cfg       Config
+	upstreams []upstream
+	token     string
+	ln        net.Listener
+	srv       *http.Server
+	ca        *jobCA
+	direct    *http.Transport
+	tls       *tlsFront
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu    sync.Mutex
+	calls []Call
+	seq   int
+}
+
+// Start starts a broker on 127.0.0.1 on a random port.
+func Start(cfg Config) (*Broker, error) {
+	b := &Broker{cfg: cfg, done: make(chan struct{})}
+	for _, c := range cfg.Coordinators {
+		up, err := parseUpstream(c)
+		if err != nil {
+			return nil, err
+		}
+		b.upstreams = append(b.upstreams, up)
+	}
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("make broker token: %w", err)
+	}
+	b.token = hex.EncodeToString(tok[:])
+	ca, err := newJobCA()
+	if err != nil {
+		return nil, err
+	}
+	b.ca = ca
+	b.direct = &http.Transport{Proxy: nil, DisableCompression: true}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for the coordinator broker: %w", err)
+	}
+	b.ln = ln
+	b.tls = newTLSFront(b)
+	b.srv = &http.Server{Handler: http.HandlerFunc(b.serveProxy)}
+	go func() { _ = b.srv.Serve(ln) }()
+	return b, nil
+}
+
+func parseUpstream(c Coordinator) (upstream, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return upstream{}, fmt.Errorf("coordinator %q is not an http or https URL", c.URL)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	hostport := net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	t := &http.Transport{Proxy: nil, DisableCompression: true, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.RootCAs}}
+	return upstream{origin: scheme + "://" + hostport, scheme: scheme, hostport: hostport,
+		basePath: strings.TrimRight(u.EscapedPath(), "/"), coord: c, transport: t}, nil
+}
+
+// ProxyURL is the proxy terraform's processes use, with the job's secret.
+func (b *Broker) ProxyURL() string {
+	return "http://job:" + b.token + "@" + b.ln.Addr().String()
+}
+
+// Port is the broker's port on 127.0.0.1 (a sandbox limiting ports allows it).
+func (b *Broker) Port() int { return b.ln.Addr().(*net.TCPAddr).Port }
+
+// Close stops the broker; calls in flight fail.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(func() { close(b.done) })
+	for _, up := range b.upstreams {
+		up.transport.CloseIdleConnections()
+	}
+	b.direct.CloseIdleConnections()
+	return b.srv.Close()
+}
+
+func (b *Broker) closed() <-chan struct{} { return b.done }
+
+// Allow makes the broker judge mutations against the judged change set
+// (it starts read-only when Config.ReadOnly: the apply's own re-plan runs
+// before the judgement).
+func (b *Broker) Allow(changes []Change) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cfg.Changes, b.cfg.ReadOnly = append([]Change(nil), changes...), false
+}
+
+// judgement is the current change set and mode.
+func (b *Broker) judgement() ([]Change, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Changes, b.cfg.ReadOnly
+}
+
+// Calls lists every coordinator call so far, in order.
+func (b *Broker) Calls() []Call {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Call(nil), b.calls...)
+}
+
+// Refused returns the first refused call, if any.
+func (b *Broker) Refused() (Call, bool) {
+	for _, c := range b.Calls() {
+		if !c.Allowed {
+			return c, true
+		}
+	}
+	return Call{}, false
+}
+
+// ErrRefused is what a job reports when its broker refused a call.
+var ErrRefused = errors.New("refused a coordinator call the review did not judge")
+
+// RefusedError names the refused call: "refused a coordinator call the review
+// did not judge: POST …/payment-events/scale (targetShardCount 40)".
+func RefusedError(c Call) error {
+	return fmt.Errorf("%w: %s", ErrRefused, c.Summary)
+}
+
+// authorized checks the job's secret in Proxy-Authorization.
+func (b *Broker) authorized(r *http.Request) bool {
+	h := r.Header.Get("Proxy-Authorization")
+	raw, ok := strings.CutPrefix(h, "Basic ")
+	if !ok {
+		return false
+	}
+	dec, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(dec, []byte("job:"+b.token)) == 1
+}
+
+// upstreamFor returns the configured coordinator serving scheme://hostport
+// and the request path, the longest configured path prefix winning.
+func (b *Broker) upstreamFor(scheme, hostport, path string) (*upstream, bool) {
+	var best *upstream
+	for i := range b.upstreams {
+		up := &b.upstreams[i]
+		if up.scheme != scheme || up.hostport != hostport {
+			continue
+		}
+		if up.basePath != "" && path != up.basePath && !strings.HasPrefix(path, up.basePath+"/") {
+			continue
+		}
+		if best == nil || len(up.basePath) > len(best.basePath) {
+			best = up
+		}
+	}
+	return best, best != nil
+}
+
+// interceptsHost says whether CONNECT host:port is a configured https coordinator.
+func (b *Broker) interceptsHost(hostport string) bool {
+	for _, up := range b.upstreams {
+		if up.scheme == "https" && up.hostport == hostport {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Broker) record(c Call) {
+	b.mu.Lock()
+	b.calls = append(b.calls, c)
+	b.mu.Unlock()
+	if !c.Allowed && b.cfg.OnRefuse != nil {
+		b.cfg.OnRefuse(c)
+	}
+}
+
+func (b *Broker) nextRequestID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	return fmt.Sprintf("%s-%d", b.cfg.RequestIDPrefix, b.seq)
+}
