@@ -233,6 +233,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.pruner = retention.New(s.applies, st, cfg.Retention, s.now, s.log)
 	s.pruner.Paused = s.health.Paused
 	s.dispatcher.Transient = transient
+	s.dispatcher.Wait = s.githubWait
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.Failed = s.reportJobFailure
