@@ -139,7 +139,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
-			base = ghapp.NewRetryTransport(http.DefaultTransport)
+			rt := ghapp.NewRetryTransport(http.DefaultTransport)
+			rt.PassRateLimits = true // jobs wait for them postponed (githubWait)
+			base = rt
 		}
 		// Redacted before the retries, which then replay the redacted body.
 		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
@@ -149,6 +151,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 		if err != nil {
 			return nil, err
 		}
+		cc.Budgets().SetClock(s.now)
 		s.clients = cc
 	}
 	if err := s.openWorkDir(); err != nil {

@@ -71,6 +71,10 @@ func NewBudgets(now func() time.Time) *Budgets {
 	return &Budgets{now: now, all: all}
 }
 
+// SetClock makes the budgets read time from now; call it before the
+// clients are used.
+func (b *Budgets) SetClock(now func() time.Time) { b.now = now }
+
 // All returns every installation's budget.
 func (b *Budgets) All() []Budget {
 	if b == nil {
@@ -104,10 +108,12 @@ func (b *Budgets) reserve(installationID int64) *LimitError {
 	defer b.mu.Unlock()
 	bu, ok := b.all.Peek(installationID)
 	switch {
-	case !ok || bu.Limit == 0 && bu.SecondaryUntil.IsZero():
+	case !ok:
 		return nil
 	case bu.SecondaryUntil.After(now):
 		return &LimitError{InstallationID: installationID, Limit: LimitSecondary, Until: bu.SecondaryUntil}
+	case bu.Limit == 0: // no primary budget heard of
+		return nil
 	case bu.Remaining > 0:
 		bu.Remaining--
 	case bu.Reset.After(now):
@@ -142,9 +148,9 @@ func (b *Budgets) observe(installationID int64, resp *http.Response) {
 				remaining, used = min(remaining, bu.Remaining), max(used, bu.Used)
 			}
 			bu.Resource, bu.Limit, bu.Remaining, bu.Used, bu.Reset = "core", limit, remaining, used, reset
-			bu.probing = false
 		}
 	}
+	bu.probing = false
 	if l, ok := limitOf(resp, now); ok && l.Limit == LimitSecondary {
 		bu.SecondaryUntil = l.Until
 	}

@@ -33,15 +33,26 @@ type RateLimits struct {
 
 // WithRateLimits makes the fake enforce GitHub's rate limits.
 func WithRateLimits(l RateLimits) Option {
-	return func(s *Server) {
-		if l.Window <= 0 {
-			l.Window = time.Hour
-		}
-		if l.ContentWindow <= 0 {
-			l.ContentWindow = time.Minute
-		}
-		s.limits = &l
+	return func(s *Server) { s.limits = l.withDefaults() }
+}
+
+// SetRateLimits starts enforcing l from now on, with fresh budgets (a test
+// sets its scene up first, unlimited).
+func (s *Server) SetRateLimits(l RateLimits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits = l.withDefaults()
+	s.installationLimits = map[int64]*installationLimits{}
+}
+
+func (l RateLimits) withDefaults() *RateLimits {
+	if l.Window <= 0 {
+		l.Window = time.Hour
 	}
+	if l.ContentWindow <= 0 {
+		l.ContentWindow = time.Minute
+	}
+	return &l
 }
 
 // installationLimits is one installation's standing against RateLimits.
