@@ -5,6 +5,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/metrics"
+	"github.com/shardgate/shardgate/statuspage"
 )
 
 // budgeted is a ClientCreator that knows its installations' rate limits
@@ -28,6 +29,16 @@ func (s *Server) metricBudgets() []metrics.GitHubBudget {
 	var out []metrics.GitHubBudget
 	for _, b := range s.githubBudgets() {
 		out = append(out, metrics.GitHubBudget{InstallationID: b.InstallationID, Limit: b.Limit, Remaining: b.Remaining,
+			Reset: b.Reset, SecondaryUntil: b.SecondaryUntil})
+	}
+	return out
+}
+
+// statusBudgets is githubBudgets for the status page.
+func (s *Server) statusBudgets() []statuspage.GitHubBudget {
+	var out []statuspage.GitHubBudget
+	for _, b := range s.githubBudgets() {
+		out = append(out, statuspage.GitHubBudget{InstallationID: b.InstallationID, Limit: b.Limit, Remaining: b.Remaining,
 			Reset: b.Reset, SecondaryUntil: b.SecondaryUntil})
 	}
 	return out

@@ -2,6 +2,9 @@ package bot
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +95,18 @@ func stormScene(t *testing.T, limits githubtest.RateLimits, n int, limit string)
 func TestACommentStormWaitsForGitHubsPrimaryLimitAndLosesNoJob(t *testing.T) {
 	h := stormScene(t, githubtest.RateLimits{Primary: 30, Window: 2 * time.Second}, 40, "primary")
 	require.Zero(t, refusedForALimit(t, h.gh), "no request sent while the budget was 0")
+
+	// The budget is on /metrics and the status page, per installation.
+	resp, err := http.Get(h.web.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	metricsText, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(metricsText), `shardgate_github_rate_limit_limit{installation="1"} 30`)
+	require.Contains(t, string(metricsText), `shardgate_github_rate_limit_remaining{installation="1"}`)
+	page := httptest.NewRecorder()
+	h.srv.StatusHandler().ServeHTTP(page, httptest.NewRequest(http.MethodGet, "/", nil))
+	require.Contains(t, page.Body.String(), " of 30</td>")
 }
 
 func TestACommentStormWaitsForGitHubsSecondaryLimitAndLosesNoJob(t *testing.T) {

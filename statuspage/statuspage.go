@@ -82,7 +82,9 @@ type Options struct {
 	Queue   Queue
 	History History
 	Drift   DriftSource
-	Logs    *livelog.Hub
+	// GitHub reads the installations' rate-limit budgets; may be nil.
+	GitHub func() []GitHubBudget
+	Logs   *livelog.Hub
 	// Redactor removes the server's secrets from every text shown.
 	Redactor *redact.Redactor
 	// Token, when not empty, is the bearer token every request must carry.

@@ -28,6 +28,7 @@ type overview struct {
 	Applies  []applyView
 	DriftOff bool
 	Drift    []driftView
+	GitHub   []budgetView
 }
 
 // link is a text and, when one could be built from trusted parts, a URL.
@@ -304,6 +305,9 @@ func (h *Handler) build(ctx context.Context) *overview {
 		} else {
 			v.Drift = h.drift(rows)
 		}
+	}
+	if h.o.GitHub != nil {
+		v.GitHub = h.budgets(h.o.GitHub())
 	}
 	h.o.Redactor.Scrub(v)
 	return v
