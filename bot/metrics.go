@@ -43,5 +43,6 @@ func (s *Server) metricSources() metrics.Sources {
 			defer cancel()
 			return drift.NewStore(s.store).MetricProjects(ctx)
 		},
+		GitHub: s.metricBudgets,
 	}
 }

@@ -59,6 +59,9 @@ func TestMetricsBeforeTheFirstRequest(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
 	for name := range readMetricsDoc(t) {
+		if strings.HasPrefix(name, "shardgate_github_") {
+			continue // per installation, once GitHub answered it (TestACommentStormWaitsForGitHubsPrimaryLimitAndLosesNoJob)
+		}
 		require.Contains(t, string(body), "\n"+name, name)
 	}
 	require.Contains(t, string(body), "shardgate_queue_depth 0")

@@ -144,7 +144,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
-			base = ghapp.NewRetryTransport(http.DefaultTransport)
+			rt := ghapp.NewRetryTransport(http.DefaultTransport)
+			rt.PassRateLimits = true // jobs wait for them postponed (githubWait)
+			base = rt
 		}
 		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
 		// Redacted before the retries, which then replay the redacted body.
@@ -155,6 +157,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 		if err != nil {
 			return nil, err
 		}
+		cc.Budgets().SetClock(s.now)
 		s.clients = cc
 	}
 	if err := s.openWorkDir(); err != nil {
@@ -238,6 +241,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.pruner = retention.New(s.applies, st, cfg.Retention, s.now, s.log)
 	s.pruner.Paused = s.health.Paused
 	s.dispatcher.Transient = transient
+	s.dispatcher.Wait = s.githubWait
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.Retried = func(job *store.Job, _ error) { s.metrics.ObserveJobFailure(job.Event, true) }

@@ -44,6 +44,7 @@ type CachingClientCreator struct {
 
 	mu      sync.Mutex // one client made per installation, even when asked at once
 	clients *lru.Cache[int64, *installationClient]
+	budgets *Budgets
 }
 
 type installationClient struct {
@@ -74,8 +75,13 @@ func NewClientCreator(apiURL string, appID int64, privateKeyPEM []byte, base htt
 	if err != nil {
 		return nil, fmt.Errorf("new client creator: %w", err)
 	}
-	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: clients}, nil
+	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: clients,
+		budgets: NewBudgets(nil)}, nil
 }
+
+// Budgets is what GitHub last said about each installation's rate limits;
+// the installation clients do not send a request GitHub said it would refuse.
+func (c *CachingClientCreator) Budgets() *Budgets { return c.budgets }
 
 func (c *CachingClientCreator) get(installationID int64) (*installationClient, error) {
 	if installationID <= 0 {
@@ -91,7 +97,7 @@ func (c *CachingClientCreator) get(installationID int64) (*installationClient, e
 		return nil, fmt.Errorf("github client for installation %d: %w", installationID, err)
 	}
 	itr.BaseURL = strings.TrimSuffix(c.apiURL.String(), "/")
-	hc := &http.Client{Transport: itr}
+	hc := &http.Client{Transport: &budgetTransport{next: itr, installationID: installationID, budgets: c.budgets}}
 	gh := github.NewClient(hc)
 	gh.BaseURL = c.apiURL
 	gh.UploadURL = c.apiURL

@@ -41,6 +41,10 @@ type RetryTransport struct {
 	// Sleep waits between attempts (nil: a timer, cut short when the
 	// request's context ends); tests replace it.
 	Sleep func(req *http.Request, d time.Duration) error
+	// PassRateLimits returns a secondary rate-limit answer at once instead
+	// of waiting for it in place: the caller waits without holding a worker
+	// (the service postpones the job until Retry-After).
+	PassRateLimits bool
 }
 
 // NewRetryTransport wraps next with the default retry policy.
@@ -139,6 +143,11 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt >= t.Attempts {
 			return resp, nil
 		}
+		if t.PassRateLimits && resp.StatusCode < 500 {
+			if _, limited := limitOf(resp, time.Now()); limited || isRateLimited(resp) {
+				return resp, nil
+			}
+		}
 		wait, again := t.retryAfter(resp, attempt)
 		// A 5xx may come after the request was done; a rate limit says it was not.
 		if !again || wait > t.MaxWait || !retry.Repeatable(idempotent(req), resp.StatusCode < 500) {
@@ -191,4 +200,9 @@ func isSecondaryRateLimit(resp *http.Response) bool {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return strings.Contains(strings.ToLower(string(b)), "secondary rate limit")
+}
+
+// isRateLimited is a 403 carrying GitHub's secondary-limit message.
+func isRateLimited(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusForbidden && isSecondaryRateLimit(resp)
 }

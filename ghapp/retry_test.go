@@ -173,3 +173,46 @@ func TestRetryTransportBackoffBounds(t *testing.T) {
 		}
 	}
 }
+
+// With PassRateLimits the caller waits for rate limits (the job is
+// postponed) and the worker is not held; other failures are retried as ever.
+func TestRetryTransportPassesRateLimitsToItsCaller(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		headers   map[string]string
+		body      string
+		wantCalls int32
+	}{
+		{"secondary with retry-after", 403, map[string]string{"Retry-After": "3"}, `{"message":"You have exceeded a secondary rate limit"}`, 1},
+		{"secondary by message", 403, nil, `{"message":"You have exceeded a secondary rate limit."}`, 1},
+		{"429", 429, map[string]string{"Retry-After": "1"}, "", 1},
+		{"5xx is still retried", 502, nil, "", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				for k, v := range tt.headers {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			rt := NewRetryTransport(http.DefaultTransport)
+			rt.Attempts, rt.PassRateLimits = 3, true
+			rt.Sleep = func(*http.Request, time.Duration) error { return nil }
+			req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+			require.NoError(t, err)
+			resp, err := rt.RoundTrip(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, tt.status, resp.StatusCode)
+			require.Equal(t, tt.body, string(b), "the body reaches the caller")
+			require.Equal(t, tt.wantCalls, calls.Load())
+		})
+	}
+}

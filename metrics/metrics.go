@@ -73,6 +73,8 @@ type Sources struct {
 	ApplyJobs func() (map[string]int, error)
 	// Drift reads every project's last drift check.
 	Drift func() ([]DriftProject, error)
+	// GitHub reads the installations' rate-limit budgets.
+	GitHub func() []GitHubBudget
 }
 
 // New creates the collectors, registers them (and the Go, process and build
@@ -132,7 +134,8 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 	}
 	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobFailures, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
-		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift)}
+		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift),
+		newGitHubCollector(src.GitHub)}
 	reg.MustRegister(m.collectors...)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())

@@ -60,6 +60,10 @@ func testMetrics(t *testing.T) (*Metrics, *prometheus.Registry) {
 		Drift: func() ([]DriftProject, error) {
 			return []DriftProject{{Repo: "acme/infra", Project: "streams", Status: "drifted", Groups: 2, CheckedAt: time.Unix(1700000000, 0)}}, nil
 		},
+		GitHub: func() []GitHubBudget {
+			return []GitHubBudget{{InstallationID: 42, Limit: 5000, Remaining: 17, Reset: time.Unix(1700003600, 0),
+				SecondaryUntil: time.Unix(1700000060, 0)}, {InstallationID: 43}}
+		},
 	})
 	m.SetEvents([]string{"pull_request", "issue_comment"})
 	m.SetRules([]string{"shard_delta"})
@@ -235,6 +239,22 @@ func TestDriftMetrics(t *testing.T) {
 					require.Equal(t, float64(len(many)), mt.GetGauge().GetValue())
 				}
 			}
+		}
+	}
+}
+
+func TestGitHubBudgetMetrics(t *testing.T) {
+	_, reg := testMetrics(t)
+	require.Equal(t, 5000.0, value(t, reg, "shardgate_github_rate_limit_limit", "42"))
+	require.Equal(t, 17.0, value(t, reg, "shardgate_github_rate_limit_remaining", "42"))
+	require.Equal(t, 1700003600.0, value(t, reg, "shardgate_github_rate_limit_reset_timestamp_seconds", "42"))
+	require.Equal(t, 1700000060.0, value(t, reg, "shardgate_github_secondary_limit_until_timestamp_seconds", "42"))
+	require.Equal(t, 0.0, value(t, reg, "shardgate_github_secondary_limit_until_timestamp_seconds", "43"))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "shardgate_github_rate_limit_remaining" {
+			require.Len(t, f.GetMetric(), 1, "an installation GitHub gave no budget for has no budget series")
 		}
 	}
 }

@@ -336,3 +336,20 @@ func TestStateLanesOfAppliesWithoutStreams(t *testing.T) {
 		})
 	}
 }
+
+func TestTheGitHubBudgetOfEachInstallation(t *testing.T) {
+	now := time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC)
+	s := newScene(t, "bolt", Options{Now: func() time.Time { return now }, GitHub: func() []GitHubBudget {
+		return []GitHubBudget{
+			{InstallationID: 9, Limit: 5000, Remaining: 0, Reset: now.Add(35 * time.Minute)},
+			{InstallationID: 7, Limit: 5000, Remaining: 4312, Reset: now.Add(20 * time.Minute)},
+			{InstallationID: 8, SecondaryUntil: now.Add(time.Minute)},
+		}
+	}})
+	resp, body := get(t, s.srv.URL+"/", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "<td>7</td><td>4312 of 5000</td>")
+	require.Contains(t, body, "waiting for GitHub&#39;s rate limit, resets at 2026-12-04 14:05:00 UTC")
+	require.Contains(t, body, "waiting for GitHub&#39;s secondary rate limit until 2026-12-04 13:31:00 UTC")
+	require.Less(t, strings.Index(body, "<td>7</td>"), strings.Index(body, "<td>9</td>"), "in installation order")
+}

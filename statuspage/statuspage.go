@@ -85,7 +85,9 @@ type Options struct {
 	// Failures are the failing jobs and the services' reachability; nil
 	// leaves those sections out.
 	Failures Failures
-	Logs     *livelog.Hub
+	// GitHub reads the installations' rate-limit budgets; may be nil.
+	GitHub func() []GitHubBudget
+	Logs   *livelog.Hub
 	// Redactor removes the server's secrets from every text shown.
 	Redactor *redact.Redactor
 	// Token, when not empty, is the bearer token every request must carry.

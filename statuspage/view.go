@@ -34,6 +34,7 @@ type overview struct {
 	FailuresOn bool
 	Failing    []failingView
 	Reach      []reachView
+	GitHub     []budgetView
 }
 
 // link is a text and, when one could be built from trusted parts, a URL.
@@ -350,6 +351,9 @@ func (h *Handler) build(ctx context.Context) *overview {
 	}
 	v.FailuresOn = h.o.Failures != nil
 	h.failures(ctx, v, problem)
+	if h.o.GitHub != nil {
+		v.GitHub = h.budgets(h.o.GitHub())
+	}
 	h.o.Redactor.Scrub(v)
 	return v
 }

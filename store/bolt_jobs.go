@@ -107,6 +107,20 @@ func (b *Bolt) Retry(ctx context.Context, id, owner string, jobErr error, notBef
 	})
 }
 
+// Postpone hands a running job back until notBefore, its claim uncounted
+// (see Store).
+func (b *Bolt) Postpone(ctx context.Context, id, owner string, reason error, notBefore time.Time) error {
+	return b.update(ctx, "postpone job", func(tx *bolt.Tx) error {
+		q := queueOf(tx)
+		j, err := q.ownedJob(id, owner)
+		if err != nil {
+			return err
+		}
+		j.Attempts = max(j.Attempts-1, 0)
+		return q.delay(j, reason, notBefore.UTC(), b.now().UTC())
+	})
+}
+
 // RecoverRunning requeues every running job (see Store).
 func (b *Bolt) RecoverRunning(ctx context.Context) (int, error) {
 	n := 0

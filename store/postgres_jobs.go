@@ -116,6 +116,19 @@ func (p *Postgres) Retry(ctx context.Context, id, owner string, jobErr error, no
 		p.nowUTC(), notBefore.UTC().Round(time.Microsecond), msg)
 }
 
+// Postpone hands a job running for owner back until notBefore, its claim
+// uncounted (see Store).
+func (p *Postgres) Postpone(ctx context.Context, id, owner string, reason error, notBefore time.Time) error {
+	var msg *string
+	if reason != nil {
+		msg = nullable(pgText(reason.Error()))
+	}
+	return p.transition(ctx, "postpone job", id, owner, `UPDATE jobs SET state = 'queued', owner = '', lease_until = NULL,
+		updated_at = $3, not_before = $4, last_error = coalesce($5, last_error), attempts = greatest(attempts - 1, 0)
+		WHERE id = $1 AND state = 'running' AND owner = $2`,
+		p.nowUTC(), notBefore.UTC().Round(time.Microsecond), msg)
+}
+
 // transition runs an update of one job running for owner ($1 is its id, $2
 // the owner) and, when nothing matched, tells an unknown job from one in
 // another state or held by another owner.

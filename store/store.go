@@ -123,6 +123,11 @@ type Store interface {
 	// error. It keeps its id, so once due it is claimed before younger jobs.
 	// Errors as for Complete.
 	Retry(ctx context.Context, id, owner string, jobErr error, notBefore time.Time) error
+	// Postpone hands a job running for owner back until notBefore without
+	// counting its claim as an attempt: the job met a wait it did not cause
+	// (GitHub's rate limit until its reset), not a failure. reason is kept
+	// as the job's last error. Errors as for Complete.
+	Postpone(ctx context.Context, id, owner string, reason error, notBefore time.Time) error
 	// RecoverRunning requeues the running jobs no live process holds, and
 	// says how many; every process calls it at start. On a single-process
 	// store (Bolt) that is every running job, since any job still running

@@ -72,6 +72,30 @@ func testTransitions(t *testing.T, open opener) {
 		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", c.Owner, nil, time.Now()), ErrNotFound)
 	})
 
+	t.Run("postpone holds the job back until its time without spending an attempt", func(t *testing.T) {
+		s := open.fresh(t)
+		a := enqueue(t, s, "a", "a", nil)
+		b := enqueue(t, s, "b", "b", nil)
+		require.Equal(t, a.ID, claim(t, s, "w1").ID)
+		require.NoError(t, s.Postpone(ctx, a.ID, "w1", errors.New("GitHub rate limit until 14:05"), time.Now().Add(time.Hour)))
+		got := getJob(t, s, a.ID)
+		require.Equal(t, JobQueued, got.State)
+		require.Zero(t, got.Attempts, "a wait for GitHub is not an attempt")
+		require.Equal(t, "GitHub rate limit until 14:05", got.LastError)
+		require.Equal(t, 2, countQueued(t, s), "a postponed job is still queued")
+		require.Equal(t, b.ID, claim(t, s, "w1").ID, "younger jobs run meanwhile")
+		next, err := s.Claim(ctx, "w1")
+		require.NoError(t, err)
+		require.Nil(t, next, "not claimable before its time")
+
+		require.NoError(t, s.Postpone(ctx, b.ID, "w1", nil, time.Now().Add(-time.Second)))
+		again := claim(t, s, "w2")
+		require.Equal(t, b.ID, again.ID)
+		require.Equal(t, 1, again.Attempts, "only claims that ran to an outcome count")
+		require.ErrorIs(t, s.Postpone(ctx, b.ID, "w1", nil, time.Now()), ErrLeaseLost)
+		require.ErrorIs(t, s.Postpone(ctx, a.ID+"x", "w1", nil, time.Now()), ErrNotFound)
+	})
+
 	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {
 		s := open.fresh(t)
 		a, b := enqueue(t, s, "a", "a", nil), enqueue(t, s, "b", "b", nil)

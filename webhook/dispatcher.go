@@ -40,6 +40,11 @@ type Dispatcher struct {
 	// Transient says whether a job's error is worth trying the job again
 	// for; nil: no error is.
 	Transient func(error) bool
+	// Wait says whether a job's error is a wait the job did not cause
+	// (GitHub's rate limit): the job is postponed until the time it returns,
+	// its claim not counted as an attempt, however often it meets one; why
+	// names the limit in the log. nil: no error is.
+	Wait func(err error) (until time.Time, why string, ok bool)
 	// Observe records each job's outcome and duration (metrics); may be nil.
 	Observe func(event string, err error, d time.Duration)
 	// Failed reports a job that failed for good (on its PR); may be nil.
@@ -186,6 +191,13 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 // done or failed (reported on its PR).
 func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log *logrus.Entry) {
 	ctx = context.WithoutCancel(ctx)
+	if err != nil && d.Wait != nil {
+		if until, why, ok := d.Wait(err); ok {
+			if d.postpone(ctx, job, err, until, why, log) {
+				return
+			}
+		}
+	}
 	if err != nil && d.Transient != nil && d.Transient(err) && job.Attempts < d.Attempts {
 		wait := d.jobBackoff(job.Attempts)
 		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
@@ -217,6 +229,23 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 		return
 	}
 	log.Info("job done")
+}
+
+// postpone hands a job that met a wait back until then; false when that
+// could not be recorded and the outcome is the usual one's to record.
+func (d *Dispatcher) postpone(ctx context.Context, job *store.Job, err error, until time.Time, why string, log *logrus.Entry) bool {
+	perr := d.persist(log, func() error { return d.store.Postpone(ctx, job.ID, job.Owner, err, until) })
+	switch {
+	case perr == nil:
+		log.WithError(err).WithFields(logrus.Fields{"limit": why, "until": until.UTC().Format(time.RFC3339)}).
+			Warn("job waits for a limit; it continues then")
+		return true
+	case errors.Is(perr, store.ErrLeaseLost) || errors.Is(perr, store.ErrNotRunning):
+		log.WithError(perr).Error("job lost its lease before its wait was recorded; left to its new owner")
+		return true
+	}
+	log.WithError(perr).Error("hand a job back to wait for a limit")
+	return false
 }
 
 // persist records a job's outcome with write, trying again while the store

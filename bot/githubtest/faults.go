@@ -20,6 +20,9 @@ type Recorded struct {
 	// InstallationID is the installation the token belonged to; 0 for App
 	// JWT calls, downloads and unauthenticated requests.
 	InstallationID int64
+	// Limited is the rate limit that refused the request (WithRateLimits):
+	// "primary", "secondary", or "" when none did.
+	Limited string
 }
 
 // Fault is a failure the fake injects into the requests that match it.
@@ -189,7 +192,7 @@ func (s *Server) hang(r *http.Request) {
 // RetryAfter formats a duration as a retry-after header value.
 func RetryAfter(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 
-func (s *Server) record(r *http.Request, body []byte, installationID int64, status int) {
+func (s *Server) record(r *http.Request, body []byte, installationID int64, status int, limited string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Recorded{
@@ -199,6 +202,7 @@ func (s *Server) record(r *http.Request, body []byte, installationID int64, stat
 		Body:           bytes.Clone(body),
 		Status:         status,
 		InstallationID: installationID,
+		Limited:        limited,
 	})
 }
 

@@ -70,6 +70,9 @@ type Server struct {
 	downloads map[string]download
 	// manifestApps are the Apps registered through the manifest flow
 	manifestApps []*ManifestApp
+
+	limits             *RateLimits // nil: none enforced
+	installationLimits map[int64]*installationLimits
 }
 
 type issuedToken struct {
@@ -121,6 +124,8 @@ func New(t TB, opts ...Option) *Server {
 		teams:    map[string]map[string]bool{},
 		hangs:    make(chan struct{}),
 		closed:   make(chan struct{}),
+
+		installationLimits: map[int64]*installationLimits{},
 	}
 	s.keyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	for _, o := range opts {
@@ -157,6 +162,7 @@ type call struct {
 	params         map[string]string
 	body           []byte
 	installationID int64
+	limited        string // the limit that refused it, if one did
 }
 
 // reply is a handler's answer; body is JSON-encoded unless nil.
@@ -174,11 +180,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, codeloadPrefix) {
-		s.record(r, body, 0, s.serveDownload(w, r))
+		s.record(r, body, 0, s.serveDownload(w, r), "")
 		return
 	}
 	if status, served := s.manifestPage(w, r, body); served {
-		s.record(r, body, 0, status)
+		s.record(r, body, 0, status, "")
 		return
 	}
 	// GitHub treats a JSON null body as no body; go-github sends one for a
@@ -194,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusNotFound
 		}
 		s.t.Errorf("githubtest: request outside the GitHub OpenAPI subset: %s %s: %v", r.Method, r.URL.RequestURI(), err)
-		s.record(r, body, 0, status)
+		s.record(r, body, 0, status, "")
 		writeJSON(w, reply{status: status, body: errorBody("request outside the OpenAPI subset: " + err.Error())})
 		return
 	}
@@ -202,17 +208,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep, how := s.handle(c)
 	switch how {
 	case answerReset:
-		s.record(r, body, c.installationID, 0)
+		s.record(r, body, c.installationID, 0, c.limited)
 		resetConn(w)
 		return
 	case answerHang:
 		s.hang(r)
 		if r.Context().Err() != nil {
-			s.record(r, body, c.installationID, 0)
+			s.record(r, body, c.installationID, 0, c.limited)
 			return
 		}
 	}
-	s.record(r, body, c.installationID, rep.status)
+	s.record(r, body, c.installationID, rep.status, c.limited)
 	raw, err := encodeBody(rep.body)
 	if err != nil {
 		s.t.Errorf("githubtest: encode answer to %s %s: %v", r.Method, route.Path, err)
@@ -263,14 +269,36 @@ func (s *Server) handle(c *call) (reply, answered) {
 		}
 		c.installationID = id
 	}
+	limitHeader, refused, limited := s.rateLimit(c)
+	c.limited = limited
+	if refused != nil {
+		return *refused, answerNormally
+	}
 	f, faulted := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path)
 	if !faulted {
-		return h(s, c), answerNormally
+		return withHeaders(h(s, c), limitHeader), answerNormally
 	}
 	if f.After {
 		_ = h(s, c) // done, and its answer lost
 	}
-	return faultReply(f)
+	rep, how := faultReply(f)
+	return withHeaders(rep, limitHeader), how
+}
+
+// withHeaders adds h (the rate-limit headers) to an answer's own.
+func withHeaders(rep reply, h http.Header) reply {
+	if len(h) == 0 {
+		return rep
+	}
+	if rep.header == nil {
+		rep.header = http.Header{}
+	}
+	for k, v := range h {
+		if rep.header.Get(k) == "" {
+			rep.header[k] = v
+		}
+	}
+	return rep
 }
 
 func encodeBody(v any) ([]byte, error) {
