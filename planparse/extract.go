@@ -176,6 +176,9 @@ func (p *parser) readIdent(r *resource, v values, unknown, sensitive mark, modul
 		case FieldCoordinatorURL:
 			id.url, err = r.sc.strings.sharedValue(raw)
 			id.coord = p.normalizeURL(id.url)
+			// The URL as written is shown (coordinator_url, messages); its
+			// credentials never are. The identity, id.coord, holds none.
+			id.url = RedactURLCredentials(id.url)
 		}
 		if err != nil {
 			path := f

@@ -278,12 +278,15 @@ func render(s side, name string, v jsontext.Value, unknown bool) string {
 	case isNull(v):
 		return "null"
 	}
-	if len(v) > renderMaxLen {
+	// Credentials in a URL are taken out before the value is cut, so that a cut
+	// cannot leave half a password unrecognised.
+	t := RedactURLCredentials(string(v))
+	if len(t) > renderMaxLen {
 		n := renderMaxLen
-		for n > 0 && !utf8.RuneStart(v[n]) {
+		for n > 0 && !utf8.RuneStart(t[n]) {
 			n--
 		}
-		return string(v[:n]) + "..."
+		return t[:n] + "..."
 	}
-	return string(v)
+	return t
 }
