@@ -180,12 +180,14 @@ func TestEvaluateRules(t *testing.T) {
 			wantUsed:    1,
 		},
 		{
-			name: "unknown coordinator url allowed",
+			name: "unknown coordinator url denied",
 			req: Request{ChangeSet: changeSet(func() planparse.Change {
 				c := moduleChange("orders", "billing", planparse.ActionUpdate, intp(4), intp(4))
 				c.Unknown = []string{planparse.FieldCoordinatorURL}
 				return c
 			}())},
+			wantRules:   []string{RuleUnknownValue},
+			wantMessage: "coordinator_base_url unknown until apply",
 		},
 		{
 			name:        "coordinator unreachable denied",

@@ -1,17 +1,18 @@
 # METADATA
 # title: Unknown value
 # description: >-
-#   Denies a change whose shard count, stream prefix or consumer group is unknown until
-#   apply, and a change of a coordinator resource that lacks an attribute shardgate
-#   reads (docs/policy-input.md names them per type): shardgate cannot check a change
-#   it cannot see.
+#   Denies a change whose shard count, stream prefix, consumer group or coordinator URL
+#   is unknown until apply, and a change of a coordinator resource that lacks an
+#   attribute shardgate reads (docs/policy-input.md names them per type): shardgate
+#   cannot check a change it cannot see. The coordinator is part of a group's identity:
+#   a group whose coordinator is unknown could be any group of any coordinator.
 # custom:
 #   waivable: false
 package shardgate.rules.unknown_value
 
 import data.shardgate.lib
 
-checked_fields := {"shard_count", "stream_prefix", "consumer_group"}
+checked_fields := {"shard_count", "stream_prefix", "consumer_group", "coordinator_base_url"}
 
 deny contains v if {
 	some c in input.changes
