@@ -291,6 +291,9 @@ func (p *parser) extract(r *resource, k Kind, o op) error {
 	for i := first; i < len(p.cs.Changes) && r.previousAddress != ""; i++ {
 		p.cs.Changes[i].MovedFrom = r.previousAddress
 	}
+	for i := first; i < len(p.cs.Changes) && r.importing; i++ {
+		p.cs.Changes[i].Importing = true
+	}
 	if a := s.after; o.hasAfter() && a.shards != nil && a.stream != "" {
 		p.cs.Desired = append(grow(p.cs.Desired), Desired{
 			Address:       r.address,

@@ -59,3 +59,16 @@ test_several_missing_attributes_listed_sorted if {
 	some v in found
 	contains(v.msg, "resource lacks the attributes consumer_group, stream_prefix shardgate reads")
 }
+
+test_import_without_starting_count_denied if {
+	c := f.change({"action": "create", "shards_before": null, "importing": true})
+	found := unknown_value.deny with input as {"changes": [c]}
+	count(found) == 1
+	some v in found
+	contains(v.msg, ": imports an object whose shard count shardgate cannot know at plan time")
+}
+
+test_import_with_starting_count_allowed if {
+	c := f.change({"action": "scale", "shards_before": 6, "shards_after": 8, "importing": true})
+	count(unknown_value.deny) == 0 with input as {"changes": [c]}
+}
