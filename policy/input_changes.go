@@ -98,6 +98,7 @@ func (st stringTerms) changeTerm(c *planparse.Change) *ast.Term {
 		item("tainted", ast.InternedTerm(c.Tainted)),
 		item("moved_from", st.term(c.MovedFrom)),
 		item("importing", ast.InternedTerm(c.Importing)),
+		item("managed_by", st.term(c.ManagedBy)),
 		item("unknown", st.strings(c.Unknown)),
 		item("missing", st.strings(c.Missing)),
 		item("invalid_shard_count", st.term(c.InvalidShardCount)),

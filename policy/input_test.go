@@ -119,7 +119,7 @@ func TestInputChangeFields(t *testing.T) {
 		"stream_prefix": "orders", "consumer_group": "billing",
 		"coordinator_url": "http://coordinator-a:8080", "coordinator": "http://coordinator-a:8080",
 		"stream": "http://coordinator-a:8080 orders", "action": "scale",
-		"shards_before": null, "shards_after": 5, "prior_shards": 5, "tainted": true, "moved_from": "module.old", "importing": true,
+		"shards_before": null, "shards_after": 5, "prior_shards": 5, "tainted": true, "moved_from": "module.old", "importing": true, "managed_by": "",
 		"unknown": ["coordinator_base_url"], "missing": ["x"], "invalid_shard_count": "4.5",
 		"action_reason": "replace_because_tainted", "terraform_actions": ["delete", "create"]
 	}`)
