@@ -280,13 +280,22 @@ func render(s side, name string, v jsontext.Value, unknown bool) string {
 	}
 	// Credentials in a URL are taken out before the value is cut, so that a cut
 	// cannot leave half a password unrecognised.
-	t := RedactURLCredentials(string(v))
-	if len(t) > renderMaxLen {
+	if bytes.Contains(v, schemeSep) {
+		return cutRendered(RedactURLCredentials(string(v)))
+	}
+	return cutRendered(v)
+}
+
+// cutRendered is v as a string, cut to renderMaxLen.
+func cutRendered[T string | jsontext.Value](v T) string {
+	if len(v) > renderMaxLen {
 		n := renderMaxLen
-		for n > 0 && !utf8.RuneStart(t[n]) {
+		for n > 0 && !utf8.RuneStart(v[n]) {
 			n--
 		}
-		return t[:n] + "..."
+		return string(v[:n]) + "..."
 	}
-	return t
+	return string(v)
 }
+
+var schemeSep = []byte("://")
