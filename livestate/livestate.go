@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,9 +67,17 @@ func New(cfg *serverconfig.Config, st store.Store, log *logrus.Entry, m *metrics
 // cover is never called (the URL comes from the pull request); like an
 // unreachable coordinator, it is reported and the policy fails closed. The
 // result is keyed by stream (planparse.StreamKey).
+//
+// A change whose coordinator URL is unknown until apply names no coordinator
+// that could be read: it is not skipped but reported as the coordinator not
+// read, after the others are, so the policy fails closed on it too.
 func (s *Coordinators) Read(ctx context.Context, cs *planparse.ChangeSet) (policy.Coordinator, map[string]policy.LiveStream) {
 	byURL := map[string]map[string]bool{}
+	unknownURL := ""
 	for _, c := range cs.Changes {
+		if unknownURL == "" && slices.Contains(c.Unknown, planparse.FieldCoordinatorURL) {
+			unknownURL = c.Address
+		}
 		coordinator := endstate.CoordinatorOf(c)
 		if c.StreamPrefix == "" || coordinator == "" {
 			continue
@@ -78,8 +87,13 @@ func (s *Coordinators) Read(ctx context.Context, cs *planparse.ChangeSet) (polic
 		}
 		byURL[coordinator][c.StreamPrefix] = true
 	}
+	unread := policy.Coordinator{}
+	if unknownURL != "" {
+		unread = policy.Coordinator{Consulted: true,
+			Error: fmt.Sprintf("%s: %s unknown until apply, so there is no coordinator to read", unknownURL, planparse.FieldCoordinatorURL)}
+	}
 	if len(byURL) == 0 {
-		return policy.Coordinator{}, nil
+		return unread, nil
 	}
 	urls := make([]string, 0, len(byURL))
 	for u := range byURL {
@@ -106,6 +120,9 @@ func (s *Coordinators) Read(ctx context.Context, cs *planparse.ChangeSet) (polic
 			ls.Coordinator = u
 			live[planparse.StreamKey(u, prefix)] = ls
 		}
+	}
+	if unknownURL != "" {
+		return unread, live
 	}
 	return policy.Coordinator{Consulted: true, Reachable: true}, live
 }

@@ -95,3 +95,26 @@ func TestReadNeverCallsAnUnconfiguredCoordinator(t *testing.T) {
 	require.False(t, none.Consulted, "nothing to read")
 	require.Nil(t, live)
 }
+
+// A change whose coordinator URL is unknown until apply (issue 21) is not
+// skipped: the read reports there is no coordinator to read, and still reads
+// the streams it can.
+func TestReadReportsAnUnknownCoordinator(t *testing.T) {
+	c, url, _ := world(t)
+	unknown := planparse.Change{Address: `module.stream_group["orders/billing"].terraform_data.stream_group`, Action: planparse.ActionCreate,
+		StreamPrefix: "orders", ConsumerGroup: "billing", Stream: "orders", Unknown: []string{planparse.FieldCoordinatorURL}}
+	for name, changes := range map[string][]planparse.Change{
+		"alone":           {unknown},
+		"with a read one": {change(url, "create-order"), unknown},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, live := c.Read(context.Background(), &planparse.ChangeSet{Changes: changes})
+			require.True(t, got.Consulted)
+			require.False(t, got.Reachable)
+			require.Equal(t, unknown.Address+": coordinator_base_url unknown until apply, so there is no coordinator to read", got.Error)
+			if len(changes) > 1 {
+				require.Equal(t, 4, live[planparse.StreamKey(url, "create-order")].Groups[0].ShardCount)
+			}
+		})
+	}
+}

@@ -80,6 +80,18 @@ type Change struct {
 	// MovedFrom is the old address of a move (or of a scale found by pairing a
 	// removal with an addition of the same identity).
 	MovedFrom string `json:"moved_from,omitempty"`
+	// ManagedBy is set on an unmanage whose group another instance of the plan
+	// (same coordinator, prefix and group) still manages: the address of that
+	// instance. Removing one of two declarations of a group (the second step of
+	// moving it between modules) moves its ownership; the coordinator is not
+	// called and the group stays managed, so no_destroy does not deny it.
+	ManagedBy string `json:"managed_by,omitempty"`
+	// Importing is set when an `import` block brings the object under management
+	// (change.importing). The imported object's values are the starting point:
+	// ShardsBefore is its count when it carries one (a provider resource), else
+	// nil until the live count is read; an import whose starting count stays
+	// unknown is denied (unknown_value).
+	Importing bool `json:"importing,omitempty"`
 	// Unknown lists the fields (Field* constants) whose planned value is unknown.
 	Unknown []string `json:"unknown,omitempty"`
 	// Missing lists the attributes a provider resource lacks (docs/policy-input.md

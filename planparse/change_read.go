@@ -72,6 +72,8 @@ func (r *resource) changeMember(k Kind, name string, v jsontext.Value, marker fu
 		r.actions, err = r.sc.strings.stringArray(v)
 	case "after":
 		r.raw.value = v
+	case "importing":
+		r.importing = !isNull(v)
 	case "after_unknown":
 		r.raw.unknown = v
 		if k != "" {

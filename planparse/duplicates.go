@@ -64,6 +64,8 @@ func changeMember(name []byte) uint8 {
 		return 1 << 4
 	case "after_sensitive":
 		return 1 << 5
+	case "importing":
+		return 1 << 6
 	}
 	return 0
 }

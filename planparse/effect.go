@@ -149,6 +149,7 @@ func (p *parser) finish() {
 		p.priorTaints()
 	}
 	p.pairMoves()
+	p.ownershipMoves()
 }
 
 // priorTaints marks the changes of instances the prior state says are tainted.

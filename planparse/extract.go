@@ -176,6 +176,9 @@ func (p *parser) readIdent(r *resource, v values, unknown, sensitive mark, modul
 		case FieldCoordinatorURL:
 			id.url, err = r.sc.strings.sharedValue(raw)
 			id.coord = p.normalizeURL(id.url)
+			// The URL as written is shown (coordinator_url, messages); its
+			// credentials never are. The identity, id.coord, holds none.
+			id.url = RedactURLCredentials(id.url)
 		}
 		if err != nil {
 			path := f
@@ -287,6 +290,9 @@ func (p *parser) extract(r *resource, k Kind, o op) error {
 	}
 	for i := first; i < len(p.cs.Changes) && r.previousAddress != ""; i++ {
 		p.cs.Changes[i].MovedFrom = r.previousAddress
+	}
+	for i := first; i < len(p.cs.Changes) && r.importing; i++ {
+		p.cs.Changes[i].Importing = true
 	}
 	if a := s.after; o.hasAfter() && a.shards != nil && a.stream != "" {
 		p.cs.Desired = append(grow(p.cs.Desired), Desired{

@@ -70,6 +70,39 @@ func (p *parser) pairMoves() {
 	p.cs.Changes = p.cs.Changes[:n]
 }
 
+// ownershipMoves marks each unmanage whose group another instance of the plan
+// still manages (ManagedBy): one of two declarations of a group going away. Only
+// an instance with an after side manages it, and a group named with unknown or
+// missing parts is never taken for another.
+func (p *parser) ownershipMoves() {
+	if len(p.removes) == 0 {
+		return
+	}
+	var managers map[groupKey]string
+	for i := range p.cs.Changes {
+		c := &p.cs.Changes[i]
+		if c.Action == ActionUnmanage || c.Action == ActionDelete || !pairable(c) {
+			continue
+		}
+		if managers == nil {
+			managers = make(map[groupKey]string)
+		}
+		k := groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}
+		if _, ok := managers[k]; !ok {
+			managers[k] = c.Address
+		}
+	}
+	for i := range p.cs.Changes {
+		c := &p.cs.Changes[i]
+		if c.Action != ActionUnmanage || !pairable(c) {
+			continue
+		}
+		if by, ok := managers[groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}]; ok && by != c.Address {
+			c.ManagedBy = by
+		}
+	}
+}
+
 // moveFrom makes c, an addition, the move of old, a removal of the same identity.
 func (c *Change) moveFrom(old *Change) {
 	c.MovedFrom = old.Address

@@ -24,6 +24,7 @@ type resource struct {
 	name            string
 	actionReason    string
 	previousAddress string         // a `moved` block's old address
+	importing       bool           // an `import` block brings the object under management
 	change          jsontext.Value // kept raw when it comes before mode, type and name
 	decoded         bool
 	hasActions      bool

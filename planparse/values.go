@@ -278,6 +278,16 @@ func render(s side, name string, v jsontext.Value, unknown bool) string {
 	case isNull(v):
 		return "null"
 	}
+	// Credentials in a URL are taken out before the value is cut, so that a cut
+	// cannot leave half a password unrecognised.
+	if bytes.Contains(v, schemeSep) {
+		return cutRendered(RedactURLCredentials(string(v)))
+	}
+	return cutRendered(v)
+}
+
+// cutRendered is v as a string, cut to renderMaxLen.
+func cutRendered[T string | jsontext.Value](v T) string {
 	if len(v) > renderMaxLen {
 		n := renderMaxLen
 		for n > 0 && !utf8.RuneStart(v[n]) {
@@ -287,3 +297,5 @@ func render(s side, name string, v jsontext.Value, unknown bool) string {
 	}
 	return string(v)
 }
+
+var schemeSep = []byte("://")

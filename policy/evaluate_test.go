@@ -138,6 +138,22 @@ func TestEvaluateRules(t *testing.T) {
 			wantUsed: 1,
 		},
 		{
+			// Issue 21: the coordinator has the imported group at 6, the code
+			// says 8: a scale, with the attestation it needs.
+			name: "import at another live count is a scale",
+			req: Request{
+				ChangeSet: changeSet(func() planparse.Change {
+					c := moduleChange("orders", "billing", planparse.ActionCreate, nil, intp(8))
+					c.Importing = true
+					return c
+				}()),
+				Coordinator: Coordinator{Consulted: true, Reachable: true},
+				Live:        liveStream("orders", liveGroup("billing", 6)),
+			},
+			wantRules:   []string{RuleQuiesceAttestation},
+			wantMessage: "scaling stream orders",
+		},
+		{
 			name:        "scale without attestation denied",
 			req:         Request{ChangeSet: changeSet(scaleChange("orders", "billing", 4, 8), scaleChange("orders", "audit", 4, 8)), Now: now},
 			wantRules:   []string{RuleQuiesceAttestation},
@@ -180,12 +196,14 @@ func TestEvaluateRules(t *testing.T) {
 			wantUsed:    1,
 		},
 		{
-			name: "unknown coordinator url allowed",
+			name: "unknown coordinator url denied",
 			req: Request{ChangeSet: changeSet(func() planparse.Change {
 				c := moduleChange("orders", "billing", planparse.ActionUpdate, intp(4), intp(4))
 				c.Unknown = []string{planparse.FieldCoordinatorURL}
 				return c
 			}())},
+			wantRules:   []string{RuleUnknownValue},
+			wantMessage: "coordinator_base_url unknown until apply",
 		},
 		{
 			name:        "coordinator unreachable denied",

@@ -105,5 +105,5 @@ func TestInputRedactsCoordinatorPassword(t *testing.T) {
 	in := inputOf(Request{ChangeSet: changeSet(c)})
 	require.NotContains(t, in.String(), "s3cret")
 	require.Contains(t, in.String(), "https://admin:xxxxx@coordinator.internal:8443/api")
-	require.Equal(t, "http://coordinator:8080", redactURL("http://coordinator:8080"))
+	require.Equal(t, "http://coordinator:8080", planparse.RedactURLCredentials("http://coordinator:8080"))
 }

@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"net/url"
-	"strings"
-
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/shardgate/shardgate/planparse"
@@ -91,7 +88,7 @@ func (st stringTerms) changeTerm(c *planparse.Change) *ast.Term {
 		item("kind", st.term(string(c.Kind))),
 		item("stream_prefix", st.term(c.StreamPrefix)),
 		item("consumer_group", st.term(c.ConsumerGroup)),
-		item("coordinator_url", st.term(redactURL(c.CoordinatorURL))),
+		item("coordinator_url", st.term(planparse.RedactURLCredentials(c.CoordinatorURL))),
 		item("coordinator", st.term(c.Coordinator)),
 		item("stream", st.term(c.Stream)),
 		item("action", st.term(string(c.Action))),
@@ -100,6 +97,8 @@ func (st stringTerms) changeTerm(c *planparse.Change) *ast.Term {
 		item("prior_shards", intOrNull(c.PriorShards)),
 		item("tainted", ast.InternedTerm(c.Tainted)),
 		item("moved_from", st.term(c.MovedFrom)),
+		item("importing", ast.InternedTerm(c.Importing)),
+		item("managed_by", st.term(c.ManagedBy)),
 		item("unknown", st.strings(c.Unknown)),
 		item("missing", st.strings(c.Missing)),
 		item("invalid_shard_count", st.term(c.InvalidShardCount)),
@@ -123,17 +122,4 @@ func (st stringTerms) otherChangesTerm(others []planparse.OtherChange) *ast.Term
 		))
 	}
 	return ast.ArrayTerm(terms...)
-}
-
-// redactURL hides a password in a coordinator URL: policy errors and messages can
-// quote input values, and they end up in pull-request comments.
-func redactURL(raw string) string {
-	if !strings.Contains(raw, "@") {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }

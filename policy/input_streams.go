@@ -141,7 +141,7 @@ func (st stringTerms) streamsTerm(req Request, j judged) *ast.Term {
 		items = append(items, [2]*ast.Term{st.term(key), ast.ObjectTerm(
 			item("coordinator", st.term(coordinator)),
 			item("stream_prefix", st.term(prefix)),
-			item("name", st.term(streamName(redactURL(coordinator), prefix, perPrefix[prefix] > 1))),
+			item("name", st.term(streamName(planparse.RedactURLCredentials(coordinator), prefix, perPrefix[prefix] > 1))),
 		)})
 	}
 	return ast.ObjectTerm(items...)

@@ -110,7 +110,7 @@ func inputOf(req Request) ast.Object {
 
 func TestInputChangeFields(t *testing.T) {
 	c := onCoordinator(tainted("orders", "billing", 5, 5), coordA)
-	c.MovedFrom, c.Unknown, c.Missing = "module.old", []string{planparse.FieldCoordinatorURL}, []string{"x"}
+	c.MovedFrom, c.Unknown, c.Missing, c.Importing = "module.old", []string{planparse.FieldCoordinatorURL}, []string{"x"}, true
 	c.InvalidShardCount = "4.5"
 	in := inputOf(Request{ChangeSet: changeSet(c)})
 	got := in.Get(ast.StringTerm(inputChanges)).Value.(*ast.Array).Elem(0)
@@ -119,7 +119,7 @@ func TestInputChangeFields(t *testing.T) {
 		"stream_prefix": "orders", "consumer_group": "billing",
 		"coordinator_url": "http://coordinator-a:8080", "coordinator": "http://coordinator-a:8080",
 		"stream": "http://coordinator-a:8080 orders", "action": "scale",
-		"shards_before": null, "shards_after": 5, "prior_shards": 5, "tainted": true, "moved_from": "module.old",
+		"shards_before": null, "shards_after": 5, "prior_shards": 5, "tainted": true, "moved_from": "module.old", "importing": true, "managed_by": "",
 		"unknown": ["coordinator_base_url"], "missing": ["x"], "invalid_shard_count": "4.5",
 		"action_reason": "replace_because_tainted", "terraform_actions": ["delete", "create"]
 	}`)

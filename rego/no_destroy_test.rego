@@ -55,3 +55,8 @@ test_move_is_not_a_destroy if {
 	count(no_destroy.deny) == 0 with input as {"changes": [move]}
 	count(no_destroy.deny) == 0 with input as {"changes": [move], "changes_by_action": {"move": [move], "delete": [], "unmanage": []}}
 }
+
+test_unmanage_still_managed_elsewhere_allowed if {
+	c := f.change({"action": "unmanage", "shards_after": null, "managed_by": "module.new.terraform_data.stream_group"})
+	count(no_destroy.deny) == 0 with input as {"changes": [c]}
+}

@@ -1,17 +1,21 @@
 # METADATA
 # title: Unknown value
 # description: >-
-#   Denies a change whose shard count, stream prefix or consumer group is unknown until
-#   apply, and a change of a coordinator resource that lacks an attribute shardgate
-#   reads (docs/policy-input.md names them per type): shardgate cannot check a change
-#   it cannot see.
+#   Denies a change whose shard count, stream prefix, consumer group or coordinator URL
+#   is unknown until apply, and a change of a coordinator resource that lacks an
+#   attribute shardgate reads (docs/policy-input.md names them per type): shardgate
+#   cannot check a change it cannot see. The coordinator is part of a group's identity:
+#   a group whose coordinator is unknown could be any group of any coordinator. An
+#   import starts from the imported object's count; one whose starting count is not
+#   known (the module's terraform_data imports with no input, and the coordinator
+#   was not read) is denied too.
 # custom:
 #   waivable: false
 package shardgate.rules.unknown_value
 
 import data.shardgate.lib
 
-checked_fields := {"shard_count", "stream_prefix", "consumer_group"}
+checked_fields := {"shard_count", "stream_prefix", "consumer_group", "coordinator_base_url"}
 
 deny contains v if {
 	some c in input.changes
@@ -37,6 +41,17 @@ deny contains v if {
 	msg := sprintf(
 		"%s: the %s resource lacks the %s shardgate reads to know what the change does to the coordinator, so it cannot be checked",
 		[c.address, c.kind, attributes_text(c.missing)],
+	)
+	v := lib.finding(c, msg)
+}
+
+deny contains v if {
+	some c in input.changes
+	c.importing == true
+	c.shards_before == null
+	msg := sprintf(
+		"%s: imports an object whose shard count shardgate cannot know at plan time (the import carries none and the coordinator was not read), so it cannot check what the apply does to the coordinator",
+		[c.address],
 	)
 	v := lib.finding(c, msg)
 }

@@ -19,12 +19,18 @@ test_identity_fields_listed_sorted if {
 	c := f.change({"action": "create", "stream_prefix": "", "consumer_group": "", "unknown": ["stream_prefix", "coordinator_base_url", "consumer_group"]})
 	found := unknown_value.deny with input as {"changes": [c]}
 	some v in found
-	contains(v.msg, ": consumer_group, stream_prefix unknown until apply")
+	contains(v.msg, ": consumer_group, coordinator_base_url, stream_prefix unknown until apply")
 }
 
-test_unknown_url_only_allowed if {
-	c := f.change({"action": "update", "unknown": ["coordinator_base_url"]})
-	count(unknown_value.deny) == 0 with input as {"changes": [c]}
+# The coordinator is part of the identity: a group whose coordinator is unknown
+# could be any group, created or scaled anywhere.
+test_unknown_url_denied if {
+	some action in ["create", "update", "scale", "move"]
+	c := f.change({"action": action, "coordinator": "", "unknown": ["coordinator_base_url"]})
+	found := unknown_value.deny with input as {"changes": [c]}
+	count(found) == 1
+	some v in found
+	contains(v.msg, ": coordinator_base_url unknown until apply")
 }
 
 test_no_unknowns_allowed if {
@@ -52,4 +58,17 @@ test_several_missing_attributes_listed_sorted if {
 	count(found) == 1
 	some v in found
 	contains(v.msg, "resource lacks the attributes consumer_group, stream_prefix shardgate reads")
+}
+
+test_import_without_starting_count_denied if {
+	c := f.change({"action": "create", "shards_before": null, "importing": true})
+	found := unknown_value.deny with input as {"changes": [c]}
+	count(found) == 1
+	some v in found
+	contains(v.msg, ": imports an object whose shard count shardgate cannot know at plan time")
+}
+
+test_import_with_starting_count_allowed if {
+	c := f.change({"action": "scale", "shards_before": 6, "shards_after": 8, "importing": true})
+	count(unknown_value.deny) == 0 with input as {"changes": [c]}
 }

@@ -156,6 +156,8 @@ func note(c planparse.Change, st style, multi bool) string {
 		parts = append(parts, st.text("moved from ")+st.quote(c.MovedFrom))
 	}
 	switch {
+	case c.Action == planparse.ActionUnmanage && c.ManagedBy != "":
+		parts = append(parts, st.text("ownership moves to ")+st.quote(c.ManagedBy)+st.text(", which still manages the group; the coordinator is not called"))
 	case c.Action == planparse.ActionUnmanage:
 		parts = append(parts, st.text("Terraform stops managing it; the coordinator keeps the group"))
 	case c.Action == planparse.ActionDelete:
