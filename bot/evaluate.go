@@ -9,7 +9,6 @@ import (
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repopolicy"
-	"github.com/shardgate/shardgate/traceability"
 )
 
 // evaluate judges one project's stored plan with the PR's current labels and
@@ -29,9 +28,6 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	dec, err := pol.Engine.Evaluate(ctx, req)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logctx.Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
-	}
-	if len(rec.TraceVarsMissing) > 0 {
-		dec.Warnings = append(dec.Warnings, traceability.Warning(rec.TraceVarsMissing))
 	}
 	if len(rec.SkippedLinks) > 0 {
 		dec.Warnings = append(dec.Warnings, linksWarning(rec.SkippedLinks))

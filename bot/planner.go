@@ -28,7 +28,6 @@ import (
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/traceability"
 )
 
 // Planner is the plan flow (PR → plans → comment and checks): it loads a
@@ -240,9 +239,6 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	cs := res.ChangeSet
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
-	if len(cs.Changes) > 0 {
-		rec.TraceVarsMissing = traceability.Missing(res.Dir)
-	}
 	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
 }
 

@@ -86,9 +86,6 @@ type Plan struct {
 	Decision    policy.Decision              `json:"decision"`
 	PlannedAt   time.Time                    `json:"planned_at"`
 	CheckRunID  int64                        `json:"check_run_id,omitempty"`
-	// TraceVarsMissing are the trace variables (traceability.Missing) the project's
-	// root module does not declare; the report warns about them.
-	TraceVarsMissing []string `json:"trace_vars_missing,omitempty"`
 	// SkippedLinks are the checkout's symlinks that were not made (they lead
 	// out of it or loop), as ghapp.SkippedLink writes them; the report warns.
 	SkippedLinks []string `json:"skipped_links,omitempty"`

@@ -1,8 +1,8 @@
 // Package traceability is how an apply names its pull request to the
 // coordinator: the trace variables a root module may declare (who asked, why,
-// the X-Request-Id prefix), the warning a root that does not declare them
-// gets, and the file in which the stream-group module lists the request ids
-// of an apply's mutations for its audit record.
+// the X-Request-Id prefix; the coordinator broker sets them on every mutation
+// anyway, so no warning asks for them) and the file in which the stream-group
+// module lists the request ids of an apply's mutations.
 package traceability
 
 import (
@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/pullreq"
 )
 
@@ -26,9 +25,6 @@ const (
 	VarRequestedBy     = "shardgate_requested_by"
 	VarReason          = "shardgate_reason"
 	VarRequestIDPrefix = "shardgate_request_id_prefix"
-	// Rule is the warning a project gets when its root module does
-	// not declare the trace variables.
-	Rule = "traceability"
 )
 
 var vars = []string{VarRequestedBy, VarReason, VarRequestIDPrefix}
@@ -100,15 +96,6 @@ func Missing(dir string) []string {
 		}
 	}
 	return missing
-}
-
-// Warning is the report's warning for a root that cannot pass the
-// trace variables on.
-func Warning(missing []string) policy.Warning {
-	return policy.Warning{Rule: Rule, Title: "Traceability",
-		Message: fmt.Sprintf("the root module does not declare %s: the coordinator's audit of this project's applies will not name the pull request. "+
-			"Declare them (type string, default \"\") and pass them to the stream-group module as requested_by, reason and request_id_prefix",
-			strings.Join(missing, ", "))}
 }
 
 // RequestIDLogEnv names, in an apply's environment, a file to which the
