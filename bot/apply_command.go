@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shardgate/shardgate/applyqueue"
@@ -116,4 +117,25 @@ func (h *IssueComment) approverOnly(ctx context.Context, gh ghapp.API, ref pullr
 	}
 	return false, h.answer(ctx, gh, ref, c.ID, "-1",
 		fmt.Sprintf("@%s, only %s may %s; not done.", c.Actor, strings.TrimPrefix(h.planner.approvers.Text(), "an "), what))
+}
+
+// waitingHint names the merged projects that wait for `/shardgate apply
+// <project>` (apply: manual) and have no apply job yet: a plain
+// `/shardgate apply` retries failed applies only, and must say where to go
+// instead of leaving the approver with "nothing to retry".
+func (h *IssueComment) waitingHint(ctx context.Context, ref pullreq.Ref, jobs []*applyqueue.Job) (string, error) {
+	st, err := h.rec.PR(ctx, ref)
+	if err != nil || st == nil {
+		return "", err
+	}
+	var cmds []string
+	for _, w := range st.Waiting {
+		if !slices.ContainsFunc(jobs, func(j *applyqueue.Job) bool { return j.Project == w.Project }) {
+			cmds = append(cmds, report.Code("/shardgate apply "+w.Project))
+		}
+	}
+	if len(cmds) == 0 {
+		return "", nil
+	}
+	return "Waiting for a command: " + strings.Join(cmds, ", ") + ".", nil
 }

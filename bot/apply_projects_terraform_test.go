@@ -151,6 +151,12 @@ func TestManualProjectAppliedByCommand(t *testing.T) {
 	require.Empty(t, jobs, "nothing queued on merge")
 	require.Empty(t, stateResources(h, "queues"))
 
+	c = h.comment(pr, approver, "/shardgate apply")
+	require.Equal(t, []string{"confused"}, reactions(h, c.ID), "no failed apply to retry")
+	replies := h.replies(pr)
+	require.Contains(t, replies[len(replies)-1], "no failed apply to retry. Waiting for a command: `/shardgate apply queues`.",
+		"a plain retry points to the command the waiting project needs")
+
 	c = h.comment(pr, author, "/shardgate apply queues")
 	require.Equal(t, []string{"-1"}, reactions(h, c.ID), "the author is not an approver")
 	c = h.comment(pr, approver, "/shardgate apply streams")

@@ -182,7 +182,13 @@ func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq
 		retried++
 	}
 	if retried == 0 {
-		return h.answer(ctx, gh, ref, commentID, "confused", fmt.Sprintf("@%s, this pull request has no failed apply to retry.", actor))
+		text := fmt.Sprintf("@%s, this pull request has no failed apply to retry.", actor)
+		if hint, err := h.waitingHint(ctx, ref, jobs); err != nil {
+			return err
+		} else if hint != "" {
+			text += " " + hint
+		}
+		return h.answer(ctx, gh, ref, commentID, "confused", text)
 	}
 	if err := react(ctx, gh, ref, commentID, "+1"); err != nil {
 		return err
