@@ -128,13 +128,13 @@ func TestEveryPlanDerivedNameIsEscaped(t *testing.T) {
 				LockWaits: []report.LockWait{{ID: hostile("plan-lock-id"), Who: hostile("plan-lock-who"), Operation: hostile("plan-lock-op")}}}))
 			require.NoError(t, records.PutJSON(ctx, s.st, records.BucketAudit, records.AuditKey("000000000001", 1), records.Audit{Seq: "000000000001",
 				Ref: evil, Project: hostile("audit-project"), Outcome: string(applyqueue.Failed), Reason: hostile("reason"), MergeSHA: hostile("audit-sha"),
-				MergedBy: hostile("audit-merged-by"), RequestIDs: []string{hostile("request-id")}, RequestIDPrefix: hostile("request-prefix")}))
+				MergedBy: hostile("audit-merged-by"), AppliedBy: hostile("audit-applied-by"), RequestIDs: []string{hostile("request-id")}, RequestIDPrefix: hostile("request-prefix")}))
 
 			resp, body := get(t, s.srv.URL+"/", "")
 			require.Equal(t, http.StatusOK, resp.StatusCode, body)
 			for _, field := range []string{"owner", "repo", "stream-prefix", "apply-project", "second-project", "progress", "lock-id", "lock-who",
 				"lock-op", "plan-project", "head-sha", "rule", "violation-prefix", "violation-group", "message", "plan-lock-who",
-				"audit-project", "reason", "audit-sha", "audit-merged-by", "request-id", "request-prefix",
+				"audit-project", "reason", "audit-sha", "audit-merged-by", "audit-applied-by", "request-id", "request-prefix",
 				"drift-repo", "drift-project", "drift-status", "drift-prefix", "drift-group"} {
 				require.Contains(t, body, template.HTMLEscapeString(hostile(field)), "field %s is shown, escaped", field)
 			}

@@ -38,7 +38,7 @@ func (h *Handler) applies(in []records.Audit) []applyView {
 	out := make([]applyView, 0, len(in))
 	for _, a := range in {
 		out = append(out, applyView{Apply: applyName(a.Seq), PR: h.prLink(a.Ref), Project: a.Project, Outcome: string(a.Outcome),
-			Reason: a.Reason, MergeSHA: h.commitLink(a.Ref, a.MergeSHA), MergedBy: a.MergedBy, RequestIDs: a.RequestIDs,
+			Reason: a.Reason, MergeSHA: h.commitLink(a.Ref, a.MergeSHA), MergedBy: a.MergedBy, AppliedBy: a.AppliedBy, RequestIDs: a.RequestIDs,
 			Prefix: a.RequestIDPrefix, FinishedAt: stamp(a.FinishedAt)})
 	}
 	return out

@@ -86,13 +86,15 @@ type planView struct {
 }
 
 type applyView struct {
-	Apply      string
-	PR         link
-	Project    string
-	Outcome    string
-	Reason     string
-	MergeSHA   link
-	MergedBy   string
+	Apply    string
+	PR       link
+	Project  string
+	Outcome  string
+	Reason   string
+	MergeSHA link
+	MergedBy string
+	// AppliedBy is the approver whose /shardgate apply <project> queued it.
+	AppliedBy  string
 	RequestIDs []string
 	Prefix     string
 	FinishedAt string
