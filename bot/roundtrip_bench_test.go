@@ -42,6 +42,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	tf := tftest.Binary(b)
 
 	var service, raw time.Duration
+	rawPhases := map[string]time.Duration{}
 	var calls int
 	routes := map[string]int{}
 	phases0 := terraformSeconds(b, h.srv.registry)
@@ -74,7 +75,10 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 		for _, q := range reqs {
 			routes[route(q)]++
 		}
-		raw += rawPlan(b, h, tf, branch)
+		for c, d := range rawPlan(b, h, tf, branch) {
+			rawPhases[c] += d
+			raw += d
+		}
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -86,10 +90,12 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(calls)/n, "github-calls/plan")
 	// The breakdown from the service's own metrics, per job.
 	phases := terraformSeconds(b, h.srv.registry)
+	var runs []string
 	for _, c := range []string{"init", "plan", "show"} {
 		b.ReportMetric((phases[c]-phases0[c])*1000/n, "tf-"+c+"-ms")
-		b.Logf("terraform %s: %.1f runs per job", c, (phases[c+".n"]-phases0[c+".n"])/n)
+		runs = append(runs, fmt.Sprintf("%s %.1f× (raw %.0f ms)", c, (phases[c+".n"]-phases0[c+".n"])/n, ms(rawPhases[c])))
 	}
+	b.Logf("terraform runs per plan job: %s", strings.Join(runs, ", "))
 	plan := histSum(b, h.srv.registry, "shardgate_plan_duration_seconds") - plan0
 	job := histSum(b, h.srv.registry, "shardgate_job_duration_seconds") - job0
 	b.ReportMetric(plan*1000/n, "plan-ms")
@@ -114,8 +120,8 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 }
 
 // rawPlan runs init, plan -out and show -json on a fresh export of branch, as
-// a user would by hand, and returns the time of the three commands.
-func rawPlan(b *testing.B, h *harness, tf, branch string) time.Duration {
+// a user would by hand, and returns the time of each command.
+func rawPlan(b *testing.B, h *harness, tf, branch string) map[string]time.Duration {
 	b.Helper()
 	dir := b.TempDir()
 	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), branch).CombinedOutput()
@@ -123,14 +129,16 @@ func rawPlan(b *testing.B, h *harness, tf, branch string) time.Duration {
 	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "head.tar"), "-C", dir).CombinedOutput()
 	require.NoError(b, err, string(out))
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_VAR_coordinator_username=admin", "TF_VAR_coordinator_password=password")
-	start := time.Now()
+	took := map[string]time.Duration{}
 	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-out=tfplan"}, {"show", "-json", "tfplan"}} {
 		cmd := exec.Command(tf, args...)
 		cmd.Dir, cmd.Env = filepath.Join(dir, "streams"), env
+		start := time.Now()
 		out, err := cmd.Output()
+		took[args[0]] = time.Since(start)
 		require.NoError(b, err, string(out))
 	}
-	return time.Since(start)
+	return took
 }
 
 // githubStamps is a reverse proxy in front of the fake GitHub that keeps the
@@ -190,9 +198,12 @@ func logRoutes(b *testing.B, what string, routes map[string]int, jobs int) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		b.Logf("%s: %5.1f × %s", what, float64(routes[k])/float64(jobs), k)
+	calls := make([]string, len(keys))
+	for i, k := range keys {
+		calls[i] = fmt.Sprintf("%.1f× %s", float64(routes[k])/float64(jobs), k)
 	}
+	// one line: a benchmark's log is cut after ten lines without -v
+	b.Logf("GitHub calls per %s: %s", what, strings.Join(calls, "; "))
 }
 
 // histSum is the sum of every series of a histogram, in seconds.
