@@ -128,6 +128,7 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./webhook
 	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./applyqueue
 	$(GO) test -run '^$$' -bench 'BenchmarkBrokerOverhead' -benchtime 500x ./coordbroker
+	$(GO) test -run '^$$' -bench 'BenchmarkPlanRoundTrip' -benchtime 10x ./bot
 	$(BENCH_PROCESS)
 
 ## bench-process: only the whole-process benchmark of `make bench`

@@ -46,7 +46,7 @@ const (
 // simulator, a git repository with the example stream-group module, the real
 // terraform, and shardgate's service behind its HTTP handler.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	gh     *githubtest.Server
 	repo   *githubtest.GitRepo
 	sim    *coordsim.Sim
@@ -99,12 +99,12 @@ func newHarnessOn(t *testing.T, tf string) *harness {
 }
 
 // newHarnessBase sets up everything but the service.
-func newHarnessBase(t *testing.T) *harness {
+func newHarnessBase(t testing.TB) *harness {
 	t.Helper()
 	return newHarnessBaseOn(t, tftest.Binary(t))
 }
 
-func newHarnessBaseOn(t *testing.T, tf string) *harness {
+func newHarnessBaseOn(t testing.TB, tf string) *harness {
 	t.Helper()
 	clock := fakeclock.Following()
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{},
