@@ -85,9 +85,6 @@ type applyRun struct {
 	cleanup func()
 	// live is the status page's live log of the job's terraform output.
 	live io.Writer
-	// requestLog is the file the stream-group module lists its coordinator
-	// request ids in (traceability.RequestIDLogEnv), "" before the re-plan made it.
-	requestLog string
 	// broker passes terraform's coordinator calls, judged (apply_broker.go);
 	// stop ends the job when it refuses one.
 	broker *coordbroker.Broker

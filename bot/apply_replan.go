@@ -31,10 +31,6 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + report.FirstLine(err.Error()), false
 	}
 	env := traceability.Env(filepath.Join(checkout, filepath.FromSlash(r.reviewed.Dir)), job.Ref, job.MergeSHA, job.MergedBy, job.Seq)
-	if r.requestLog, err = traceability.NewRequestLog(checkout); err != nil {
-		return nil, nil, applyqueue.Failed, err.Error(), false
-	}
-	env[traceability.RequestIDLogEnv] = r.requestLog
 	brokerEnv, err := r.startBroker(ctx, r.stop)
 	if err != nil {
 		return nil, nil, applyqueue.Failed, err.Error(), false

@@ -1,8 +1,7 @@
 // Package traceability is how an apply names its pull request to the
 // coordinator: the trace variables a root module may declare (who asked, why,
 // the X-Request-Id prefix; the coordinator broker sets them on every mutation
-// anyway, so no warning asks for them) and the file in which the stream-group
-// module lists the request ids of an apply's mutations.
+// anyway, so no warning asks for them).
 package traceability
 
 import (
@@ -97,59 +96,3 @@ func Missing(dir string) []string {
 	}
 	return missing
 }
-
-// RequestIDLogEnv names, in an apply's environment, a file to which the
-// stream-group module's apply step appends the X-Request-Id of every
-// coordinator mutation it sends, one per line: the audit record lists them.
-const RequestIDLogEnv = "SHARDGATE_REQUEST_ID_LOG"
-
-// Bounds of what ReadRequestLog keeps of the file.
-const (
-	maxRequestIDs   = 1000
-	maxRequestIDLen = 200
-)
-
-// NewRequestLog makes the empty request-id file of one apply inside its
-// checkout, which is the apply's own and writable under the sandbox; a name
-// of its own, so nothing the repository holds is taken for it.
-func NewRequestLog(checkout string) (string, error) {
-	f, err := os.CreateTemp(checkout, ".shardgate-request-ids-*")
-	if err != nil {
-		return "", fmt.Errorf("prepare the apply's request-id log: %w", err)
-	}
-	name := f.Name()
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("prepare the apply's request-id log: %w", err)
-	}
-	return name, nil
-}
-
-// ReadRequestLog reads the request ids the apply listed, each once, in order;
-// lines that cannot be a request id (too long, control characters) are
-// passed over. A missing file (a root module without the stream-group
-// module's apply step) lists none.
-func ReadRequestLog(path string) []string {
-	if path == "" {
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || len(line) > maxRequestIDLen || seen[line] || strings.ContainsFunc(line, isControl) {
-			continue
-		}
-		seen[line] = true
-		out = append(out, line)
-		if len(out) == maxRequestIDs {
-			break
-		}
-	}
-	return out
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

@@ -67,11 +67,6 @@ call() {
 	method=$1 path=$2 step=$3 body=${4:-}
 	rid="$rid_prefix-$step-$(date +%s)-$prefix-$group-$count"
 	attempt=1
-	# SHARDGATE_REQUEST_ID_LOG, when set, names a file that lists the request id of
-	# every mutation (shardgate keeps them in the apply's audit record).
-	if [ "$method" != GET ] && [ -n "${SHARDGATE_REQUEST_ID_LOG:-}" ]; then
-		{ printf '%s\n' "$rid" >>"$SHARDGATE_REQUEST_ID_LOG"; } 2>/dev/null || :
-	fi
 	while :; do
 		if [ -n "$body" ]; then
 			status=$(curl_config | curl -sS -K - -X "$method" -o "$work/body" -D "$work/headers" -w '%{http_code}' \
