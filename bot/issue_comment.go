@@ -58,8 +58,16 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
+	ctx = withDuplicates(ctx)
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
+	}
+	if note := duplicateNote(ctx); note != "" {
+		// The command made no reply of its own (a plan): the comments
+		// coalesced into it are named in one.
+		if err := h.planner.comments.Reply(ctx, gh, ref, c.ID, fmt.Sprintf("@%s, done.%s", c.Actor, note)); err != nil {
+			return err
+		}
 	}
 	return h.rec.MarkHandled(ctx, key, h.now())
 }
@@ -202,7 +210,7 @@ func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.planner.comments.Reply(ctx, gh, ref, commentID, text)
+	return h.planner.comments.Reply(ctx, gh, ref, commentID, text+duplicateNote(ctx))
 }
 
 func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {

@@ -235,6 +235,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		return err
 	}
 	s.intake.Observe = s.metrics.ObserveDelivery
+	s.intake.Identify = identify
 	return nil
 }
 
