@@ -132,7 +132,7 @@ func withDuplicates(ctx context.Context) context.Context {
 			links = append(links, fmt.Sprintf("%d", p.Comment.ID))
 		}
 	}
-	note := fmt.Sprintf("This also answers %s identical to it, queued at the same time (the command ran once): %s",
+	note := fmt.Sprintf("This answers %s identical to it too, queued with it and not run again: %s",
 		plural(len(dups), "comment"), strings.Join(links, ", "))
 	if more := len(dups) - len(links); more > 0 {
 		note += fmt.Sprintf(" and %d more", more)

@@ -102,7 +102,7 @@ func TestAHelpStormGetsOneReplyAndStarvesNoOtherRepository(t *testing.T) {
 		}
 	}
 	require.Len(t, replies, 1, "one reply for the whole storm")
-	require.Contains(t, replies[0].Body, fmt.Sprintf("This also answers %d comments identical to it", n-1))
+	require.Contains(t, replies[0].Body, fmt.Sprintf("This answers %d comments identical to it too", n-1))
 	comments := h.gh.Comments(owner, repoName, stormPR.Number)
 	named := 0
 	for _, c := range comments {

@@ -12,6 +12,7 @@ import (
 // due job whose lane runs nothing and has nothing older queued (one probe of
 // jobs_lane each), and orders those by how many jobs their installation
 // runs, then by age; installation 0 (no identity) counts as running none.
+// The duplicates are found through jobs_queued_coalesce.
 //
 // Replicas claim side by side: each candidate is locked with SKIP LOCKED,
 // so a claim passes over the one another claim is taking. A lane's next job
@@ -48,11 +49,14 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		UPDATE jobs SET state = 'running', owner = $2, attempts = attempts + 1, updated_at = $1, lease_until = $3
 		WHERE id = (SELECT id FROM pick) AND state = 'queued'
 		RETURNING *
+	), twins AS (
+		SELECT q.id, c.id AS into_id FROM claimed c
+		JOIN jobs q ON q.coalesce_key = c.coalesce_key AND q.state = 'queued' AND q.coalesce_key <> ''
+		WHERE q.id <> c.id AND q.attempts = 0 AND (q.not_before IS NULL OR q.not_before <= $1)
 	), dups AS (
-		UPDATE jobs d SET state = 'done', updated_at = $1, finished_at = $1, coalesced_into = c.id, last_error = ''
-		FROM claimed c
-		WHERE c.coalesce_key <> '' AND d.state = 'queued' AND d.coalesce_key = c.coalesce_key AND d.id <> c.id
-			AND d.attempts = 0 AND (d.not_before IS NULL OR d.not_before <= $1)
+		UPDATE jobs d SET state = 'done', updated_at = $1, finished_at = $1, coalesced_into = t.into_id, last_error = ''
+		FROM twins t
+		WHERE d.id = t.id AND d.state = 'queued'
 		RETURNING d.*
 	)
 	SELECT ` + jobColumns + ` FROM (
