@@ -51,6 +51,13 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
+	dups := duplicateComments(ctx)
+	for err == nil && c == nil && len(dups) > 0 {
+		// The comment is gone; the first of its duplicates still there
+		// is answered in its place, for the others.
+		c, err = approval.ReadComment(ctx, gh, ref, dups[0].ID)
+		dups = dups[1:]
+	}
 	if err != nil || c == nil {
 		return err
 	}
@@ -58,7 +65,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
-	ctx = withDuplicates(ctx)
+	ctx = withDuplicates(ctx, dups)
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
 	}

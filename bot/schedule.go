@@ -109,27 +109,39 @@ type duplicates struct {
 
 type duplicatesKey struct{}
 
-// withDuplicates reads the comments coalesced into the job ctx runs.
-func withDuplicates(ctx context.Context) context.Context {
-	dups := webhook.Coalesced(ctx)
+// duplicateComment is what a coalesced delivery says of its comment.
+type duplicateComment struct {
+	ID      int64  `json:"id"`
+	HTMLURL string `json:"html_url"`
+}
+
+// duplicateComments reads the comments of the deliveries coalesced into the
+// job ctx runs, oldest first.
+func duplicateComments(ctx context.Context) []duplicateComment {
+	var out []duplicateComment
+	for _, d := range webhook.Coalesced(ctx) {
+		var p struct {
+			Comment duplicateComment `json:"comment"`
+		}
+		_ = json.Unmarshal(d.Payload, &p)
+		out = append(out, p.Comment)
+	}
+	return out
+}
+
+// withDuplicates notes the comments the job's reply answers for too.
+func withDuplicates(ctx context.Context, dups []duplicateComment) context.Context {
 	if len(dups) == 0 {
 		return ctx
 	}
 	var links []string
-	for _, d := range dups {
-		var p struct {
-			Comment struct {
-				ID      int64  `json:"id"`
-				HTMLURL string `json:"html_url"`
-			} `json:"comment"`
-		}
-		_ = json.Unmarshal(d.Payload, &p)
+	for _, c := range dups {
 		switch {
 		case len(links) == maxNamedDuplicates:
-		case p.Comment.HTMLURL != "":
-			links = append(links, fmt.Sprintf("[%d](%s)", p.Comment.ID, p.Comment.HTMLURL))
+		case c.HTMLURL != "":
+			links = append(links, fmt.Sprintf("[%d](%s)", c.ID, c.HTMLURL))
 		default:
-			links = append(links, fmt.Sprintf("%d", p.Comment.ID))
+			links = append(links, fmt.Sprintf("%d", c.ID))
 		}
 	}
 	note := fmt.Sprintf("This answers %s identical to it too, queued with it and not run again: %s",

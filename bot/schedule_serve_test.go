@@ -117,3 +117,46 @@ func TestAHelpStormGetsOneReplyAndStarvesNoOtherRepository(t *testing.T) {
 		require.Equal(t, stormJobs[0], j.CoalescedInto)
 	}
 }
+
+// The comment a coalesced run stands on may be deleted before it runs: the
+// first duplicate still there is answered in its place, naming the others.
+func TestACoalescedRunWhoseCommentWasDeletedAnswersTheNext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("terraform")
+	}
+	h := newHarnessBase(t)
+	var paused atomic.Bool
+	h.tune = func(s *Server) {
+		health := s.dispatcher.Paused
+		s.dispatcher.Paused = func() bool { return paused.Load() || health() }
+	}
+	h.start()
+	pr := h.openPR("storm", map[string]int{"create-order/billing": 4, "create-order/audit": 4, "payments/ledger": 2})
+	paused.Store(true)
+	jobs := h.stormBy(pr, 4, func(int) string { return approver })
+	comments := h.gh.Comments(owner, repoName, pr.Number)
+	var storm []githubtest.Comment
+	for _, c := range comments {
+		if c.User == approver {
+			storm = append(storm, c)
+		}
+	}
+	require.Len(t, storm, 4)
+	h.gh.DeleteComment(owner, repoName, storm[0].ID)
+	paused.Store(false)
+	h.waitJobs(jobs, 3*time.Minute)
+
+	var replies []githubtest.Comment
+	for _, c := range h.gh.Comments(owner, repoName, pr.Number) {
+		if c.User == h.gh.BotLogin() && strings.Contains(c.Body, "shardgate:reply") {
+			replies = append(replies, c)
+		}
+	}
+	require.Len(t, replies, 1)
+	require.True(t, strings.HasPrefix(replies[0].Body, fmt.Sprintf("<!-- shardgate:reply %d ", storm[1].ID)), replies[0].Body)
+	require.Contains(t, replies[0].Body, "This answers 2 comments identical to it too")
+	for _, c := range storm[2:] {
+		require.Contains(t, replies[0].Body, fmt.Sprintf("#issuecomment-%d)", c.ID))
+	}
+	require.Len(t, h.gh.Reactions(owner, repoName, storm[1].ID), 1)
+}
