@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,4 +44,15 @@ func TestIdentifyReadsTheSchedulingIdentity(t *testing.T) {
 	require.Equal(t, webhook.Identity{Installation: 3, Lane: "acme/ledger#2"}, identify("pull_request", pr))
 	require.Equal(t, webhook.Identity{}, identify("pull_request", []byte(`not json`)))
 	require.Equal(t, webhook.Identity{Installation: 5}, identify("installation", []byte(`{"installation":{"id":5}}`)))
+}
+
+// BenchmarkIdentify is what intake adds to each delivery to read its
+// scheduling identity: a real 28 KB pull_request payload.
+func BenchmarkIdentify(b *testing.B) {
+	payload, err := os.ReadFile(filepath.Join("..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
+	require.NoError(b, err)
+	b.SetBytes(int64(len(payload)))
+	for b.Loop() {
+		identify("pull_request", payload)
+	}
 }
