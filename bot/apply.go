@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/repopolicy"
 	"github.com/shardgate/shardgate/runner"
 	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/traceability"
 )
 
@@ -54,6 +55,10 @@ type Applier struct {
 	now        func() time.Time
 	// logs keeps the terraform output for the status page (nil: not served).
 	logs *livelog.Hub
+	// queue takes the reports GitHub's rate limit held back (reportLater);
+	// notify wakes a worker for them.
+	queue  store.Store
+	notify func()
 
 	preflightWait   time.Duration
 	attestationWait time.Duration

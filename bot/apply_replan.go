@@ -26,6 +26,10 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 	s, job := r.s, r.job
 	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
 	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+	for err != nil && r.waitForGitHub(ctx, err) {
+		cleanup()
+		checkout, cleanup, err = s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+	}
 	r.cleanup = cleanup
 	if err != nil {
 		return nil, nil, applyqueue.Failed, "fetch the merge commit: " + report.FirstLine(err.Error()), false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
@@ -82,15 +83,33 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// The scheduler records the outcome (Finish) once this run returns; the
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
-	defer func() {
-		if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, &final); err != nil {
-			logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
-		}
-	}()
 	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, report.Hide(r.job.Sensitive, reason))
-	if _, err := r.s.checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out); err != nil {
+	_, err = r.s.checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out)
+	if limited(err) {
+		r.reportLater(ctx, conclusion, out, err)
+		return
+	}
+	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
+	err = r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, &final)
+	if limited(err) {
+		r.reportLater(ctx, conclusion, out, err)
+		return
+	}
+	if err != nil {
+		logctx.Logger(ctx).WithError(err).Warn("show the apply outcome on the PR")
+	}
+}
+
+// limited says whether err is GitHub's rate limit (or shardgate holding a
+// request back for it).
+func limited(err error) bool {
+	if err == nil {
+		return false
+	}
+	_, _, ok := ghapp.LimitWait(err, time.Now())
+	return ok
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies;

@@ -29,10 +29,10 @@ func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.R
 	recs, err := h.drift.CheckRepo(ctx, *r)
 	if err != nil && len(recs) == 0 {
 		return h.planner.comments.Reply(ctx, gh, ref, c.ID,
-			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(report.FirstLine(err.Error()))))
+			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(report.FirstLine(err.Error())))+duplicateNote(ctx))
 	}
 	if err != nil {
 		return err
 	}
-	return h.planner.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs))
+	return h.planner.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs)+duplicateNote(ctx))
 }

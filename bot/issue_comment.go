@@ -51,6 +51,13 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return err
 	}
 	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
+	dups := duplicateComments(ctx)
+	for err == nil && c == nil && len(dups) > 0 {
+		// The comment is gone; the first of its duplicates still there
+		// is answered in its place, for the others.
+		c, err = approval.ReadComment(ctx, gh, ref, dups[0].ID)
+		dups = dups[1:]
+	}
 	if err != nil || c == nil {
 		return err
 	}
@@ -58,8 +65,16 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
+	ctx = withDuplicates(ctx, dups)
 	if err := h.runAll(ctx, gh, ref, c); err != nil {
 		return err
+	}
+	if note := duplicateNote(ctx); note != "" {
+		// The command made no reply of its own (a plan): the comments
+		// coalesced into it are named in one.
+		if err := h.planner.comments.Reply(ctx, gh, ref, c.ID, fmt.Sprintf("@%s, done.%s", c.Actor, note)); err != nil {
+			return err
+		}
 	}
 	return h.rec.MarkHandled(ctx, key, h.now())
 }
@@ -202,7 +217,7 @@ func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.planner.comments.Reply(ctx, gh, ref, commentID, text)
+	return h.planner.comments.Reply(ctx, gh, ref, commentID, text+duplicateNote(ctx))
 }
 
 func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {

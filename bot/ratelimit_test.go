@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,15 +17,29 @@ import (
 )
 
 // storm delivers n "/shardgate help" comments on pr at once, without waiting
-// for their jobs, and returns the job ids.
+// for their jobs, and returns the job ids. Each comes from another user with
+// write access: identical commands of one author are coalesced into one run
+// (TestAHelpStormGetsOneReplyAndStarvesNoOtherRepository), and these storms
+// are about GitHub's limits, met by one run per comment.
 func (h *harness) storm(pr githubtest.PullRequest, n int) []string {
+	h.t.Helper()
+	return h.stormBy(pr, n, func(i int) string {
+		user := fmt.Sprintf("storm-user-%d", i)
+		h.gh.SetPermission(owner, repoName, user, "write")
+		return user
+	})
+}
+
+// stormBy is storm with the comments' authors chosen by user.
+func (h *harness) stormBy(pr githubtest.PullRequest, n int, user func(i int) string) []string {
 	h.t.Helper()
 	var ids []string
 	for i := 0; i < n; i++ {
-		c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate help")
+		login := user(i)
+		c := h.gh.AddComment(owner, repoName, pr.Number, login, "/shardgate help")
 		code, r := h.deliver("issue_comment", githubtest.IssueCommentOnPR(h.t, githubtest.CommentPayload{
 			InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number,
-			Author: author, CommentID: c.ID, Body: c.Body, User: approver}))
+			Author: author, CommentID: c.ID, Body: c.Body, User: login}))
 		require.Equal(h.t, 202, code, r.Reason)
 		ids = append(ids, r.JobID)
 	}

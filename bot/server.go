@@ -208,7 +208,8 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
 		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, policies: s.planner.policies, metrics: s.metrics,
 		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
-		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
+		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second, queue: st}
+	s.applier.notify = func() { s.dispatcher.Notify() }
 	s.wireDrift()
 	s.wireLiveLogs()
 	handlers := webhook.Guard(s.handlers(), s.redact, s.metrics.JobStarted)
@@ -231,10 +232,12 @@ func (s *Server) wireQueues(owner string) (err error) {
 		s.metrics.ObserveJobFailure(job.Event, false)
 		s.reportJobFailure(ctx, job, err)
 	}
-	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, s.dispatcher.Events(), cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
+	delivered := slices.DeleteFunc(s.dispatcher.Events(), func(e string) bool { return slices.Contains(internalEvents, e) })
+	if s.intake, err = webhook.NewIntake(cfg.WebhookSecret, st, delivered, cfg.QueueSize, s.log, s.dispatcher.Notify); err != nil {
 		return err
 	}
 	s.intake.Observe = s.metrics.ObserveDelivery
+	s.intake.Identify = identify
 	return nil
 }
 
@@ -268,6 +271,7 @@ func (s *Server) handlers() []webhook.EventHandler {
 		&CheckRun{Base: base},
 		&Installation{Base: base},
 		&Teams{Base: base},
+		&ApplyReport{Base: base},
 	}
 	for _, r := range s.replaced {
 		hs = slices.DeleteFunc(hs, func(h webhook.EventHandler) bool {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 )
 
 // Limits on a fetched source tree: a pull request cannot make shardgate fill
@@ -49,6 +50,10 @@ func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, 
 		return nil, fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, err)
 	}
 	defer resp.Body.Close()
+	if l, ok := limitOf(resp, time.Now()); ok {
+		// A rate limit is a wait, not a failure (LimitWait finds it).
+		return nil, fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, &l)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("download tarball of %s/%s@%s: GitHub answered %s", owner, repo, ref, resp.Status)
 	}

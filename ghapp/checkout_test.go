@@ -4,12 +4,16 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -324,4 +328,20 @@ func FuzzExtractTarball(f *testing.F) {
 			requireNoSymlinks(t, dst)
 		}
 	})
+}
+
+// GitHub's rate limit on a tarball is a wait the caller recognises
+// (LimitWait), not an unexplained failure.
+func TestDownloadTarballRateLimitIsAWait(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	now := time.Now()
+	_, err := DownloadTarball(context.Background(), srv.Client(), srv.URL+"/", "o", "r", "abc", t.TempDir())
+	until, limit, ok := LimitWait(err, now)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, LimitSecondary, limit)
+	require.WithinDuration(t, now.Add(30*time.Second), until, 5*time.Second)
 }

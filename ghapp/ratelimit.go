@@ -50,8 +50,11 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("github %s rate limit of installation %d: waiting until %s", e.Limit, e.InstallationID,
-		e.Until.UTC().Format(time.RFC3339))
+	of := "" // unknown where the answer was read apart from the client (a tarball)
+	if e.InstallationID != 0 {
+		of = fmt.Sprintf(" of installation %d", e.InstallationID)
+	}
+	return fmt.Sprintf("github %s rate limit%s: waiting until %s", e.Limit, of, e.Until.UTC().Format(time.RFC3339))
 }
 
 // Budgets keeps the latest Budget of each installation (the most recently

@@ -47,10 +47,10 @@ var (
 	bucketMeta       = []byte("meta")
 	bucketJobs       = []byte("jobs")     // id → job JSON without payload
 	bucketPayloads   = []byte("payloads") // id → raw payload
-	bucketQueued     = []byte("queued")   // id → empty: the FIFO index
-	bucketRunning    = []byte("running")  // id → empty
+	bucketQueued     = []byte("queued")   // id → scheduleValue: the queue in arrival order
+	bucketRunning    = []byte("running")  // id → scheduleValue
 	bucketFinished   = []byte("finished") // finish time (8 bytes BE ns) + id → empty
-	bucketDelayed    = []byte("delayed")  // not-before time (8 bytes BE ns) + id → empty
+	bucketDelayed    = []byte("delayed")  // not-before time (8 bytes BE ns) + id → scheduleValue
 	bucketDeliveries = []byte("deliveries")
 	bucketRecords    = []byte("records")
 

@@ -46,6 +46,7 @@ func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 		stored.ID = jobKey(seq)
 		stored.State, stored.Attempts, stored.Owner, stored.LastError = JobQueued, 0, "", ""
 		stored.NotBefore, stored.LeaseUntil = time.Time{}, time.Time{}
+		stored.CoalescedInto, stored.Coalesced, stored.merged = "", nil, nil
 		stored.CreatedAt, stored.UpdatedAt = now, now
 		return q.insert(&stored)
 	})
@@ -56,11 +57,11 @@ func (b *Bolt) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 	return nil
 }
 
-// Claim marks the oldest queued job running for owner (see Store).
+// Claim marks the fairest due queued job running for owner (see Store).
 func (b *Bolt) Claim(ctx context.Context, owner string) (*Job, error) {
 	var claimed *Job
 	err := b.update(ctx, "claim job", func(tx *bolt.Tx) error {
-		j, err := queueOf(tx).claimOldest(owner, b.now().UTC())
+		j, err := queueOf(tx).claimFair(owner, b.now().UTC())
 		claimed = j
 		return err
 	})

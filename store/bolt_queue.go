@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -61,8 +60,9 @@ func putCount(meta *bolt.Bucket, n int) error {
 	return nil
 }
 
-func (q queue) enqueueIndex(id []byte) error {
-	if err := q.queued.Put(id, []byte{}); err != nil {
+// enqueueIndex indexes a queued job with its scheduling identity.
+func (q queue) enqueueIndex(j *Job) error {
+	if err := q.queued.Put([]byte(j.ID), scheduleValue(j)); err != nil {
 		return fmt.Errorf("index queued job: %w", err)
 	}
 	return putCount(q.meta, q.count()+1)
@@ -95,11 +95,12 @@ func (q queue) get(id string) (*Job, error) {
 	if v == nil {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	var j Job
-	if err := json.Unmarshal(v, &j); err != nil {
+	var rec boltJob
+	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode job %s: %w", id, err)
 	}
-	return &j, nil
+	rec.Job.merged = rec.Merged
+	return &rec.Job, nil
 }
 
 // getWithPayload loads a job and copies its payload out of the transaction.
@@ -119,8 +120,8 @@ func (q queue) getWithPayload(id string) (*Job, error) {
 // rewriting (and base64-encoding) a 25 MiB body each time would be waste.
 func (q queue) put(j *Job) error {
 	meta := *j
-	meta.Payload = nil
-	v, err := json.Marshal(&meta)
+	meta.Payload, meta.Coalesced = nil, nil
+	v, err := json.Marshal(&boltJob{Job: meta, Merged: j.merged})
 	if err != nil {
 		return fmt.Errorf("encode job %s: %w", j.ID, err)
 	}
@@ -136,13 +137,12 @@ func (q queue) insert(j *Job) error {
 	if err := q.put(j); err != nil {
 		return err
 	}
-	id := []byte(j.ID)
 	if len(j.Payload) > 0 {
-		if err := q.payloads.Put(id, j.Payload); err != nil {
+		if err := q.payloads.Put([]byte(j.ID), j.Payload); err != nil {
 			return fmt.Errorf("write payload of job %s: %w", j.ID, err)
 		}
 	}
-	if err := q.enqueueIndex(id); err != nil {
+	if err := q.enqueueIndex(j); err != nil {
 		return err
 	}
 	if j.DeliveryID == "" {
@@ -162,16 +162,16 @@ func (q queue) insert(j *Job) error {
 // index, where their ids put them ahead of younger jobs.
 func (q queue) promoteDue(now time.Time) error {
 	c := q.delayed.Cursor()
-	var due [][]byte
-	for k, _ := c.First(); k != nil && len(k) > 8 && int64(binary.BigEndian.Uint64(k[:8])) <= now.UnixNano(); k, _ = c.Next() {
-		due = append(due, append([]byte(nil), k...))
+	var due, values [][]byte
+	for k, v := c.First(); k != nil && len(k) > 8 && int64(binary.BigEndian.Uint64(k[:8])) <= now.UnixNano(); k, v = c.Next() {
+		due, values = append(due, clone(k)), append(values, clone(v))
 	}
-	for _, k := range due {
+	for i, k := range due {
 		if err := q.delayed.Delete(k); err != nil {
 			return fmt.Errorf("unindex delayed job: %w", err)
 		}
 		// Not enqueueIndex: a delayed job was counted as queued by delay.
-		if err := q.queued.Put(k[8:], []byte{}); err != nil {
+		if err := q.queued.Put(k[8:], values[i]); err != nil {
 			return fmt.Errorf("index queued job: %w", err)
 		}
 	}
@@ -187,7 +187,7 @@ func (q queue) delay(j *Job, jobErr error, notBefore, now time.Time) error {
 	if err := q.running.Delete([]byte(j.ID)); err != nil {
 		return fmt.Errorf("unindex running job: %w", err)
 	}
-	if err := q.delayed.Put(finishedKey(notBefore, j.ID), []byte{}); err != nil {
+	if err := q.delayed.Put(finishedKey(notBefore, j.ID), scheduleValue(j)); err != nil {
 		return fmt.Errorf("index delayed job: %w", err)
 	}
 	// A job waiting for its retry is still queued: it counts toward the
@@ -196,45 +196,6 @@ func (q queue) delay(j *Job, jobErr error, notBefore, now time.Time) error {
 		return err
 	}
 	return q.put(j)
-}
-
-// claimOldest moves the first queued job to running.
-func (q queue) claimOldest(owner string, now time.Time) (*Job, error) {
-	if err := q.promoteDue(now); err != nil {
-		return nil, err
-	}
-	k, _ := q.queued.Cursor().First()
-	if k == nil {
-		return nil, nil
-	}
-	id := string(k) // k points into the page this transaction is about to change
-	j, err := q.getWithPayload(id)
-	if errors.Is(err, ErrNotFound) {
-		// An index entry without its job cannot be run; drop it rather than
-		// let every later Claim stumble on it.
-		if derr := q.dequeueIndex([]byte(id)); derr != nil {
-			return nil, derr
-		}
-		return q.claimOldest(owner, now)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if j.State != JobQueued {
-		return nil, fmt.Errorf("job %s is in the queued index but %s", id, j.State)
-	}
-	j.State, j.Owner, j.UpdatedAt = JobRunning, owner, now
-	j.Attempts++
-	if err := q.dequeueIndex([]byte(id)); err != nil {
-		return nil, err
-	}
-	if err := q.running.Put([]byte(id), []byte{}); err != nil {
-		return nil, fmt.Errorf("index running job: %w", err)
-	}
-	if err := q.put(j); err != nil {
-		return nil, err
-	}
-	return j, nil
 }
 
 // running loads a job that must be running, for Complete and Release.
@@ -269,7 +230,7 @@ func (q queue) requeue(j *Job, now time.Time) error {
 	if err := q.running.Delete([]byte(j.ID)); err != nil {
 		return fmt.Errorf("unindex running job: %w", err)
 	}
-	if err := q.enqueueIndex([]byte(j.ID)); err != nil {
+	if err := q.enqueueIndex(j); err != nil {
 		return err
 	}
 	return q.put(j)

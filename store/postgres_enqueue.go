@@ -35,6 +35,7 @@ type enqueueRequest struct {
 	delivery    *string
 	kind, event string
 	payload     []byte
+	sched       schedule
 	max         int
 	done        chan enqueueResult
 }
@@ -194,8 +195,9 @@ func (p *Postgres) insertBatch(batch []*enqueueRequest, now time.Time) ([]int64,
 	b := &pgx.Batch{}
 	ids := make([]int64, len(batch))
 	for i, r := range batch {
-		b.Queue(`SELECT enqueue_reserved($1, $2, $3, $4, $5, $6, $7)`,
-			token, r.max > 0, r.delivery, r.kind, r.event, r.payload, now).
+		b.Queue(`SELECT enqueue_reserved($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			token, r.max > 0, r.delivery, r.kind, r.event, r.payload, now,
+			r.sched.installation, r.sched.lane, r.sched.key).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&ids[i]) })
 	}
 	if token != "" {
@@ -258,13 +260,15 @@ func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 		payload = job.Payload
 	}
 	delivery, kind, event := pgText(job.DeliveryID), pgText(job.Kind), pgText(job.Event)
+	sched := schedule{installation: job.Installation, lane: pgText(job.Lane), key: pgText(job.CoalesceKey)}
 	res, err := p.submit(ctx, &enqueueRequest{delivery: nullable(delivery), kind: kind, event: event,
-		payload: payload, max: maxQueued})
+		payload: payload, max: maxQueued, sched: sched})
 	if err != nil {
 		return fmt.Errorf("enqueue job: %w", err)
 	}
 	// Filled in only once committed: a refused job stays as the caller made it.
 	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(res.id)), delivery, kind, event
+	job.Lane, job.CoalesceKey, job.CoalescedInto, job.Coalesced = sched.lane, sched.key, "", nil
 	job.State, job.Attempts, job.Owner, job.LastError = JobQueued, 0, "", ""
 	job.NotBefore, job.LeaseUntil = time.Time{}, time.Time{}
 	job.CreatedAt, job.UpdatedAt = res.at, res.at

@@ -12,7 +12,7 @@ import (
 
 // jobColumns is what scanJob reads, in order.
 const jobColumns = `id, coalesce(delivery_id, ''), kind, event, payload, state, attempts, last_error,
-	not_before, owner, lease_until, created_at, updated_at`
+	not_before, owner, lease_until, created_at, updated_at, installation, lane, coalesce_key, coalesced_into`
 
 func scanJob(row pgx.Row) (*Job, error) {
 	var (
@@ -21,10 +21,15 @@ func scanJob(row pgx.Row) (*Job, error) {
 		state             string
 		payload           []byte
 		notBefore, leased *time.Time
+		into              *int64
 	)
 	if err := row.Scan(&id, &j.DeliveryID, &j.Kind, &j.Event, &payload, &state, &j.Attempts, &j.LastError,
-		&notBefore, &j.Owner, &leased, &j.CreatedAt, &j.UpdatedAt); err != nil {
+		&notBefore, &j.Owner, &leased, &j.CreatedAt, &j.UpdatedAt,
+		&j.Installation, &j.Lane, &j.CoalesceKey, &into); err != nil {
 		return nil, err
+	}
+	if into != nil {
+		j.CoalescedInto = jobKey(uint64(*into))
 	}
 	j.ID, j.State = jobKey(uint64(id)), JobState(state)
 	if len(payload) > 0 {
@@ -58,34 +63,6 @@ func nullable(s string) *string {
 
 // queueDepthSQL reads the depth the jobs_count_queued trigger keeps.
 const queueDepthSQL = `SELECT coalesce(sum(n), 0) FROM queue_depth`
-
-// Claim takes the oldest due queued job (see Store). SKIP LOCKED lets
-// replicas claim side by side: each passes over the row another is taking.
-//
-// It first takes over expired leases, at most every quarter lease: a dead
-// replica's jobs come back even if no one calls ReclaimExpired, and before
-// younger jobs, since they keep their ids.
-func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
-	now := p.nowUTC()
-	if last := p.lastReclaim.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= p.lease/4 {
-		p.lastReclaim.Store(now.UnixNano())
-		if _, err := p.ReclaimExpired(ctx); err != nil {
-			return nil, fmt.Errorf("claim job: %w", err)
-		}
-	}
-	j, err := scanJob(p.pool.QueryRow(ctx, `UPDATE jobs SET state = 'running', owner = $1, attempts = attempts + 1,
-			updated_at = $2, lease_until = $3
-		WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND (not_before IS NULL OR not_before <= $2)
-			ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING `+jobColumns, pgText(owner), now, now.Add(p.lease)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
-	}
-	return j, nil
-}
 
 // Complete finishes a job running for owner (see Store).
 func (p *Postgres) Complete(ctx context.Context, id, owner string, jobErr error) error {

@@ -68,6 +68,27 @@ type Job struct {
 	LeaseUntil time.Time `json:"lease_until,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
+
+	// Installation, Lane and CoalesceKey are the job's scheduling identity,
+	// set by the enqueuer (intake reads them from the webhook payload) and
+	// kept as given; zero values mean no identity. Claim runs at most one
+	// job of a Lane (a pull request, "owner/repo#N") at a time, oldest
+	// first, and prefers the Installation with the fewest running jobs.
+	Installation int64  `json:"installation,omitempty"`
+	Lane         string `json:"lane,omitempty"`
+	// CoalesceKey: queued jobs with the same key are one piece of work.
+	// Claim takes the due ones that never ran along with the job it claims,
+	// marks them done with CoalescedInto naming it, and lists them (with
+	// their payloads) in the claimed job's Coalesced.
+	CoalesceKey   string `json:"coalesce_key,omitempty"`
+	CoalescedInto string `json:"coalesced_into,omitempty"`
+	// Coalesced is filled by Claim: every job ever coalesced into this one,
+	// oldest first, also those of an earlier claim that did not finish (a
+	// crash, a retry), so the claimer can answer for all of them.
+	Coalesced []*Job `json:"-"`
+
+	// merged is the ids in Coalesced as Bolt keeps them in the job record.
+	merged []string
 }
 
 // RecordTx reads and writes records inside Store.Tx. Get locks what it
@@ -102,9 +123,14 @@ type Store interface {
 	// Attempts, Owner, LastError, NotBefore and LeaseUntil start empty
 	// whatever the caller set; job is only filled in when the job was stored.
 	Enqueue(ctx context.Context, job *Job, maxQueued int) error
-	// Claim marks the oldest queued job that is due (NotBefore passed)
-	// running for owner and returns it; it returns (nil, nil) when no job is
-	// due. owner names one process: unique per process and start (host, pid
+	// Claim marks a queued job that is due (NotBefore passed) running for
+	// owner and returns it; it returns (nil, nil) when no job is due. The
+	// job is fair: of a Lane only the oldest queued job may run, and only
+	// while no other job of that Lane runs; among the jobs that may, it is
+	// the oldest of the Installation with the fewest running jobs (jobs
+	// without an Installation count as one with none running), so without
+	// identities the claim is oldest first. Jobs coalesced into it are
+	// taken in the same step (see Job.CoalesceKey). owner names one process: unique per process and start (host, pid
 	// and a random part), since Heartbeat trusts it. On a shared store the
 	// claim is a lease until LeaseUntil.
 	Claim(ctx context.Context, owner string) (*Job, error)

@@ -123,13 +123,25 @@ func drain(b *testing.B, s Store, workers int) (stop func()) {
 // BenchmarkClaim measures how fast workers take jobs: b.N jobs queued up
 // front, then four workers claim and complete each (two round trips or
 // transactions a job), as the dispatcher does.
-func BenchmarkClaim(b *testing.B) {
+func BenchmarkClaim(b *testing.B) { benchClaim(b, nil) }
+
+// BenchmarkClaimFair is BenchmarkClaim with scheduling identities: the jobs
+// spread over 4 installations and 50 pull requests each, so every claim
+// weighs installations and skips the pull requests that run a job.
+func BenchmarkClaimFair(b *testing.B) {
+	benchClaim(b, func(i int64, j *Job) {
+		j.Installation = 1 + i%4
+		j.Lane = fmt.Sprintf("o/r%d#%d", j.Installation, i%200)
+	})
+}
+
+func benchClaim(b *testing.B, identify func(i int64, j *Job)) {
 	for _, bs := range benchStores {
 		b.Run(bs.name, func(b *testing.B) {
 			ctx := context.Background()
 			s := bs.open(b)
 			payload := webhookPayload(b)
-			fill(b, s, b.N, payload)
+			fillWith(b, s, b.N, payload, identify)
 			var claimed atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -162,13 +174,20 @@ func BenchmarkClaim(b *testing.B) {
 }
 
 // fill enqueues n jobs from parallel goroutines (untimed setup).
-func fill(b *testing.B, s Store, n int, payload []byte) {
+func fill(b *testing.B, s Store, n int, payload []byte) { fillWith(b, s, n, payload, nil) }
+
+// fillWith is fill with each job's identity set by identify (nil: none).
+func fillWith(b *testing.B, s Store, n int, payload []byte, identify func(i int64, j *Job)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				err := s.Enqueue(context.Background(), &Job{DeliveryID: fmt.Sprintf("fill-%d", i), Kind: "event", Payload: payload}, 0)
+				j := &Job{DeliveryID: fmt.Sprintf("fill-%d", i), Kind: "event", Payload: payload}
+				if identify != nil {
+					identify(i, j)
+				}
+				err := s.Enqueue(context.Background(), j, 0)
 				if err != nil && !errors.Is(err, ErrDuplicate) {
 					b.Errorf("enqueue: %v", err)
 					return

@@ -28,6 +28,7 @@ func testStore(t *testing.T, open opener) {
 	t.Run("owner checks", func(t *testing.T) { testOwnerChecks(t, open) })
 	t.Run("transactions", func(t *testing.T) { testTx(t, open) })
 	t.Run("failing jobs", func(t *testing.T) { testFailing(t, open) })
+	t.Run("scheduling", func(t *testing.T) { testScheduling(t, open) })
 }
 
 // pastAnyLease is further than any store's lease, in tests that need one to

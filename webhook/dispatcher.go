@@ -157,7 +157,10 @@ func (d *Dispatcher) idle() bool {
 // nothing is recorded or reported.
 func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	log := d.log.WithFields(logrus.Fields{logctx.FieldJob: job.ID, logctx.FieldDelivery: job.DeliveryID, logctx.FieldEvent: job.Event})
-	jobCtx, cancel := context.WithCancel(logctx.WithLogger(withJobID(ctx, job.ID), log))
+	if len(job.Coalesced) > 0 {
+		log = log.WithField("coalesced", len(job.Coalesced))
+	}
+	jobCtx, cancel := context.WithCancel(logctx.WithLogger(withCoalesced(withJobID(ctx, job.ID), job.Coalesced), log))
 	lost := make(chan struct{})
 	renewing := make(chan struct{})
 	go func() {

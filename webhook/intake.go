@@ -32,6 +32,9 @@ type Intake struct {
 	notify func()
 	// Observe counts deliveries by event and outcome (metrics); may be nil.
 	Observe func(event, outcome string)
+	// Identify gives each delivery its scheduling identity (fair claims,
+	// coalescing); nil: none.
+	Identify Identifier
 }
 
 // MaxDeliveryBytes bounds a delivery's body (GitHub sends at most 25 MiB).
@@ -184,6 +187,10 @@ func (in *Intake) refuseBody(w http.ResponseWriter, err error, log *logrus.Entry
 // enqueue persists a verified delivery and answers 202, or 503 when it cannot.
 func (in *Intake) enqueue(w http.ResponseWriter, r *http.Request, event, delivery string, body []byte, log *logrus.Entry) {
 	job := &store.Job{DeliveryID: delivery, Kind: JobKindEvent, Event: event, Payload: body}
+	if in.Identify != nil {
+		id := in.Identify(event, body)
+		job.Installation, job.Lane, job.CoalesceKey = id.Installation, id.Lane, id.CoalesceKey
+	}
 	err := in.store.Enqueue(r.Context(), job, in.maxQueued)
 	switch {
 	case errors.Is(err, store.ErrDuplicate):

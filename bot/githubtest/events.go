@@ -204,6 +204,8 @@ func IssueCommentOnPR(t TB, c CommentPayload) []byte {
 		Set(m, "comment.id", c.CommentID)
 		Set(m, "comment.body", c.Body)
 		Set(m, "comment.user.login", c.User)
+		Set(m, "comment.html_url", "https://github.example/"+c.Owner+"/"+c.Repo+"/pull/"+itoa(int64(c.Number))+
+			"#issuecomment-"+itoa(c.CommentID))
 		Set(m, "sender.login", c.User)
 	})
 }

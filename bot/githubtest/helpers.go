@@ -243,6 +243,14 @@ func (s *Server) addComment(r *repo, number int, user, body string) *Comment {
 	return c
 }
 
+// DeleteComment deletes a comment, as its author may on GitHub.
+func (s *Server) DeleteComment(owner, name string, id int64) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.mustRepo(owner, name).comments, id)
+}
+
 // Comments returns the comments on a pull request, oldest first.
 func (s *Server) Comments(owner, name string, number int) []Comment {
 	s.t.Helper()

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// boltJob is a job record as Bolt stores it: the job, and the ids of the
+// jobs coalesced into it (Job.Coalesced, loaded again at each claim).
+type boltJob struct {
+	Job
+	Merged []string `json:"merged,omitempty"`
+}
+
+// schedule is a job's scheduling identity as the queued, delayed and
+// running indexes keep it beside the id, so that a claim weighs the queue
+// from the indexes alone, without decoding a job record per entry.
+type schedule struct {
+	installation int64
+	lane, key    string
+}
+
+// scheduleValue encodes a job's identity for an index value: empty for a job
+// without one (and so for every entry an older version wrote), else the
+// installation (8 bytes), the lane's length (uvarint), the lane and the
+// coalesce key.
+func scheduleValue(j *Job) []byte {
+	if j.Installation == 0 && j.Lane == "" && j.CoalesceKey == "" {
+		return []byte{}
+	}
+	v := binary.BigEndian.AppendUint64(nil, uint64(j.Installation))
+	v = binary.AppendUvarint(v, uint64(len(j.Lane)))
+	v = append(v, j.Lane...)
+	return append(v, j.CoalesceKey...)
+}
+
+// decodeSchedule reads scheduleValue; a value it cannot read is no identity.
+func decodeSchedule(v []byte) schedule {
+	if len(v) < 9 {
+		return schedule{}
+	}
+	s := schedule{installation: int64(binary.BigEndian.Uint64(v[:8]))}
+	n, w := binary.Uvarint(v[8:])
+	rest := v[8+max(w, 0):]
+	if w <= 0 || n > uint64(len(rest)) {
+		return schedule{}
+	}
+	s.lane, s.key = string(rest[:n]), string(rest[n:])
+	return s
+}
+
+// claimFair moves the fairest due queued job to running (see Store.Claim)
+// and coalesces its duplicates into it.
+func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
+	if err := q.promoteDue(now); err != nil {
+		return nil, err
+	}
+	id := q.fairest()
+	if id == "" {
+		return nil, nil
+	}
+	j, err := q.getWithPayload(id)
+	if errors.Is(err, ErrNotFound) {
+		// An index entry without its job cannot be run; drop it rather than
+		// let every later Claim stumble on it.
+		if derr := q.dequeueIndex([]byte(id)); derr != nil {
+			return nil, derr
+		}
+		return q.claimFair(owner, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if j.State != JobQueued {
+		return nil, fmt.Errorf("job %s is in the queued index but %s", id, j.State)
+	}
+	j.State, j.Owner, j.UpdatedAt = JobRunning, owner, now
+	j.Attempts++
+	if err := q.dequeueIndex([]byte(id)); err != nil {
+		return nil, err
+	}
+	if err := q.running.Put([]byte(id), scheduleValue(j)); err != nil {
+		return nil, fmt.Errorf("index running job: %w", err)
+	}
+	if err := q.coalesce(j, now); err != nil {
+		return nil, err
+	}
+	if err := q.put(j); err != nil {
+		return nil, err
+	}
+	for _, m := range j.merged {
+		d, err := q.getWithPayload(m)
+		if errors.Is(err, ErrNotFound) {
+			continue // pruned: nothing left to name
+		}
+		if err != nil {
+			return nil, err
+		}
+		j.Coalesced = append(j.Coalesced, d)
+	}
+	return j, nil
+}
+
+// fairest picks the job to claim from the indexes: the oldest queued job of
+// each lane that has none running and none older waiting for its retry,
+// then the one of the installation with the fewest running jobs, oldest
+// first. The scan stops at the first job whose installation runs nothing.
+func (q queue) fairest() string {
+	busy, busyLanes := map[int64]int{}, map[string]bool{}
+	_ = q.running.ForEach(func(_, v []byte) error {
+		s := decodeSchedule(v)
+		if s.installation != 0 {
+			busy[s.installation]++
+		}
+		if s.lane != "" {
+			busyLanes[s.lane] = true
+		}
+		return nil
+	})
+	waiting := map[string][]byte{} // lane → its oldest job waiting for a retry
+	_ = q.delayed.ForEach(func(k, v []byte) error {
+		if s := decodeSchedule(v); s.lane != "" && len(k) > 8 {
+			if w, ok := waiting[s.lane]; !ok || bytes.Compare(k[8:], w) < 0 {
+				waiting[s.lane] = clone(k[8:])
+			}
+		}
+		return nil
+	})
+	seen := map[string]bool{}
+	best, bestLoad := "", 0
+	c := q.queued.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		s := decodeSchedule(v)
+		if s.lane != "" {
+			first := !seen[s.lane]
+			seen[s.lane] = true
+			if w, ok := waiting[s.lane]; !first || busyLanes[s.lane] || (ok && bytes.Compare(w, k) < 0) {
+				continue
+			}
+		}
+		load := 0
+		if s.installation != 0 {
+			load = busy[s.installation]
+		}
+		if best == "" || load < bestLoad {
+			best, bestLoad = string(k), load
+		}
+		if load == 0 {
+			break
+		}
+	}
+	return best
+}
+
+// coalesce finishes the queued jobs that share j's coalesce key and never
+// ran, as coalesced into j, and records them in j.merged.
+func (q queue) coalesce(j *Job, now time.Time) error {
+	if j.CoalesceKey == "" {
+		return nil
+	}
+	var ids []string
+	_ = q.queued.ForEach(func(k, v []byte) error {
+		if decodeSchedule(v).key == j.CoalesceKey && string(k) != j.ID {
+			ids = append(ids, string(k))
+		}
+		return nil
+	})
+	for _, id := range ids {
+		d, err := q.get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if d.State != JobQueued || d.Attempts > 0 {
+			continue // one that already ran answers for itself
+		}
+		d.State, d.UpdatedAt, d.CoalescedInto, d.LastError = JobDone, now, j.ID, ""
+		if err := q.dequeueIndex([]byte(id)); err != nil {
+			return err
+		}
+		if err := q.finished.Put(finishedKey(now, id), []byte{}); err != nil {
+			return fmt.Errorf("index finished job: %w", err)
+		}
+		if err := q.put(d); err != nil {
+			return err
+		}
+		j.merged = append(j.merged, id)
+	}
+	return nil
+}
