@@ -43,7 +43,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 
 	var service, raw time.Duration
 	rawPhases := map[string]time.Duration{}
-	var calls int
+	var calls, notModified int
 	routes := map[string]int{}
 	phases0 := terraformSeconds(b, h.srv.registry)
 	plan0, job0 := histSum(b, h.srv.registry, "shardgate_plan_duration_seconds"), histSum(b, h.srv.registry, "shardgate_job_duration_seconds")
@@ -74,6 +74,9 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 		calls += len(reqs)
 		for _, q := range reqs {
 			routes[route(q)]++
+			if q.Status == http.StatusNotModified {
+				notModified++
+			}
 		}
 		for c, d := range rawPlan(b, h, tf, branch) {
 			rawPhases[c] += d
@@ -88,6 +91,8 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(ms(raw), "raw-ms/job")
 	b.ReportMetric(ms(service-raw), "overhead-ms")
 	b.ReportMetric(float64(calls)/n, "github-calls/plan")
+	// Conditional reads answered 304 Not Modified: calls that cost no budget.
+	b.ReportMetric(float64(notModified)/n, "github-304/plan")
 	// The breakdown from the service's own metrics, per job.
 	phases := terraformSeconds(b, h.srv.registry)
 	var runs []string
@@ -112,10 +117,15 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	h.eventuallyComment(pr, "✅ applied")
 	routes = map[string]int{}
 	reqs := h.gh.Requests()[before:]
+	notModified = 0
 	for _, q := range reqs {
 		routes[route(q)]++
+		if q.Status == http.StatusNotModified {
+			notModified++
+		}
 	}
 	b.ReportMetric(float64(len(reqs)), "github-calls/apply")
+	b.ReportMetric(float64(notModified), "github-304/apply")
 	logRoutes(b, "merge and apply", routes, 1)
 }
 
@@ -183,11 +193,15 @@ func (s *githubStamps) lastCommentEdit() (time.Time, bool) {
 
 var routeID = regexp.MustCompile(`/([0-9]+|[0-9a-f]{40})(/|$)`)
 
-// route is a request's method and path with ids and shas folded.
+// route is a request's method and path with ids and shas folded, marked
+// when it was answered 304 Not Modified.
 func route(r githubtest.Recorded) string {
 	p := r.Path
 	for routeID.MatchString(p) {
 		p = routeID.ReplaceAllString(p, "/{id}$2")
+	}
+	if r.Status == http.StatusNotModified {
+		p += " (304)"
 	}
 	return r.Method + " " + p
 }

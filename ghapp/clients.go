@@ -121,7 +121,7 @@ func (c *CachingClientCreator) get(installationID int64) (*installationClient, e
 	pc := newPacer(c.pace, func() time.Time { return budgets.now() }, c.sleep,
 		func(kind string, d time.Duration) { budgets.paced(installationID, kind, d) })
 	var rt http.RoundTripper = &budgetTransport{next: itr, installationID: installationID, budgets: budgets}
-	rt = &paceTransport{next: rt, pacer: pc}
+	rt = &paceTransport{next: rt, pacer: pc, installationID: installationID}
 	rt = &etagTransport{next: rt, installationID: installationID, cache: c.etags}
 	hc := &http.Client{Transport: rt}
 	gh := github.NewClient(hc)

@@ -39,6 +39,12 @@ func DefaultPace() Pace {
 		ContentBurst: DefaultContentBurst, MaxConcurrent: DefaultMaxConcurrent}
 }
 
+// MaxPaceWait is the longest a request waits in its pacer. A request that
+// would wait longer is not sent and fails at once with a LimitError
+// (LimitSecondary, until its time): the service postpones its job rather
+// than hold a worker (githubWait), and the place is not kept.
+const MaxPaceWait = time.Minute
+
 // Which wait a pacer counts (PacedWaits).
 const (
 	PaceContent     = "content"     // a content-creating request spaced out
@@ -88,8 +94,8 @@ func contentCreating(req *http.Request) bool {
 }
 
 // reserve gives a content request its time to go, and says how long from
-// now that is.
-func (pc *pacer) reserve() time.Duration {
+// now that is; a time more than maxWait away is not given (ok false).
+func (pc *pacer) reserve(maxWait time.Duration) (wait time.Duration, ok bool) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	now := pc.now()
@@ -104,6 +110,9 @@ func (pc *pacer) reserve() time.Duration {
 	if perHour > 0 && len(pc.sent) == perHour {
 		at = maxTime(at, pc.sent[pc.sentNext].Add(time.Hour))
 	}
+	if maxWait > 0 && at.Sub(now) > maxWait {
+		return at.Sub(now), false
+	}
 	if perMinute > 0 {
 		pc.tat = maxTime(pc.tat, at).Add(interval)
 	}
@@ -115,7 +124,7 @@ func (pc *pacer) reserve() time.Duration {
 		}
 		pc.sentNext = (pc.sentNext + 1) % perHour
 	}
-	return at.Sub(now)
+	return at.Sub(now), true
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -157,8 +166,9 @@ func (pc *pacer) waited(kind string, d time.Duration) {
 // sent; a wait ends early, with the context's error, when the request's
 // context does.
 type paceTransport struct {
-	next  http.RoundTripper
-	pacer *pacer
+	next           http.RoundTripper
+	pacer          *pacer
+	installationID int64
 }
 
 func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -169,7 +179,12 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if contentCreating(req) {
-		if d := t.pacer.reserve(); d > 0 {
+		d, ok := t.pacer.reserve(MaxPaceWait)
+		if !ok {
+			t.pacer.waited(PaceContent, 0)
+			return fail(&LimitError{InstallationID: t.installationID, Limit: LimitSecondary, Until: t.pacer.now().Add(d)})
+		}
+		if d > 0 {
 			t.pacer.waited(PaceContent, d)
 			if err := t.pacer.sleep(req.Context(), d); err != nil {
 				return fail(err)

@@ -23,7 +23,10 @@ func paceTimes(p Pace, n int) (sent []time.Time, waits []time.Duration) {
 	clock := fakeclock.New(t0)
 	pc := newPacer(p, clock.Now, nil, nil)
 	for range n {
-		d := pc.reserve()
+		d, ok := pc.reserve(0)
+		if !ok {
+			panic("no wait limit given")
+		}
 		clock.Advance(d)
 		sent, waits = append(sent, clock.Now()), append(waits, d)
 	}
@@ -198,3 +201,36 @@ func TestPaceTransportCapsConcurrency(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPaceTransportPostponesLongWaits: a write that would wait more than
+// MaxPaceWait is not sent and fails with a LimitError until its time, which
+// the service's jobs wait for postponed; its place is not kept.
+func TestPaceTransportPostponesLongWaits(t *testing.T) {
+	clock := fakeclock.New(t0)
+	pc := newPacer(Pace{ContentPerMinute: 2, ContentBurst: 1}, clock.Now, func(context.Context, time.Duration) error {
+		return nil // requests arriving together: the clock does not move
+	}, nil)
+	stub := &stubTransport{}
+	rt := &paceTransport{next: stub, pacer: pc, installationID: 7}
+	ctx := context.Background()
+	for range 2 { // at once, then a minute later
+		resp, err := do(t, rt, ctx, http.MethodPost, "/repos/acme/infra/issues/1/comments")
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	for range 2 {
+		_, err := do(t, rt, ctx, http.MethodPost, "/repos/acme/infra/issues/1/comments")
+		var le *LimitError
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, LimitError{InstallationID: 7, Limit: LimitSecondary, Until: t0.Add(2 * time.Minute)}, *le)
+		until, limit, ok := LimitWait(err, clock.Now())
+		require.True(t, ok)
+		require.Equal(t, LimitSecondary, limit)
+		require.Equal(t, t0.Add(2*time.Minute), until)
+	}
+	require.Equal(t, 2, stub.count())
+	clock.Advance(time.Minute)
+	resp, err := do(t, rt, ctx, http.MethodPost, "/repos/acme/infra/issues/1/comments")
+	require.NoError(t, err, "the places refused were not kept")
+	resp.Body.Close()
+}
