@@ -107,16 +107,32 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(job*1000/n, "job-ms")
 	logRoutes(b, "plan job", routes, b.N)
 
+	// A second plan of the last PR (/shardgate plan), counted once: the
+	// reads the first job made are asked again conditionally.
+	before := len(h.gh.Requests())
+	h.comment(pr, approver, "/shardgate plan")
+	routes, notModified = map[string]int{}, 0
+	reqs := h.gh.Requests()[before:]
+	for _, q := range reqs {
+		routes[route(q)]++
+		if q.Status == http.StatusNotModified {
+			notModified++
+		}
+	}
+	b.ReportMetric(float64(len(reqs)), "github-calls/replan")
+	b.ReportMetric(float64(notModified), "github-304/replan")
+	logRoutes(b, "second plan of a PR", routes, 1)
+
 	// One merge and its apply (the last PR, attested): counted once, not timed.
 	h.comment(pr, approver, "/shardgate attest quiesce create-order")
-	before := len(h.gh.Requests())
+	before = len(h.gh.Requests())
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(b, jobs, 1)
 	require.Equal(b, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	h.eventuallyComment(pr, "✅ applied")
 	routes = map[string]int{}
-	reqs := h.gh.Requests()[before:]
+	reqs = h.gh.Requests()[before:]
 	notModified = 0
 	for _, q := range reqs {
 		routes[route(q)]++

@@ -93,3 +93,29 @@ func TestNotModifiedOnlyForGET(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	require.Empty(t, resp.Header.Get("ETag"))
 }
+
+// TestPullRequestETagHoldsUntilItChanges: a pull request's answer, its
+// updated_at included, stays the same while nothing changes it (as on
+// GitHub), so a later conditional read is a 304; a change moves updated_at.
+func TestPullRequestETagHoldsUntilItChanges(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 5, 0, 0, time.UTC))
+	gh := New(t, WithClock(clock.Now))
+	_, pr := newRepoWithPR(t, gh)
+	path := fmt.Sprintf("/repos/acme/infra/pulls/%d", pr.Number)
+	first, _ := get(t, gh, path, "")
+	clock.Advance(time.Minute)
+	again, _ := get(t, gh, path, first.Header.Get("ETag"))
+	require.Equal(t, http.StatusNotModified, again.StatusCode)
+
+	clock.Advance(time.Minute)
+	gh.AddLabel("acme", "infra", pr.Number, "shardgate/plan-ok", "bob")
+	changed, body := get(t, gh, path, first.Header.Get("ETag"))
+	require.Equal(t, http.StatusOK, changed.StatusCode)
+	require.Contains(t, string(body), `"updated_at":"2026-12-04T13:07:00Z"`)
+	clock.Advance(time.Minute)
+	gh.ClosePR("acme", "infra", pr.Number, false)
+	clock.Advance(time.Minute)
+	_, body = get(t, gh, path, "")
+	require.Contains(t, string(body), `"closed_at":"2026-12-04T13:08:00Z"`)
+	require.Contains(t, string(body), `"updated_at":"2026-12-04T13:08:00Z"`)
+}
