@@ -77,7 +77,8 @@ type Config struct {
 	PrivateKeyFile string
 	WebhookSecret  Secret
 	// GitHubPace paces each installation's requests under GitHub's
-	// secondary limits (github.go).
+	// secondary limits (github.go); Parse sets the defaults, a zero Pace
+	// paces nothing.
 	GitHubPace      ghapp.Pace
 	StorePath       string
 	TerraformBinary string
