@@ -149,6 +149,9 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		return kept.answer(req, resp), nil
 	case resp.StatusCode == http.StatusOK:
+		if ok {
+			t.cache.remove(k) // changed: what keep does not keep is gone
+		}
 		return t.keep(k, resp), nil
 	case ok && resp.StatusCode == http.StatusNotFound:
 		t.cache.remove(k) // gone: its ETag will not match again

@@ -134,9 +134,20 @@ func TestETagCacheKeepsOnlyWhatItShould(t *testing.T) {
 			require.Zero(t, cache.Len())
 		})
 	}
+	// An answer kept, then changed into one that is not kept, is dropped.
 	srv := &etagServer{}
 	cache := NewETagCache(10, 1000, 100)
 	c, base := etagClient(t, srv, cache)
+	getBody(t, c, base+"/grows")
+	require.Equal(t, 1, cache.Len())
+	srv.mu.Lock()
+	srv.version, srv.size = 1, 200
+	srv.mu.Unlock()
+	getBody(t, c, base+"/grows")
+	getBody(t, c, base+"/grows")
+	require.Equal(t, []string{"", `W/"/grows-0"`, ""}, srv.sent())
+	require.Zero(t, cache.Len())
+
 	resp, err := c.Post(base+"/repos/acme/infra/issues/1/comments", "application/json", strings.NewReader(`{}`))
 	require.NoError(t, err)
 	resp.Body.Close()
