@@ -29,7 +29,7 @@ func (s *Server) metricBudgets() []metrics.GitHubBudget {
 	var out []metrics.GitHubBudget
 	for _, b := range s.githubBudgets() {
 		out = append(out, metrics.GitHubBudget{InstallationID: b.InstallationID, Limit: b.Limit, Remaining: b.Remaining,
-			Reset: b.Reset, SecondaryUntil: b.SecondaryUntil})
+			Reset: b.Reset, SecondaryUntil: b.SecondaryUntil, Paced: b.Paced, PacedFor: b.PacedFor})
 	}
 	return out
 }

@@ -43,7 +43,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 
 	var service, raw time.Duration
 	rawPhases := map[string]time.Duration{}
-	var calls int
+	var calls, notModified int
 	routes := map[string]int{}
 	phases0 := terraformSeconds(b, h.srv.registry)
 	plan0, job0 := histSum(b, h.srv.registry, "shardgate_plan_duration_seconds"), histSum(b, h.srv.registry, "shardgate_job_duration_seconds")
@@ -74,6 +74,9 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 		calls += len(reqs)
 		for _, q := range reqs {
 			routes[route(q)]++
+			if q.Status == http.StatusNotModified {
+				notModified++
+			}
 		}
 		for c, d := range rawPlan(b, h, tf, branch) {
 			rawPhases[c] += d
@@ -88,6 +91,8 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(ms(raw), "raw-ms/job")
 	b.ReportMetric(ms(service-raw), "overhead-ms")
 	b.ReportMetric(float64(calls)/n, "github-calls/plan")
+	// Conditional reads answered 304 Not Modified: calls that cost no budget.
+	b.ReportMetric(float64(notModified)/n, "github-304/plan")
 	// The breakdown from the service's own metrics, per job.
 	phases := terraformSeconds(b, h.srv.registry)
 	var runs []string
@@ -102,20 +107,41 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(job*1000/n, "job-ms")
 	logRoutes(b, "plan job", routes, b.N)
 
+	// A second plan of the last PR (/shardgate plan), counted once: the
+	// reads the first job made are asked again conditionally.
+	before := len(h.gh.Requests())
+	h.comment(pr, approver, "/shardgate plan")
+	routes, notModified = map[string]int{}, 0
+	reqs := h.gh.Requests()[before:]
+	for _, q := range reqs {
+		routes[route(q)]++
+		if q.Status == http.StatusNotModified {
+			notModified++
+		}
+	}
+	b.ReportMetric(float64(len(reqs)), "github-calls/replan")
+	b.ReportMetric(float64(notModified), "github-304/replan")
+	logRoutes(b, "second plan of a PR", routes, 1)
+
 	// One merge and its apply (the last PR, attested): counted once, not timed.
 	h.comment(pr, approver, "/shardgate attest quiesce create-order")
-	before := len(h.gh.Requests())
+	before = len(h.gh.Requests())
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(b, jobs, 1)
 	require.Equal(b, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
 	h.eventuallyComment(pr, "✅ applied")
 	routes = map[string]int{}
-	reqs := h.gh.Requests()[before:]
+	reqs = h.gh.Requests()[before:]
+	notModified = 0
 	for _, q := range reqs {
 		routes[route(q)]++
+		if q.Status == http.StatusNotModified {
+			notModified++
+		}
 	}
 	b.ReportMetric(float64(len(reqs)), "github-calls/apply")
+	b.ReportMetric(float64(notModified), "github-304/apply")
 	logRoutes(b, "merge and apply", routes, 1)
 }
 
@@ -183,11 +209,15 @@ func (s *githubStamps) lastCommentEdit() (time.Time, bool) {
 
 var routeID = regexp.MustCompile(`/([0-9]+|[0-9a-f]{40})(/|$)`)
 
-// route is a request's method and path with ids and shas folded.
+// route is a request's method and path with ids and shas folded, marked
+// when it was answered 304 Not Modified.
 func route(r githubtest.Recorded) string {
 	p := r.Path
 	for routeID.MatchString(p) {
 		p = routeID.ReplaceAllString(p, "/{id}$2")
+	}
+	if r.Status == http.StatusNotModified {
+		p += " (304)"
 	}
 	return r.Method + " " + p
 }

@@ -140,6 +140,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 			return nil, err
 		}
 		cc.Budgets().SetClock(s.now)
+		cc.SetPace(cfg.GitHubPace)
 		s.clients = cc
 	}
 	if err := s.openWorkDir(); err != nil {

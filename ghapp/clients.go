@@ -5,11 +5,13 @@
 package ghapp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
@@ -45,6 +47,9 @@ type CachingClientCreator struct {
 	mu      sync.Mutex // one client made per installation, even when asked at once
 	clients *lru.Cache[int64, *installationClient]
 	budgets *Budgets
+	etags   *ETagCache
+	pace    Pace
+	sleep   func(context.Context, time.Duration) error
 }
 
 type installationClient struct {
@@ -76,8 +81,21 @@ func NewClientCreator(apiURL string, appID int64, privateKeyPEM []byte, base htt
 		return nil, fmt.Errorf("new client creator: %w", err)
 	}
 	return &CachingClientCreator{apiURL: u, appID: appID, key: privateKeyPEM, base: base, clients: clients,
-		budgets: NewBudgets(nil)}, nil
+		budgets: NewBudgets(nil), etags: NewETagCache(0, 0, 0), pace: DefaultPace()}, nil
 }
+
+// SetPace sets how each installation's requests are paced (default
+// DefaultPace); call it before the clients are used.
+func (c *CachingClientCreator) SetPace(p Pace) { c.pace = p }
+
+// SetSleep replaces the pacer's wait (a timer cut short by the request's
+// context) — tests move a clock instead; call it before the clients are used.
+func (c *CachingClientCreator) SetSleep(sleep func(context.Context, time.Duration) error) {
+	c.sleep = sleep
+}
+
+// ETags is the conditional-request cache of every installation.
+func (c *CachingClientCreator) ETags() *ETagCache { return c.etags }
 
 // Budgets is what GitHub last said about each installation's rate limits;
 // the installation clients do not send a request GitHub said it would refuse.
@@ -97,7 +115,15 @@ func (c *CachingClientCreator) get(installationID int64) (*installationClient, e
 		return nil, fmt.Errorf("github client for installation %d: %w", installationID, err)
 	}
 	itr.BaseURL = strings.TrimSuffix(c.apiURL.String(), "/")
-	hc := &http.Client{Transport: &budgetTransport{next: itr, installationID: installationID, budgets: c.budgets}}
+	// Outermost first: conditional requests, then pacing (a paced request
+	// reserves its budget once it may go), the budget, the token.
+	budgets := c.budgets
+	pc := newPacer(c.pace, func() time.Time { return budgets.now() }, c.sleep,
+		func(kind string, d time.Duration) { budgets.paced(installationID, kind, d) })
+	var rt http.RoundTripper = &budgetTransport{next: itr, installationID: installationID, budgets: budgets}
+	rt = &paceTransport{next: rt, pacer: pc, installationID: installationID}
+	rt = &etagTransport{next: rt, installationID: installationID, cache: c.etags}
+	hc := &http.Client{Transport: rt}
 	gh := github.NewClient(hc)
 	gh.BaseURL = c.apiURL
 	gh.UploadURL = c.apiURL
@@ -128,4 +154,5 @@ func (c *CachingClientCreator) InstallationHTTPClient(installationID int64) (*ht
 // Forget drops an installation's cached client (the App was uninstalled).
 func (c *CachingClientCreator) Forget(installationID int64) {
 	c.clients.Remove(installationID)
+	c.etags.forget(installationID)
 }

@@ -36,6 +36,10 @@ type Budget struct {
 	SecondaryUntil time.Time
 	// Seen is when GitHub said it.
 	Seen time.Time
+	// Paced counts the requests shardgate held back itself (Pace), by
+	// PaceContent and PaceConcurrency, and PacedFor how long they waited.
+	Paced    map[string]int64
+	PacedFor map[string]time.Duration
 	// probing: the request that learns the budget after its reset is out.
 	probing bool
 }
@@ -147,8 +151,13 @@ func (b *Budgets) observe(installationID int64, resp *http.Response) {
 			}
 			// Answers of one window arrive out of order, and requests still
 			// in flight were reserved: within a window the lowest count holds.
+			// A 304 Not Modified was reserved but is not counted: given back.
 			if reset.Equal(bu.Reset) && bu.Limit > 0 {
-				remaining, used = min(remaining, bu.Remaining), max(used, bu.Used)
+				held := bu.Remaining
+				if resp.StatusCode == http.StatusNotModified {
+					held++
+				}
+				remaining, used = min(remaining, held), max(used, bu.Used)
 			}
 			bu.Resource, bu.Limit, bu.Remaining, bu.Used, bu.Reset = "core", limit, remaining, used, reset
 		}
@@ -249,6 +258,25 @@ func (t *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.budgets.observe(t.installationID, resp)
 	return resp, nil
+}
+
+// paced counts a request the installation's pacer held back for d.
+func (b *Budgets) paced(installationID int64, kind string, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bu, _ := b.all.Peek(installationID)
+	bu.InstallationID = installationID
+	paced, pacedFor := make(map[string]int64, 2), make(map[string]time.Duration, 2)
+	for k, v := range bu.Paced { // copied: All hands out the old maps
+		paced[k] = v
+	}
+	for k, v := range bu.PacedFor {
+		pacedFor[k] = v
+	}
+	paced[kind]++
+	pacedFor[kind] += d
+	bu.Paced, bu.PacedFor = paced, pacedFor
+	b.all.Add(installationID, bu)
 }
 
 // unprobe lets another request learn the budget when the one sent for it

@@ -62,7 +62,8 @@ func testMetrics(t *testing.T) (*Metrics, *prometheus.Registry) {
 		},
 		GitHub: func() []GitHubBudget {
 			return []GitHubBudget{{InstallationID: 42, Limit: 5000, Remaining: 17, Reset: time.Unix(1700003600, 0),
-				SecondaryUntil: time.Unix(1700000060, 0)}, {InstallationID: 43}}
+				SecondaryUntil: time.Unix(1700000060, 0), Paced: map[string]int64{"content": 4},
+				PacedFor: map[string]time.Duration{"content": 90 * time.Second}}, {InstallationID: 43}}
 		},
 	})
 	m.SetEvents([]string{"pull_request", "issue_comment"})
@@ -250,6 +251,10 @@ func TestGitHubBudgetMetrics(t *testing.T) {
 	require.Equal(t, 1700003600.0, value(t, reg, "shardgate_github_rate_limit_reset_timestamp_seconds", "42"))
 	require.Equal(t, 1700000060.0, value(t, reg, "shardgate_github_secondary_limit_until_timestamp_seconds", "42"))
 	require.Equal(t, 0.0, value(t, reg, "shardgate_github_secondary_limit_until_timestamp_seconds", "43"))
+	require.Equal(t, 4.0, value(t, reg, "shardgate_github_paced_requests_total", "42", "content"))
+	require.Equal(t, 90.0, value(t, reg, "shardgate_github_paced_wait_seconds_total", "42", "content"))
+	require.Equal(t, 0.0, value(t, reg, "shardgate_github_paced_requests_total", "42", "concurrency"))
+	require.Equal(t, 0.0, value(t, reg, "shardgate_github_paced_requests_total", "43", "content"))
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {

@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
@@ -73,8 +74,12 @@ type Config struct {
 	AppID        int64
 	PrivateKey   Secret
 	// PrivateKeyFile is where PrivateKey was read from, for errors about it.
-	PrivateKeyFile  string
-	WebhookSecret   Secret
+	PrivateKeyFile string
+	WebhookSecret  Secret
+	// GitHubPace paces each installation's requests under GitHub's
+	// secondary limits (github.go); Parse sets the defaults, a zero Pace
+	// paces nothing.
+	GitHubPace      ghapp.Pace
 	StorePath       string
 	TerraformBinary string
 	LockTimeout     time.Duration
@@ -176,13 +181,6 @@ type rawDrift struct {
 	Interval string `yaml:"interval"`
 }
 
-type rawGitHub struct {
-	APIURL            string `yaml:"api_url"`
-	AppID             int64  `yaml:"app_id"`
-	PrivateKeyFile    string `yaml:"private_key_file"`
-	WebhookSecretFile string `yaml:"webhook_secret_file"`
-}
-
 type rawTerraform struct {
 	Binary              string                  `yaml:"binary"`
 	LockTimeout         string                  `yaml:"lock_timeout"`
@@ -269,6 +267,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	} else {
 		v.addf("no webhook secret: set github.webhook_secret_file or %s (shardgate refuses unsigned webhooks)", EnvWebhookSecret)
 	}
+	c.GitHubPace = v.githubPace(r.GitHub)
 	v.store(r.Store, c)
 	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
 	c.Sandbox = v.sandbox(r.Terraform.Sandbox)

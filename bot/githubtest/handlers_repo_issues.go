@@ -101,7 +101,7 @@ func (s *Server) issueJSON(r *repo, is *Issue) map[string]any {
 // prIssueJSON is a pull request as the issues list shows it.
 func (s *Server) prIssueJSON(r *repo, pr *PullRequest) map[string]any {
 	m := s.issueJSON(r, &Issue{Number: pr.Number, Title: pr.Title, Body: pr.Body, User: pr.User, State: pr.State,
-		Labels: pr.Labels, Created: pr.Created, Updated: s.now()})
+		Labels: pr.Labels, Created: pr.Created, Updated: pr.updatedAt()})
 	base := s.URL() + "repos/" + r.fullName()
 	m["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/pulls/%d", base, pr.Number),
 		"html_url": fmt.Sprintf("https://github.example/%s/pull/%d", r.fullName(), pr.Number),

@@ -125,6 +125,7 @@ func updatePull(s *Server, c *call) reply {
 	if in.State != nil {
 		pr.State = *in.State
 	}
+	s.touch(pr)
 	return ok(s.pullJSON(r, pr))
 }
 

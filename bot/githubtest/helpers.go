@@ -88,6 +88,7 @@ func (s *Server) OpenPR(owner, name string, pr PullRequest) PullRequest {
 	if p.Created.IsZero() {
 		p.Created = s.now().UTC()
 	}
+	p.updated = p.Created
 	if p.HeadRef == "" && p.HeadSHA == "" {
 		s.t.Fatalf("githubtest: pull request #%d of %s needs a HeadRef or a HeadSHA", p.Number, r.fullName())
 	}
@@ -109,6 +110,7 @@ func (s *Server) SyncPR(owner, name string, number int) string {
 	r, pr := s.mustPR(owner, name, number)
 	pr.HeadSHA, pr.BaseSHA = "", ""
 	s.resolvePR(r, pr)
+	s.touch(pr)
 	return pr.HeadSHA
 }
 
@@ -137,6 +139,7 @@ func (s *Server) SetDraft(owner, name string, number int, draft bool) {
 	defer s.mu.Unlock()
 	_, pr := s.mustPR(owner, name, number)
 	pr.Draft = draft
+	s.touch(pr)
 }
 
 // ClosePR closes a pull request, merged or not.
@@ -146,6 +149,7 @@ func (s *Server) ClosePR(owner, name string, number int, merged bool) {
 	defer s.mu.Unlock()
 	_, pr := s.mustPR(owner, name, number)
 	pr.State, pr.Merged = "closed", merged
+	s.touch(pr)
 }
 
 // MergePR closes a pull request as merged by mergedBy into mergeCommitSHA,
@@ -156,6 +160,7 @@ func (s *Server) MergePR(owner, name string, number int, mergedBy, mergeCommitSH
 	defer s.mu.Unlock()
 	_, pr := s.mustPR(owner, name, number)
 	pr.State, pr.Merged, pr.MergedBy, pr.MergeCommitSHA = "closed", true, mergedBy, mergeCommitSHA
+	s.touch(pr)
 }
 
 // PR returns a copy of a pull request.
@@ -191,6 +196,7 @@ func (s *Server) addLabel(r *repo, pr *PullRequest, label, actor string) {
 		return
 	}
 	pr.Labels = append(pr.Labels, label)
+	s.touch(pr)
 	s.appendEvent(r, pr.Number, "labeled", label, actor)
 }
 
@@ -199,6 +205,7 @@ func (s *Server) removeLabel(r *repo, pr *PullRequest, label, actor string) bool
 		return false
 	}
 	pr.Labels = removeLabel(pr.Labels, label)
+	s.touch(pr)
 	s.appendEvent(r, pr.Number, "unlabeled", label, actor)
 	return true
 }

@@ -15,7 +15,8 @@ type RateLimits struct {
 	// 5,000 an hour). Every answer to an installation carries
 	// x-ratelimit-limit, -remaining, -used, -reset and -resource; at 0 the
 	// request is refused with 403 and GitHub's "API rate limit exceeded"
-	// until the reset.
+	// until the reset. A GET answered 304 Not Modified (a matching
+	// If-None-Match) is not counted, as on GitHub.
 	Primary int
 	// Window is how long a primary budget lasts (default an hour), on the
 	// fake's clock (WithClock).
@@ -83,16 +84,7 @@ func (s *Server) rateLimit(c *call) (http.Header, *reply, string) {
 		st.content, st.contentReset = 0, now.Add(l.ContentWindow)
 	}
 	h := http.Header{}
-	primaryHeaders := func() {
-		if l.Primary <= 0 {
-			return
-		}
-		h.Set("X-Ratelimit-Limit", strconv.Itoa(l.Primary))
-		h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(l.Primary-st.used, 0)))
-		h.Set("X-Ratelimit-Used", strconv.Itoa(st.used))
-		h.Set("X-Ratelimit-Reset", strconv.FormatInt(st.reset.Unix(), 10))
-		h.Set("X-Ratelimit-Resource", "core")
-	}
+	primaryHeaders := func() { s.primaryHeaders(h, st) }
 	if now.Before(st.secondaryUntil) {
 		primaryHeaders()
 		return h, secondaryLimited(h, st.secondaryUntil.Sub(now)), "secondary"
@@ -120,6 +112,35 @@ func (s *Server) rateLimit(c *call) (http.Header, *reply, string) {
 	st.used++
 	primaryHeaders()
 	return h, nil, ""
+}
+
+// primaryHeaders sets the x-ratelimit-* headers of an installation's
+// standing; callers hold s.mu.
+func (s *Server) primaryHeaders(h http.Header, st *installationLimits) {
+	l := s.limits
+	if l.Primary <= 0 {
+		return
+	}
+	h.Set("X-Ratelimit-Limit", strconv.Itoa(l.Primary))
+	h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(l.Primary-st.used, 0)))
+	h.Set("X-Ratelimit-Used", strconv.Itoa(st.used))
+	h.Set("X-Ratelimit-Reset", strconv.FormatInt(st.reset.Unix(), 10))
+	h.Set("X-Ratelimit-Resource", "core")
+}
+
+// refund gives back what rateLimit charged for a request answered 304 Not
+// Modified, which GitHub does not count against the primary limit, and
+// rewrites the answer's headers h to say so; callers hold s.mu.
+func (s *Server) refund(c *call, h http.Header) {
+	if s.limits == nil || c.installationID == 0 {
+		return
+	}
+	st := s.installationLimits[c.installationID]
+	if st == nil || st.used == 0 {
+		return
+	}
+	st.used--
+	s.primaryHeaders(h, st)
 }
 
 func contentCreating(method string) bool {

@@ -170,6 +170,7 @@ type reply struct {
 	status int
 	body   any
 	header http.Header
+	raw    []byte // body already encoded (conditional); nil: encode body
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +220,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.record(r, body, c.installationID, rep.status, c.limited)
-	raw, err := encodeBody(rep.body)
+	raw, err := rep.raw, error(nil)
+	if raw == nil {
+		raw, err = encodeBody(rep.body)
+	}
 	if err != nil {
 		s.t.Errorf("githubtest: encode answer to %s %s: %v", r.Method, route.Path, err)
 		rep = reply{status: http.StatusInternalServerError, body: errorBody("encode answer")}
@@ -276,7 +280,11 @@ func (s *Server) handle(c *call) (reply, answered) {
 	}
 	f, faulted := s.takeFault(c.r.Method, c.r.URL.Path, c.route.Path)
 	if !faulted {
-		return withHeaders(h(s, c), limitHeader), answerNormally
+		rep, notModified := conditional(c, h(s, c))
+		if notModified {
+			s.refund(c, limitHeader)
+		}
+		return withHeaders(rep, limitHeader), answerNormally
 	}
 	if f.After {
 		_ = h(s, c) // done, and its answer lost

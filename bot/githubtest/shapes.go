@@ -167,7 +167,10 @@ func (s *Server) pullJSON(r *repo, pr *PullRequest) map[string]any {
 	headOwner, _, _ := strings.Cut(headRepo, "/")
 	var mergedAt, closedAt any
 	if pr.State == "closed" {
-		closedAt = ts(s.now())
+		closedAt = ts(pr.closed)
+		if pr.closed.IsZero() { // closed in OpenPR's argument
+			closedAt = ts(pr.updatedAt())
+		}
 		if pr.Merged {
 			mergedAt = closedAt
 		}
@@ -183,7 +186,7 @@ func (s *Server) pullJSON(r *repo, pr *PullRequest) map[string]any {
 		"number": pr.Number, "state": pr.State, "title": pr.Title, "body": pr.Body,
 		"user": s.userJSON(pr.User), "draft": pr.Draft, "merged": pr.Merged, "locked": false,
 		"labels": s.labelsJSON(r, pr.Labels), "author_association": s.association(r, pr.User),
-		"created_at": ts(pr.Created), "updated_at": ts(s.now()), "closed_at": closedAt, "merged_at": mergedAt,
+		"created_at": ts(pr.Created), "updated_at": ts(pr.updatedAt()), "closed_at": closedAt, "merged_at": mergedAt,
 		"url":       fmt.Sprintf("%s/pulls/%d", base, pr.Number),
 		"issue_url": fmt.Sprintf("%s/issues/%d", base, pr.Number),
 		"html_url":  fmt.Sprintf("https://github.example/%s/pull/%d", r.fullName(), pr.Number),

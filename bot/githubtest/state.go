@@ -29,6 +29,31 @@ type PullRequest struct {
 	MergedBy       string
 	Labels         []string
 	Created        time.Time
+	// updated and closed are when the fake last changed the pull request
+	// and closed it (touch): its answers stay the same, ETag included,
+	// until it changes, as on GitHub.
+	updated, closed time.Time
+}
+
+// updatedAt is when the pull request last changed.
+func (p *PullRequest) updatedAt() time.Time {
+	if p.updated.IsZero() {
+		return p.Created
+	}
+	return p.updated
+}
+
+// touch records that a pull request changed now (updated_at), and when it
+// was closed (closed_at); callers hold s.mu.
+func (s *Server) touch(pr *PullRequest) {
+	now := s.now().UTC()
+	pr.updated = now
+	switch {
+	case pr.State != "closed":
+		pr.closed = time.Time{}
+	case pr.closed.IsZero():
+		pr.closed = now
+	}
 }
 
 // Comment is an issue comment.
