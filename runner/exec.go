@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/shardgate/shardgate/internal/phases"
 )
 
 // DefaultPassEnv are the variables terraform inherits from the process
@@ -162,8 +164,10 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	w, flush := j.tee(out)
 	j.tf.SetStdout(w)
 	j.tf.SetStderr(w)
+	j.started = 0
 	err := fn(ctx, w)
 	took := j.r.now().Sub(begin)
+	phases.Add(ctx, phases.Terraform, took-j.started)
 	j.tf.SetStdout(nil)
 	j.tf.SetStderr(nil)
 	flush()
@@ -254,7 +258,11 @@ func (j *Job) direct(ctx context.Context, out, stdout io.Writer, args ...string)
 	if stdout == nil {
 		stdout = out
 	}
-	cmd := exec.CommandContext(ctx, j.execPath, args...)
+	path := j.execPath
+	if j.confine != nil {
+		path = j.confine.Exec // terraform itself, confined by runConfined
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = j.cfg.Dir
 	cmd.Env = j.directEnv()
 	cmd.Stdout = stdout
@@ -262,13 +270,23 @@ func (j *Job) direct(ctx context.Context, out, stdout io.Writer, args ...string)
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = j.r.grace
-	return cmd.Run()
+	if j.confine == nil {
+		return cmd.Run()
+	}
+	begin := time.Now()
+	return runConfined(*j.confine, args, cmd, func() {
+		j.started = time.Since(begin)
+		phases.Add(ctx, phases.SandboxStart, j.started)
+	})
 }
 
 // directEnv is the job environment plus what tfexec adds to every command:
 // automation mode, and logging off so that it cannot pollute the output.
 func (j *Job) directEnv() []string {
 	env := maps.Clone(j.env)
+	if j.confine != nil {
+		delete(env, SandboxEnv) // for the launcher only: terraform starts confined
+	}
 	env["TF_IN_AUTOMATION"] = "1"
 	env["TF_INPUT"] = "0"
 	for _, k := range []string{"TF_LOG", "TF_LOG_CORE", "TF_LOG_PATH", "TF_LOG_PROVIDER"} {
