@@ -21,6 +21,7 @@ import (
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/internal/tftest"
 )
 
@@ -47,6 +48,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	routes := map[string]int{}
 	phases0 := terraformSeconds(b, h.srv.registry)
 	plan0, job0 := histSum(b, h.srv.registry, "shardgate_plan_duration_seconds"), histSum(b, h.srv.registry, "shardgate_job_duration_seconds")
+	phase0 := histSumBy(b, h.srv.registry, "shardgate_plan_job_phase_seconds", "phase")
 	var pr githubtest.PullRequest
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -89,17 +91,27 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 	b.ReportMetric(ms(service-raw), "overhead-ms")
 	b.ReportMetric(float64(calls)/n, "github-calls/plan")
 	// The breakdown from the service's own metrics, per job.
-	phases := terraformSeconds(b, h.srv.registry)
+	tfPhases := terraformSeconds(b, h.srv.registry)
 	var runs []string
 	for _, c := range []string{"init", "plan", "show"} {
-		b.ReportMetric((phases[c]-phases0[c])*1000/n, "tf-"+c+"-ms")
-		runs = append(runs, fmt.Sprintf("%s %.1f× (raw %.0f ms)", c, (phases[c+".n"]-phases0[c+".n"])/n, ms(rawPhases[c])))
+		b.ReportMetric((tfPhases[c]-phases0[c])*1000/n, "tf-"+c+"-ms")
+		runs = append(runs, fmt.Sprintf("%s %.1f× (raw %.0f ms)", c, (tfPhases[c+".n"]-phases0[c+".n"])/n, ms(rawPhases[c])))
 	}
 	b.Logf("terraform runs per plan job: %s", strings.Join(runs, ", "))
 	plan := histSum(b, h.srv.registry, "shardgate_plan_duration_seconds") - plan0
 	job := histSum(b, h.srv.registry, "shardgate_job_duration_seconds") - job0
 	b.ReportMetric(plan*1000/n, "plan-ms")
 	b.ReportMetric(job*1000/n, "job-ms")
+	// The breakdown, from the job's own phase timings: checkout,
+	// sandbox start, terraform, parse, live reads, policy, GitHub calls.
+	byPhase := histSumBy(b, h.srv.registry, "shardgate_plan_job_phase_seconds", "phase")
+	var phased float64
+	for _, p := range phases.Names {
+		d := (byPhase[p] - phase0[p]) * 1000 / n
+		phased += d
+		b.ReportMetric(d, strings.ReplaceAll(p, "_", "-")+"-ms")
+	}
+	b.ReportMetric(job*1000/n-phased, "other-ms")
 	logRoutes(b, "plan job", routes, b.N)
 
 	// One merge and its apply (the last PR, attested): counted once, not timed.
@@ -219,6 +231,27 @@ func histSum(b *testing.B, reg prometheus.Gatherer, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// histSumBy is the sum of a histogram's series by the value of label, in
+// seconds.
+func histSumBy(b testing.TB, reg prometheus.Gatherer, name, label string) map[string]float64 {
+	families, err := reg.Gather()
+	require.NoError(b, err)
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] += m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // terraformSeconds is shardgate_terraform_command_duration_seconds' sum by

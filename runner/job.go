@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,10 +172,32 @@ func (j *Job) Init(ctx context.Context) error {
 	if err := j.init(ctx); err != nil {
 		return err
 	}
-	if j.cfg.Workspace == "" {
+	if j.cfg.Workspace == "" || j.cfg.Workspace == j.currentWorkspace() {
 		return nil
 	}
 	return j.selectWorkspace(ctx, j.cfg.Workspace)
+}
+
+// currentWorkspace is the workspace terraform runs in without a `workspace
+// select`: the one its data dir records, or "default" when it records none
+// (TF_WORKSPACE, which would override both, never reaches terraform: see
+// ReservedEnv). Empty when the record cannot be read: then select.
+func (j *Job) currentWorkspace() string {
+	dataDir := j.cfg.DataDir
+	if !filepath.IsAbs(dataDir) {
+		dataDir = filepath.Join(j.cfg.Dir, dataDir) // terraform resolves it from Dir
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, "environment"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "default"
+	case err != nil:
+		return ""
+	}
+	if name := strings.TrimSpace(string(b)); name != "" {
+		return name
+	}
+	return "default"
 }
 
 func (j *Job) init(ctx context.Context) error {

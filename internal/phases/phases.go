@@ -7,6 +7,7 @@ package phases
 
 import (
 	"context"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -91,4 +92,20 @@ func (t *Timings) Millis() map[string]any {
 		out[k+"_ms"] = got[k].Milliseconds()
 	}
 	return out
+}
+
+// Transport adds the time of each request made with a job's context to
+// phase (its whole round trip, retries included when next retries).
+func Transport(phase string, next http.RoundTripper) http.RoundTripper {
+	return roundTripper{phase: phase, next: next}
+}
+
+type roundTripper struct {
+	phase string
+	next  http.RoundTripper
+}
+
+func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	defer Start(r.Context(), t.phase)()
+	return t.next.RoundTrip(r)
 }
