@@ -77,6 +77,14 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 	return fmt.Errorf("exec %s: %w", p.Exec, err)
 }
 
+// errNoThreadFS is runConfined's error when the thread could not take its
+// own filesystem attributes; nothing was confined nor started then.
+var errNoThreadFS = errors.New("sandbox: unshare the thread's filesystem attributes")
+
+// unshareFS gives the calling thread its own umask, cwd and root; tests
+// stand in a host that refuses it.
+var unshareFS = func() error { return unix.Unshare(unix.CLONE_FS) }
+
 // runConfined runs cmd (whose program is p.Exec) confined to p, as the
 // terraform command args[0] is allowed, without a launcher process: the
 // same confinement as ExecSandboxed, on one thread of this process.
@@ -115,8 +123,8 @@ func runConfined(p SandboxPolicy, args []string, cmd *exec.Cmd, started func()) 
 			runtime.UnlockOSThread()
 			return
 		}
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("sandbox: unshare the thread's filesystem attributes: %w", err)
+		if err := unshareFS(); err != nil {
+			done <- fmt.Errorf("%w: %w", errNoThreadFS, err)
 			return
 		}
 		if err := confineThread(p, args); err != nil {

@@ -4,6 +4,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // starter runs program p.Exec confined to p, from dir, and returns its
@@ -274,6 +276,42 @@ func procStatus(t *testing.T) map[string]string {
 		}
 	}
 	return status
+}
+
+// A host that refuses a thread its own filesystem attributes (a container's
+// seccomp profile may refuse unshare) gets the launcher instead, confined
+// alike; nothing ran on the refused thread, and later commands go straight
+// to the launcher.
+func TestRefusedUnshareFallsBackToTheLauncher(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "webhook-secret")
+	require.NoError(t, os.WriteFile(secret, []byte("hook-5ecret-value"), 0o600))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	r, err := New("/bin/sh", WithSandbox(Sandbox{Launcher: self}), WithTempDir(t.TempDir()))
+	require.NoError(t, err)
+	j, err := r.NewJob(JobConfig{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, j.Close()) })
+	unshares := 0
+	unshareFS = func() error { unshares++; return syscall.EPERM }
+	t.Cleanup(func() {
+		unshareFS = func() error { return unix.Unshare(unix.CLONE_FS) }
+		threadConfinement.Store(true)
+	})
+
+	var out bytes.Buffer
+	err = j.direct(context.Background(), &out, nil, "-c", "umask; cat "+secret)
+	require.Error(t, err, out.String())
+	require.Contains(t, out.String(), "0077")
+	require.Contains(t, out.String(), "Permission denied")
+	require.NotContains(t, out.String(), "hook-5ecret-value")
+	require.Equal(t, 1, unshares)
+	require.False(t, threadConfinement.Load())
+
+	out.Reset()
+	require.NoError(t, j.direct(context.Background(), &out, nil, "-c", "umask"), out.String())
+	require.Equal(t, "0077\n", out.String())
+	require.Equal(t, 1, unshares, "not tried again")
 }
 
 func TestCheckLandlockABI(t *testing.T) {

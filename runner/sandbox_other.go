@@ -22,5 +22,7 @@ func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }
 // SandboxConnectSupported always fails off Linux.
 func SandboxConnectSupported() error { return errNoLandlock }
 
+var errNoThreadFS = errors.New("sandbox: a thread of its own needs Linux")
+
 // runConfined always fails off Linux.
 func runConfined(SandboxPolicy, []string, *exec.Cmd, func()) error { return errNoLandlock }
