@@ -6,6 +6,7 @@ import (
 
 	"github.com/shardgate/shardgate/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/records"
 	"github.com/shardgate/shardgate/repopolicy"
@@ -25,7 +26,9 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	}
 	req := policy.Request{ChangeSet: rec.ChangeSet, Coordinator: rec.Coordinator, Live: rec.Live, Labels: labels,
 		Attestations: atts, Config: pol.Config, Now: s.now()}
+	stop := phases.Start(ctx, phases.Policy)
 	dec, err := pol.Engine.Evaluate(ctx, req)
+	stop()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logctx.Logger(ctx).WithError(err).Error("policy evaluation failed; denying")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/internal/tftest"
 	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/pullreq"
@@ -329,6 +330,19 @@ func TestTerraformDiagnosticsReachTheCheckAndTheComment(t *testing.T) {
 	// The runner told the metrics about each command, the failed plan too.
 	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "init", "ok"))
 	require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_terraform_command_duration_seconds", "plan", "error"))
+}
+
+// A plan job says where its time went (issue 25's breakdown): each phase
+// is observed once per job, every one this job went through with its time.
+func TestPlanJobPhasesAreMeasured(t *testing.T) {
+	h := newHarness(t)
+	h.openPR("scale-create-order", with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+	sums := histSumBy(t, h.srv.registry, "shardgate_plan_job_phase_seconds", "phase")
+	for _, p := range phases.Names {
+		require.EqualValues(t, 1, histCount(t, h.srv.registry, "shardgate_plan_job_phase_seconds", p), p)
+		require.Greater(t, sums[p], 0.0, p)
+	}
+	require.Less(t, sums[phases.SandboxStart], sums[phases.Terraform])
 }
 
 // The gate's plan → policy path on terraform and on OpenTofu: a scale too

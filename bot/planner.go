@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/livestate"
 	"github.com/shardgate/shardgate/metrics"
 	"github.com/shardgate/shardgate/planrun"
@@ -88,7 +89,18 @@ type planRequest struct {
 func (s *Planner) planPR(ctx context.Context, req planRequest) error {
 	unlock := s.prLocks.LockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
 	defer unlock()
+	ctx, timings := phases.With(ctx)
+	defer s.logPhases(ctx, timings, time.Now())
 	return s.planPRLocked(ctx, req)
+}
+
+// logPhases says where a plan job's time went, in its log and metrics.
+func (s *Planner) logPhases(ctx context.Context, t *phases.Timings, start time.Time) {
+	d := t.Get()
+	s.metrics.ObservePlanPhases(d)
+	fields := t.Millis()
+	fields["total_ms"] = time.Since(start).Milliseconds()
+	logctx.Logger(ctx).WithFields(fields).Info("plan job phases")
 }
 
 // noteQueued tells the PR that its plan waits for another shardgate job of the
@@ -165,7 +177,9 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 		return s.publish(ctx, gh, st, nil)
 	}
 
-	checkout, skipped, cleanup, coErr := s.checkoutTree(ctx, req.ref, st.HeadSHA)
+	stop := phases.Start(ctx, phases.Checkout)
+	checkout, skipped, cleanup, coErr := s.checkoutTree(phases.Within(ctx, phases.Checkout), req.ref, st.HeadSHA)
+	stop()
 	defer cleanup()
 	var plans []*records.Plan
 	for _, p := range projects {
@@ -239,7 +253,9 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	cs := res.ChangeSet
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
+	stop := phases.Start(ctx, phases.LiveReads)
 	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
+	stop()
 }
 
 func plural(n int, noun string) string {

@@ -23,6 +23,7 @@ import (
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/internal/reach"
 	"github.com/shardgate/shardgate/listener"
 	"github.com/shardgate/shardgate/livestate"
@@ -131,6 +132,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 			base = rt
 		}
 		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
+		base = phases.Transport(phases.GitHub, base)       // a plan job's time in GitHub calls
 		// Redacted before the retries, which then replay the redacted body.
 		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
 		if err != nil && cfg.PrivateKeyFile != "" {

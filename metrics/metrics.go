@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shardgate/shardgate/internal/phases"
+
 	"github.com/shardgate/shardgate/policy"
 )
 
@@ -59,6 +61,7 @@ type Metrics struct {
 	coordCalls  *prometheus.CounterVec
 	driftChecks *prometheus.CounterVec
 	jobFailures *prometheus.CounterVec
+	planPhases  *prometheus.HistogramVec
 
 	// rules are the rule ids a violation may be counted under.
 	rules map[string]bool
@@ -130,12 +133,13 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 			Name: "shardgate_drift_checks_total", Help: "Drift checks of one project, by outcome (clean, drifted, error).",
 		}, []string{"outcome"}),
 		jobFailures: newJobFailures(),
+		planPhases:  newPlanPhases(),
 		rules:       map[string]bool{},
 	}
 	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobFailures, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
 		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift),
-		newGitHubCollector(src.GitHub)}
+		newGitHubCollector(src.GitHub), m.planPhases}
 	reg.MustRegister(m.collectors...)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())
@@ -174,6 +178,9 @@ func (m *Metrics) initSeries() {
 	}
 	for _, o := range driftOutcomes {
 		m.driftChecks.WithLabelValues(o)
+	}
+	for _, p := range phases.Names {
+		m.planPhases.WithLabelValues(p)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/shardgate/shardgate/coordbroker"
+	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/repoconfig"
@@ -101,7 +102,9 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 	if err != nil {
 		return failed(res, job, err)
 	}
+	endParse := phases.Start(ctx, phases.Parse)
 	cs, err := planparse.ParseBytes(shown.JSON)
+	endParse()
 	if err != nil {
 		res.Error = "terraform's plan could not be read: " + err.Error()
 		return res

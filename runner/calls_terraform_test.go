@@ -89,6 +89,38 @@ func TestJobRunsEachTerraformCommandOnce(t *testing.T) {
 		require.Equal(t, []string{"version -json"}, commands(t, log))
 	})
 
+	// Every project names its workspace ("default" when it names none), and a
+	// fresh data dir is in "default": selecting it again would cost a whole
+	// terraform run. Another data dir's current workspace is still changed.
+	t.Run("the workspace is selected only when it is not the current one", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		dir := writeModule(t, `resource "terraform_data" "x" { input = terraform.workspace }`)
+		dataDir := t.TempDir() // one for all: it records the current workspace
+		plan := func(workspace string) string {
+			j := newJob(t, r, JobConfig{Dir: dir, DataDir: dataDir, Workspace: workspace})
+			require.NoError(t, j.Init(ctx))
+			_, err := j.Plan(ctx)
+			require.NoError(t, err)
+			shown, err := j.Show(ctx)
+			require.NoError(t, err)
+			return string(shown.JSON)
+		}
+		require.Contains(t, plan("default"), `"after":{"input":"default"`)
+		require.Equal(t, []string{"init", "plan", "show -json"}, commands(t, log))
+
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		require.Contains(t, plan("w1"), `"after":{"input":"w1"`)
+		require.Equal(t, []string{"init", "workspace", "workspace", "plan", "show -json"}, commands(t, log), "select, then new")
+
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		require.Contains(t, plan("w1"), `"after":{"input":"w1"`, "the data dir is in w1 already")
+		require.Equal(t, []string{"init", "plan", "show -json"}, commands(t, log))
+
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		require.Contains(t, plan("default"), `"after":{"input":"default"`, "back from w1")
+		require.Equal(t, []string{"init", "workspace", "plan", "show -json"}, commands(t, log))
+	})
+
 	t.Run("the text rendering on demand", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(log, nil, 0o644))
 		j := newJob(t, r, JobConfig{Dir: dir})

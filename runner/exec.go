@@ -11,9 +11,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/shardgate/shardgate/internal/phases"
 )
 
 // DefaultPassEnv are the variables terraform inherits from the process
@@ -162,8 +165,10 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	w, flush := j.tee(out)
 	j.tf.SetStdout(w)
 	j.tf.SetStderr(w)
+	j.started = 0
 	err := fn(ctx, w)
 	took := j.r.now().Sub(begin)
+	phases.Add(ctx, phases.Terraform, took-j.started)
 	j.tf.SetStdout(nil)
 	j.tf.SetStderr(nil)
 	flush()
@@ -254,21 +259,53 @@ func (j *Job) direct(ctx context.Context, out, stdout io.Writer, args ...string)
 	if stdout == nil {
 		stdout = out
 	}
-	cmd := exec.CommandContext(ctx, j.execPath, args...)
+	if j.confine == nil || !threadConfinement.Load() {
+		// Unsandboxed, or through the launcher (execPath, SandboxEnv).
+		return j.command(ctx, out, stdout, j.execPath, j.directEnv(false), args).Run()
+	}
+	begin := time.Now()
+	cmd := j.command(ctx, out, stdout, j.confine.Exec, j.directEnv(true), args)
+	err := runConfined(*j.confine, args, cmd, func() {
+		j.started = time.Since(begin)
+		phases.Add(ctx, phases.SandboxStart, j.started)
+	})
+	if errors.Is(err, errNoThreadFS) {
+		// Nothing ran: this host forbids a thread its own umask (a
+		// container's seccomp profile can refuse unshare). The launcher
+		// confines terraform as well, only slower to start.
+		threadConfinement.Store(false)
+		return j.command(ctx, out, stdout, j.execPath, j.directEnv(false), args).Run()
+	}
+	return err
+}
+
+// threadConfinement is off once unshare(CLONE_FS) was refused: sandboxed
+// commands then all go through the launcher.
+var threadConfinement atomic.Bool
+
+func init() { threadConfinement.Store(true) }
+
+// command is terraform (or the launcher) at path with args, with the same
+// SIGINT-then-kill cancellation as tfexec's.
+func (j *Job) command(ctx context.Context, out, stdout io.Writer, path string, env, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = j.cfg.Dir
-	cmd.Env = j.directEnv()
+	cmd.Env = env
 	cmd.Stdout = stdout
 	cmd.Stderr = out
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = j.r.grace
-	return cmd.Run()
+	return cmd
 }
 
 // directEnv is the job environment plus what tfexec adds to every command:
 // automation mode, and logging off so that it cannot pollute the output.
-func (j *Job) directEnv() []string {
+func (j *Job) directEnv(confined bool) []string {
 	env := maps.Clone(j.env)
+	if confined {
+		delete(env, SandboxEnv) // for the launcher only: terraform starts confined
+	}
 	env["TF_IN_AUTOMATION"] = "1"
 	env["TF_INPUT"] = "0"
 	for _, k := range []string{"TF_LOG", "TF_LOG_CORE", "TF_LOG_PATH", "TF_LOG_PROVIDER"} {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,23 +24,27 @@ import (
 // concurrently (the *tfexec.Terraform's output writers are per-instance state);
 // run jobs in parallel instead.
 type Job struct {
-	r          *Runner
-	cfg        JobConfig
-	tf         *tfexec.Terraform
-	env        map[string]string
-	vars       []string // "name=value" for -var
-	varFile    string   // sensitive variables, in the scratch dir while terraform plans
-	sensitive  map[string]string
-	scratch    string
-	unlock     func() // releases the scratch dir's lock (see SweepScratch)
-	planFile   string
-	execPath   string // terraform, or the sandbox launcher
+	r         *Runner
+	cfg       JobConfig
+	tf        *tfexec.Terraform
+	env       map[string]string
+	vars      []string // "name=value" for -var
+	varFile   string   // sensitive variables, in the scratch dir while terraform plans
+	sensitive map[string]string
+	scratch   string
+	unlock    func() // releases the scratch dir's lock (see SweepScratch)
+	planFile  string
+	execPath  string // terraform, or the sandbox launcher
+	// confine is the sandbox policy direct confines terraform to on a thread
+	// of its own (runConfined); nil: unsandboxed.
+	confine    *SandboxPolicy
 	redactor   *Redactor
 	policy     WaitPolicy
 	onLockWait func(LockWait)
 
 	mu         sync.Mutex
 	lastOutput string
+	started    time.Duration // the running command's sandbox start (runConfined); under mu
 
 	waitsMu   sync.Mutex
 	lockWaits []*LockWaitRecord
@@ -165,10 +172,32 @@ func (j *Job) Init(ctx context.Context) error {
 	if err := j.init(ctx); err != nil {
 		return err
 	}
-	if j.cfg.Workspace == "" {
+	if j.cfg.Workspace == "" || j.cfg.Workspace == j.currentWorkspace() {
 		return nil
 	}
 	return j.selectWorkspace(ctx, j.cfg.Workspace)
+}
+
+// currentWorkspace is the workspace terraform runs in without a `workspace
+// select`: the one its data dir records, or "default" when it records none
+// (TF_WORKSPACE, which would override both, never reaches terraform: see
+// ReservedEnv). Empty when the record cannot be read: then select.
+func (j *Job) currentWorkspace() string {
+	dataDir := j.cfg.DataDir
+	if !filepath.IsAbs(dataDir) {
+		dataDir = filepath.Join(j.cfg.Dir, dataDir) // terraform resolves it from Dir
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, "environment"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "default"
+	case err != nil:
+		return ""
+	}
+	if name := strings.TrimSpace(string(b)); name != "" {
+		return name
+	}
+	return "default"
 }
 
 func (j *Job) init(ctx context.Context) error {
@@ -209,27 +238,35 @@ func (j *Job) Plan(ctx context.Context) (changed bool, err error) {
 	}
 	defer func() { done(err) }()
 	err = j.waitForLock(ctx, func(ctx context.Context, lt time.Duration) error {
-		return j.run(ctx, "plan", func(ctx context.Context, _ io.Writer) error {
-			var err error
-			changed, err = j.tf.Plan(ctx, j.planOptions(lt)...)
+		return j.run(ctx, "plan", func(ctx context.Context, out io.Writer) error {
+			err := j.direct(ctx, out, nil, j.planArgs(lt)...)
+			// -detailed-exitcode: 2 is a plan with changes.
+			if exitErr, ok := errAs[*exec.ExitError](err); ok && exitErr.ExitCode() == 2 {
+				changed, err = true, nil
+			}
 			return err
 		})
 	})
 	return changed, err
 }
 
-func (j *Job) planOptions(lockTimeout time.Duration) []tfexec.PlanOption {
-	opts := []tfexec.PlanOption{tfexec.Out(j.planFile), tfexec.LockTimeout(lockTimeout.String())}
+// planArgs are the arguments tfexec's Plan gives terraform >= 0.15 with the
+// job's options (see direct): the plan file, the lock timeout, the variable
+// files (the sensitive ones last) and the variables.
+func (j *Job) planArgs(lockTimeout time.Duration) []string {
+	args := []string{"plan", "-no-color", "-input=false", "-detailed-exitcode",
+		"-lock-timeout=" + lockTimeout.String(), "-out=" + j.planFile}
 	for _, f := range j.cfg.VarFiles {
-		opts = append(opts, tfexec.VarFile(f))
+		args = append(args, "-var-file="+f)
 	}
 	if j.varFile != "" {
-		opts = append(opts, tfexec.VarFile(j.varFile))
+		args = append(args, "-var-file="+j.varFile)
 	}
+	args = append(args, "-lock=true", "-parallelism=10", "-refresh=true")
 	for _, v := range j.vars {
-		opts = append(opts, tfexec.Var(v))
+		args = append(args, "-var", v)
 	}
-	return opts
+	return args
 }
 
 // Shown is a saved plan as `terraform show -json` prints it. The human

@@ -12,11 +12,16 @@ import (
 
 // Terraform run for a pull request executes code its author chose: providers
 // from any registry namespace, provisioners, file() of any path. A sandboxed
-// runner therefore never starts terraform itself. It starts a launcher (the
-// shardgate binary, re-executed) with the job's policy in SandboxEnv; the
-// launcher confines its own thread with Landlock, drops every capability and
-// execs terraform, which with its providers and provisioners inherits the
-// confinement. The server process itself is never restricted.
+// runner therefore never starts terraform unconfined. init, workspace, plan
+// and show are started from a thread of their own that confines itself with
+// Landlock, drops every capability and then forks terraform, which with its
+// providers and provisioners inherits the confinement (runConfined). apply,
+// which tfexec starts, goes through a launcher (the shardgate binary,
+// re-executed) with the job's policy in SandboxEnv; the launcher confines
+// its own thread the same way and execs terraform. Both enforce the same
+// policy; the thread saves the launcher's start (a large binary's runtime and
+// package initialisation) on every command. The server process itself is
+// never restricted.
 
 // SandboxEnv carries a job's SandboxPolicy, as JSON, to the launcher. A binary
 // whose main calls RunSandboxLauncher acts as the launcher exactly when it is
@@ -217,6 +222,7 @@ func (j *Job) isolate() (string, error) {
 		return "", fmt.Errorf("encode sandbox policy: %w", err)
 	}
 	j.env[SandboxEnv] = string(js)
+	j.confine = &p
 	return j.r.sandbox.Launcher, nil
 }
 

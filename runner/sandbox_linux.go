@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
 
@@ -68,6 +69,85 @@ func checkConnectABI(v int, err error) error {
 // CAP_SYS_MODULE, CAP_SYS_RAWIO, ... and regain them at exec), restricted
 // and exec'd, following go-landlock's NewRulesetFD example.
 func ExecSandboxed(p SandboxPolicy, args []string) error {
+	runtime.LockOSThread() // never unlocked: this thread becomes terraform
+	if err := confineThread(p, args); err != nil {
+		return err
+	}
+	err := syscall.Exec(p.Exec, append([]string{p.Exec}, args...), launcherEnv())
+	return fmt.Errorf("exec %s: %w", p.Exec, err)
+}
+
+// errNoThreadFS is runConfined's error when the thread could not take its
+// own filesystem attributes; nothing was confined nor started then.
+var errNoThreadFS = errors.New("sandbox: unshare the thread's filesystem attributes")
+
+// unshareFS gives the calling thread its own umask, cwd and root; tests
+// stand in a host that refuses it.
+var unshareFS = func() error { return unix.Unshare(unix.CLONE_FS) }
+
+// runConfined runs cmd (whose program is p.Exec) confined to p, as the
+// terraform command args[0] is allowed, without a launcher process: the
+// same confinement as ExecSandboxed, on one thread of this process.
+//
+// A goroutine locks an OS thread and never unlocks it, so no other goroutine
+// ever runs there and the thread ends with the goroutine (Go never reuses a
+// thread whose goroutine exited locked, and new threads are cloned from its
+// template thread, not from a locked one). The thread takes its own
+// filesystem attributes (unshare CLONE_FS) so that its umask is its own,
+// then drops every capability, sets no_new_privs and enters the Landlock
+// domain, all of which bind only the calling thread; the rest of the server
+// is never restricted. cmd is started from that thread, so the child
+// inherits its credentials and domain at fork, before terraform runs. The
+// thread waits for cmd too: the child's Pdeathsig fires when the thread that
+// started it ends, so it must outlive the command. The process's main thread
+// is never the one confined. started, if not nil, is called once cmd is
+// running.
+func runConfined(p SandboxPolicy, args []string, cmd *exec.Cmd, started func()) error {
+	if cmd.Stdin == nil {
+		// Opened here: the confined thread may not open /dev/null for reading.
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return err
+		}
+		defer null.Close()
+		cmd.Stdin = null
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread cannot end (Go parks it for good), and its
+			// credentials are the ones /proc shows for the process. It stays
+			// locked to this goroutine, so the confined one gets another.
+			done <- runConfined(p, args, cmd, started)
+			runtime.UnlockOSThread()
+			return
+		}
+		if err := unshareFS(); err != nil {
+			done <- fmt.Errorf("%w: %w", errNoThreadFS, err)
+			return
+		}
+		if err := confineThread(p, args); err != nil {
+			done <- fmt.Errorf("sandbox: %w", err)
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			done <- err
+			return
+		}
+		if started != nil {
+			started()
+		}
+		done <- cmd.Wait()
+	}()
+	return <-done
+}
+
+// confineThread confines the calling thread, which the caller has locked,
+// to p for the terraform command args[0]: private umask, no capability,
+// no_new_privs, the Landlock domain. A failure leaves the thread
+// half-confined: the caller must start nothing from it.
+func confineThread(p SandboxPolicy, args []string) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
@@ -97,7 +177,6 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 		return errors.New("landlock would enforce nothing on this kernel")
 	}
 	defer unix.Close(fd)
-	runtime.LockOSThread() // never unlocked: this thread becomes terraform
 	// Whatever terraform writes (saved plan, state, lock file) is private.
 	syscall.Umask(0o077)
 	if err := dropCapabilities(); err != nil {
@@ -109,8 +188,7 @@ func ExecSandboxed(p SandboxPolicy, args []string) error {
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	err = syscall.Exec(p.Exec, append([]string{p.Exec}, args...), launcherEnv())
-	return fmt.Errorf("exec %s: %w", p.Exec, err)
+	return nil
 }
 
 // landlockRules grants rw and ro, each path as a directory tree or as a

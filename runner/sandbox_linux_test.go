@@ -3,6 +3,8 @@
 package runner
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -11,17 +13,44 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
-// launch runs program confined to policy through the launcher (this test
+// starter runs program p.Exec confined to p, from dir, and returns its
+// combined output: through the launcher or on a confined thread.
+type starter func(t *testing.T, p SandboxPolicy, dir string, args ...string) (string, error)
+
+// bothWays runs a sandbox test through the launcher (apply) and on a
+// confined thread of this process (init, plan, show): the two must confine
+// alike.
+func bothWays(t *testing.T, test func(t *testing.T, launch starter)) {
+	t.Run("launcher", func(t *testing.T) { test(t, viaLauncher) })
+	t.Run("thread", func(t *testing.T) { test(t, onConfinedThread) })
+}
+
+// onConfinedThread runs program confined to policy as a sandboxed job's
+// direct commands do (runConfined), from dir.
+func onConfinedThread(t *testing.T, p SandboxPolicy, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(p.Exec, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := runConfined(p, args, cmd, nil)
+	return out.String(), err
+}
+
+// viaLauncher runs program confined to policy through the launcher (this test
 // binary, see TestMain), from dir, and returns its combined output.
-func launch(t *testing.T, p SandboxPolicy, dir string, args ...string) (string, error) {
+func viaLauncher(t *testing.T, p SandboxPolicy, dir string, args ...string) (string, error) {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -39,7 +68,9 @@ func shPolicy(rw ...string) SandboxPolicy {
 	return SandboxPolicy{Exec: "/bin/sh", ReadWrite: append(rw, SystemReadWrite...), ReadOnly: SystemReadOnly}
 }
 
-func TestLauncherConfinesFiles(t *testing.T) {
+func TestLauncherConfinesFiles(t *testing.T) { bothWays(t, testLauncherConfinesFiles) }
+
+func testLauncherConfinesFiles(t *testing.T, launch starter) {
 	work := t.TempDir()
 	secretDir := t.TempDir()
 	secret := filepath.Join(secretDir, "webhook-secret")
@@ -54,6 +85,7 @@ func TestLauncherConfinesFiles(t *testing.T) {
 		{name: "reads and writes its own tree", script: "echo hi > w && cat w", want: "hi"},
 		{name: "reads system files", script: "head -c 4 /etc/passwd", want: "root"},
 		{name: "writes /dev/null", script: "echo gone > /dev/null && echo ok", want: "ok"},
+		{name: "writes privately", script: "umask", want: "0077"},
 		{name: "cannot read a file outside", script: "cat " + secret, wantErr: true, want: "Permission denied"},
 		{name: "cannot list a directory outside", script: "ls " + secretDir, wantErr: true, want: "Permission denied"},
 		{name: "cannot write outside", script: "echo x > " + filepath.Join(secretDir, "planted"), wantErr: true, want: "Permission denied"},
@@ -93,6 +125,10 @@ func readableDevice(t *testing.T) string {
 }
 
 func TestLauncherPluginCacheWritableByInitOnly(t *testing.T) {
+	bothWays(t, testLauncherPluginCacheWritableByInitOnly)
+}
+
+func testLauncherPluginCacheWritableByInitOnly(t *testing.T, launch starter) {
 	work := t.TempDir()
 	cache := t.TempDir()
 	// `sh init` and `sh plan` run the scripts of those names from work: the
@@ -120,7 +156,9 @@ func TestLauncherPluginCacheWritableByInitOnly(t *testing.T) {
 	require.Equal(t, "init\n", out)
 }
 
-func TestLauncherDropsPrivileges(t *testing.T) {
+func TestLauncherDropsPrivileges(t *testing.T) { bothWays(t, testLauncherDropsPrivileges) }
+
+func testLauncherDropsPrivileges(t *testing.T, launch starter) {
 	p := SandboxPolicy{Exec: "/bin/cat", ReadOnly: SystemReadOnly}
 	out, err := launch(t, p, t.TempDir(), "/proc/self/status")
 	require.NoError(t, err, out)
@@ -136,7 +174,9 @@ func TestLauncherDropsPrivileges(t *testing.T) {
 	require.Equal(t, "1", status["NoNewPrivs"])
 }
 
-func TestLauncherSignalScope(t *testing.T) {
+func TestLauncherSignalScope(t *testing.T) { bothWays(t, testLauncherSignalScope) }
+
+func testLauncherSignalScope(t *testing.T, launch starter) {
 	v, err := landlockABI()
 	require.NoError(t, err)
 	out, err := launch(t, shPolicy(), t.TempDir(), "-c", "kill -0 "+strconv.Itoa(os.Getpid()))
@@ -160,7 +200,10 @@ func TestLauncherFailsClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := launch(t, tt.policy, work, "-c", "touch "+marker)
+			out, err := onConfinedThread(t, tt.policy, work, "-c", "touch "+marker)
+			require.ErrorContains(t, err, tt.want)
+			require.NoFileExists(t, marker, "nothing runs unconfined")
+			out, err = viaLauncher(t, tt.policy, work, "-c", "touch "+marker)
 			var exitErr *exec.ExitError
 			require.True(t, errors.As(err, &exitErr), "%v: %s", err, out)
 			require.Equal(t, 126, exitErr.ExitCode())
@@ -178,6 +221,97 @@ func TestLauncherFailsClosed(t *testing.T) {
 		require.Contains(t, string(out), "read policy")
 		require.NoFileExists(t, marker)
 	})
+}
+
+// Confining a thread to start terraform restricts that thread alone: the
+// server's other threads still read what they read, create files with their
+// own umask and hold their capabilities, while confined commands run at once.
+func TestConfinedThreadLeavesServerAlone(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "webhook-secret")
+	require.NoError(t, os.WriteFile(secret, []byte("hook-5ecret-value"), 0o600))
+	work := t.TempDir()
+	oldMask := syscall.Umask(0o022)
+	defer syscall.Umask(oldMask)
+	capsBefore := procStatus(t)["CapEff"]
+
+	var wg sync.WaitGroup
+	outs := make([]string, 8)
+	errs := make([]error, 8)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = onConfinedThread(t, shPolicy(work), work, "-c", "umask; cat "+secret)
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		require.Error(t, errs[i], outs[i])
+		require.Contains(t, outs[i], "0077")
+		require.Contains(t, outs[i], "Permission denied")
+		require.NotContains(t, outs[i], "hook-5ecret-value")
+	}
+	// Every thread of the server, the ones that confined themselves gone.
+	for range 20 {
+		b, err := os.ReadFile(secret)
+		require.NoError(t, err)
+		require.Equal(t, "hook-5ecret-value", string(b))
+		runtime.Gosched()
+	}
+	created := filepath.Join(t.TempDir(), "created")
+	require.NoError(t, os.WriteFile(created, nil, 0o666))
+	requireMode(t, created, 0o644)
+	require.Equal(t, capsBefore, procStatus(t)["CapEff"])
+	require.Equal(t, "0", procStatus(t)["NoNewPrivs"], "the server process never gets no_new_privs")
+}
+
+// procStatus is /proc/self/status of the calling thread's process, by key.
+func procStatus(t *testing.T) map[string]string {
+	b, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	status := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			status[k] = strings.TrimSpace(v)
+		}
+	}
+	return status
+}
+
+// A host that refuses a thread its own filesystem attributes (a container's
+// seccomp profile may refuse unshare) gets the launcher instead, confined
+// alike; nothing ran on the refused thread, and later commands go straight
+// to the launcher.
+func TestRefusedUnshareFallsBackToTheLauncher(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "webhook-secret")
+	require.NoError(t, os.WriteFile(secret, []byte("hook-5ecret-value"), 0o600))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	r, err := New("/bin/sh", WithSandbox(Sandbox{Launcher: self}), WithTempDir(t.TempDir()))
+	require.NoError(t, err)
+	j, err := r.NewJob(JobConfig{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, j.Close()) })
+	unshares := 0
+	unshareFS = func() error { unshares++; return syscall.EPERM }
+	t.Cleanup(func() {
+		unshareFS = func() error { return unix.Unshare(unix.CLONE_FS) }
+		threadConfinement.Store(true)
+	})
+
+	var out bytes.Buffer
+	err = j.direct(context.Background(), &out, nil, "-c", "umask; cat "+secret)
+	require.Error(t, err, out.String())
+	require.Contains(t, out.String(), "0077")
+	require.Contains(t, out.String(), "Permission denied")
+	require.NotContains(t, out.String(), "hook-5ecret-value")
+	require.Equal(t, 1, unshares)
+	require.False(t, threadConfinement.Load())
+
+	out.Reset()
+	require.NoError(t, j.direct(context.Background(), &out, nil, "-c", "umask"), out.String())
+	require.Equal(t, "0077\n", out.String())
+	require.Equal(t, 1, unshares, "not tried again")
 }
 
 func TestCheckLandlockABI(t *testing.T) {
@@ -207,7 +341,9 @@ func TestCheckLandlockABI(t *testing.T) {
 
 // With the ports limited, sandboxed terraform connects only to them: the
 // coordinator around the broker is out of reach, the broker's port is not.
-func TestLauncherLimitsConnectPorts(t *testing.T) {
+func TestLauncherLimitsConnectPorts(t *testing.T) { bothWays(t, testLauncherLimitsConnectPorts) }
+
+func testLauncherLimitsConnectPorts(t *testing.T, launch starter) {
 	if err := SandboxConnectSupported(); err != nil {
 		t.Fatalf("this kernel cannot limit ports (%v); the test needs Landlock ABI %d", err, MinConnectABI)
 	}

@@ -2,7 +2,10 @@
 
 package runner
 
-import "errors"
+import (
+	"errors"
+	"os/exec"
+)
 
 var errNoLandlock = errors.New("the terraform sandbox uses Landlock, which only Linux has")
 
@@ -18,3 +21,8 @@ func ExecSandboxed(SandboxPolicy, []string) error { return errNoLandlock }
 
 // SandboxConnectSupported always fails off Linux.
 func SandboxConnectSupported() error { return errNoLandlock }
+
+var errNoThreadFS = errors.New("sandbox: a thread of its own needs Linux")
+
+// runConfined always fails off Linux.
+func runConfined(SandboxPolicy, []string, *exec.Cmd, func()) error { return errNoLandlock }
