@@ -36,7 +36,7 @@ func TestChangeSetHoldsNoSpareCapacity(t *testing.T) {
 // The parse's allocations bound its peak heap in a check run, where the
 // collector seldom runs (cmd/shardgate's check_gc.go): the changes are collected
 // in chunks and copied once, where a doubling slice allocated about four times
-// their size. Budget: 1,200 bytes per instance of the benchmark's heavy shape
+// their size. Budget: 1,200 bytes per instance of the benchmark's denied shape
 // (10% scaled, 1% removed), 328 of them the Change itself and 88 its Desired.
 func TestParseAllocatesLittlePerInstance(t *testing.T) {
 	const n = 20000

@@ -14,8 +14,9 @@ import (
 // the collector back early when that would take the heap past it. The budget
 // (docs/performance.md) is a peak RSS of the plan's size, and the heap is not
 // all of it: the binary's mapped pages (~20-36 MiB), the runtime, the part of the
-// plan being read. What a large plan keeps live is well under the limit (~32 MB
-// at 50,000 instances, a 147 MB plan), so the collector runs two or three times.
+// plan being read. What a large plan keeps live stays under the limit (at 50,000
+// instances, a 147 MB plan: ~32 MB after the parse, at most ~56 MB while judging
+// and reporting), so the collector runs five to eight times, each marking little.
 const (
 	checkGCPercent      = 400
 	checkMinMemoryLimit = 64 << 20
