@@ -12,7 +12,7 @@ func (p *parser) changes(r *resource, k Kind, o op, s sides) {
 		if k == KindShardCount {
 			a = ActionScale // applies a count to a group that exists: from a count the plan cannot know
 		}
-		p.adds = append(p.adds, len(p.cs.Changes))
+		p.adds = append(p.adds, p.collected.len())
 		p.newChange(r, k, a, s.after).fromAfter(s.after)
 	}
 	remove := func(destroy bool) {
@@ -20,7 +20,7 @@ func (p *parser) changes(r *resource, k Kind, o op, s sides) {
 			p.newChange(r, k, ActionDelete, s.before).fromBefore(s.before)
 			return
 		}
-		p.removes = append(p.removes, len(p.cs.Changes))
+		p.removes = append(p.removes, p.collected.len())
 		p.newChange(r, k, ActionUnmanage, s.before).fromBefore(s.before)
 	}
 	switch o {
@@ -50,7 +50,7 @@ func (p *parser) changes(r *resource, k Kind, o op, s sides) {
 
 // newChange appends a change of the group id names and returns it.
 func (p *parser) newChange(r *resource, k Kind, a Action, id ident) *Change {
-	p.cs.Changes = append(grow(p.cs.Changes), Change{
+	return p.collected.add(Change{
 		Address:          r.address,
 		Kind:             k,
 		StreamPrefix:     id.prefix,
@@ -62,7 +62,6 @@ func (p *parser) newChange(r *resource, k Kind, a Action, id ident) *Change {
 		ActionReason:     r.actionReason,
 		TerraformActions: r.actions,
 	})
-	return &p.cs.Changes[len(p.cs.Changes)-1]
 }
 
 // fromBefore takes the prior count, trusted until a taint says otherwise.
@@ -128,8 +127,8 @@ func (p *parser) streamOf(module bool, id ident) string {
 
 // taint marks the changes from index first on as the retry of a failed apply.
 func (p *parser) taint(first int) {
-	for i := first; i < len(p.cs.Changes); i++ {
-		p.cs.Changes[i].taint()
+	for i := first; i < p.collected.len(); i++ {
+		p.collected.at(i).taint()
 	}
 }
 
@@ -145,11 +144,26 @@ func (c *Change) taint() {
 // finish applies what is known only once every entry is read: taints the prior
 // state shows, and the pairing of removals with additions of one identity.
 func (p *parser) finish() {
+	p.cs.Changes = p.collected.slice()
+	p.cs.Desired = p.desired.slice()
 	if p.needPrior {
 		p.priorTaints()
 	}
 	p.pairMoves()
 	p.ownershipMoves()
+	// These grew by doubling, one entry in ten of a large plan: copied to their
+	// size, they hold no spare capacity through the policy and the report.
+	p.cs.Resources = fit(p.cs.Resources)
+	p.cs.OtherChanges = fit(p.cs.OtherChanges)
+}
+
+// fit returns s in an array of its length: s itself when it has no spare
+// capacity. Never nil: the change set is policy input, where null and [] differ.
+func fit[T any](s []T) []T {
+	if len(s) == cap(s) && s != nil {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // priorTaints marks the changes of instances the prior state says are tainted.

@@ -280,7 +280,7 @@ func (p *parser) extract(r *resource, k Kind, o op) error {
 	case o.hasAfter() && !hasAfter:
 		return planErrorf("%s: change.after is missing", r.label())
 	}
-	first := len(p.cs.Changes)
+	first := p.collected.len()
 	p.changes(r, k, o, s)
 	switch {
 	case r.actionReason == reasonTainted:
@@ -288,14 +288,14 @@ func (p *parser) extract(r *resource, k Kind, o op) error {
 	case r.actionReason == "" && o.isReplace():
 		p.needPrior = true // terraform before 1.2 tells a taint only in the prior state
 	}
-	for i := first; i < len(p.cs.Changes) && r.previousAddress != ""; i++ {
-		p.cs.Changes[i].MovedFrom = r.previousAddress
+	for i := first; i < p.collected.len() && r.previousAddress != ""; i++ {
+		p.collected.at(i).MovedFrom = r.previousAddress
 	}
-	for i := first; i < len(p.cs.Changes) && r.importing; i++ {
-		p.cs.Changes[i].Importing = true
+	for i := first; i < p.collected.len() && r.importing; i++ {
+		p.collected.at(i).Importing = true
 	}
 	if a := s.after; o.hasAfter() && a.shards != nil && a.stream != "" {
-		p.cs.Desired = append(grow(p.cs.Desired), Desired{
+		p.desired.add(Desired{
 			Address:       r.address,
 			StreamPrefix:  a.prefix,
 			ConsumerGroup: a.group,

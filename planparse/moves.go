@@ -78,18 +78,29 @@ func (p *parser) ownershipMoves() {
 	if len(p.removes) == 0 {
 		return
 	}
-	var managers map[groupKey]string
+	// Only the groups of the unmanages are looked up: a map of every group of a
+	// large plan cost more memory than the rest of this parse's finish.
+	type manager struct {
+		address string
+		found   bool
+	}
+	managers := make(map[groupKey]manager)
+	for i := range p.cs.Changes {
+		if c := &p.cs.Changes[i]; c.Action == ActionUnmanage && pairable(c) {
+			managers[groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}] = manager{}
+		}
+	}
+	if len(managers) == 0 {
+		return
+	}
 	for i := range p.cs.Changes {
 		c := &p.cs.Changes[i]
 		if c.Action == ActionUnmanage || c.Action == ActionDelete || !pairable(c) {
 			continue
 		}
-		if managers == nil {
-			managers = make(map[groupKey]string)
-		}
 		k := groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}
-		if _, ok := managers[k]; !ok {
-			managers[k] = c.Address
+		if m, ok := managers[k]; ok && !m.found {
+			managers[k] = manager{address: c.Address, found: true}
 		}
 	}
 	for i := range p.cs.Changes {
@@ -97,8 +108,8 @@ func (p *parser) ownershipMoves() {
 		if c.Action != ActionUnmanage || !pairable(c) {
 			continue
 		}
-		if by, ok := managers[groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}]; ok && by != c.Address {
-			c.ManagedBy = by
+		if m := managers[groupKey{kind: c.Kind, coord: c.Coordinator, prefix: c.StreamPrefix, groupN: c.ConsumerGroup}]; m.found && m.address != c.Address {
+			c.ManagedBy = m.address
 		}
 	}
 }

@@ -72,6 +72,10 @@ type parser struct {
 	needPrior, priorTainted bool
 	// passed is ParseBytesProgress's hint; never nil in ParseBytes.
 	passed func(n int)
+	// collected and desired collect cs.Changes and cs.Desired while the entries
+	// are read; finish copies them into the change set.
+	collected chunked[Change]
+	desired   chunked[Desired]
 }
 
 func (p *parser) plan() error {

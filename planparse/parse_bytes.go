@@ -24,10 +24,12 @@ func ParseBytes(b []byte) (*ChangeSet, error) {
 
 // ParseBytesProgress is ParseBytes that calls passed(n), when passed is not nil,
 // each time the parse has moved past offset n of b: after each top-level member
-// and each resource_changes entry. It is a hint that the bytes before n are not
-// needed soon, for a caller that holds b in pages it can drop, such as a mapped
-// file (shardgate check): those bytes must stay readable, as a replace may send
-// the parse back to prior_state's taints at the end. Offsets only grow.
+// and each resource_changes entry, and about every MiB inside a member it skips
+// (planned_values, prior_state, configuration). It is a hint that the bytes
+// before n are not needed soon, for a caller that holds b in pages it can drop,
+// such as a mapped file (shardgate check): those bytes must stay readable, as a
+// replace may send the parse back to prior_state's taints at the end. Offsets
+// only grow.
 func ParseBytesProgress(b []byte, passed func(n int)) (*ChangeSet, error) {
 	start := skipSpace(b, 0)
 	if start == len(b) || b[start] != '{' {
@@ -110,7 +112,7 @@ func (p *parser) memberAt(name string, b []byte, i int) (int, error) {
 		default:
 			return 0, planErrorf("planned_values is not an object")
 		}
-		i, err = skipValue(b, i)
+		i, err = skipValueProgress(b, i, p.passed)
 	case "errored":
 		p.doc.errored, i, err = topBoolAt(b, i, name)
 	case "complete":
@@ -120,11 +122,11 @@ func (p *parser) memberAt(name string, b []byte, i int) (int, error) {
 	case "prior_state":
 		// Kept to read its taints at the end, only if there are coordinator changes.
 		start := i
-		if i, err = skipValue(b, i); err == nil {
+		if i, err = skipValueProgress(b, i, p.passed); err == nil {
 			p.priorState = b[start:i]
 		}
 	default:
-		i, err = skipValue(b, i)
+		i, err = skipValueProgress(b, i, p.passed)
 	}
 	return i, err
 }

@@ -2,6 +2,8 @@ package planparse_test
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,4 +174,44 @@ func TestParseBytesProgress(t *testing.T) {
 		len(plan) - 1, // prior_state
 	}
 	require.Equal(t, want, got)
+}
+
+// A member the parse skips may be most of the plan (planned_values, prior_state
+// and configuration of 50,000 instances are a hundred megabytes): its progress is
+// reported as the skip moves through it, not only once it is passed, so that a
+// caller never holds one such member whole. The member is still validated whole.
+func TestParseBytesProgressInsideSkippedMembers(t *testing.T) {
+	var big strings.Builder
+	big.WriteString(`{"root_module":{"resources":[`)
+	for i := 0; big.Len() < 8<<20; i++ {
+		if i > 0 {
+			big.WriteString(",")
+		}
+		fmt.Fprintf(&big, `{"address":"a.b%d","values":{"s":"%s","n":[1,2,{"x":"é"}]}}`, i, strings.Repeat("v", 200))
+	}
+	big.WriteString(`]}}`)
+	head := `{"format_version":"1.2","planned_values":`
+	plan := head + big.String() + `,"resource_changes":[],"prior_state":` + big.String() + `}`
+	var got []int
+	_, err := planparse.ParseBytesProgress([]byte(plan), func(n int) { got = append(got, n) })
+	require.NoError(t, err)
+	inside := func(from, to int) (n int) {
+		for _, g := range got {
+			if g > from && g < to {
+				n++
+			}
+		}
+		return n
+	}
+	pvEnd := len(head) + big.Len()
+	require.GreaterOrEqual(t, inside(len(head), pvEnd), 4, "progress inside planned_values: %v", got)
+	psStart := len(plan) - 1 - big.Len()
+	require.GreaterOrEqual(t, inside(psStart, len(plan)-1), 4, "progress inside prior_state: %v", got)
+	require.True(t, slices.IsSorted(got), "offsets only grow: %v", got)
+
+	// Invalid UTF-8 deep inside a skipped member is still found.
+	bad := []byte(plan)
+	bad[len(head)+big.Len()-100] = 0xff
+	_, err = planparse.ParseBytesProgress(bad, func(int) {})
+	require.Error(t, err)
 }

@@ -49,6 +49,41 @@ const (
 )
 
 func skipStructure(b []byte, i int) (int, error) {
+	return skipStructureProgress(b, i, nil)
+}
+
+// progressStep is how far skipValueProgress moves between two reports.
+const progressStep = 1 << 20
+
+// skipValueProgress is skipValue that calls passed(n) about every progressStep
+// bytes, n an offset inside the value the scan has moved past, so that a caller
+// holding b in pages it can drop never holds a large skipped member whole. The
+// bytes are checked for UTF-8 in the same steps, before they are reported (after
+// a bad one, no more are); the errors are skipValue's, a malformed structure
+// first.
+func skipValueProgress(b []byte, i int, passed func(int)) (int, error) {
+	start, checked, valid := i, i, true
+	step := func(j int) {
+		// b[j] is a bracket: a step never splits a character.
+		if valid = valid && utf8.Valid(b[checked:j]); valid {
+			checked = j
+			passed(j)
+		}
+	}
+	end, err := skipStructureProgress(b, i, step)
+	if err != nil {
+		return 0, err
+	}
+	if !valid || !utf8.Valid(b[checked:end]) {
+		return 0, skipErrorf(start, "invalid UTF-8 in the value")
+	}
+	return end, nil
+}
+
+// skipStructureProgress is skipStructure that calls step(j), when step is not
+// nil, at an opening bracket b[j] at least progressStep past the last call (or
+// the start).
+func skipStructureProgress(b []byte, i int, step func(j int)) (int, error) {
 	if i >= len(b) {
 		return 0, skipErrorf(i, "unexpected end of input")
 	}
@@ -78,7 +113,7 @@ func skipStructure(b []byte, i int) (int, error) {
 	}
 	// One bit per open bracket, set for '[': enough to match every close.
 	var arrays [maxSkipDepth/64 + 1]uint64
-	depth := 0
+	depth, last := 0, i
 	for j := i; j < len(b); j++ {
 		c := b[j]
 		for skipClass[c] == classPlain {
@@ -97,6 +132,10 @@ func skipStructure(b []byte, i int) (int, error) {
 		case '{', '[':
 			if depth == maxSkipDepth {
 				return 0, skipErrorf(j, "nested too deeply")
+			}
+			if step != nil && j-last >= progressStep {
+				step(j)
+				last = j
 			}
 			word, bit := depth/64, uint64(1)<<(depth%64)
 			if c == '[' {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/shardgate/shardgate/planparse"
 )
 
@@ -50,30 +52,45 @@ func liveCounts(live map[string]LiveStream) map[string]map[string]int {
 // judge decides the effect of every change on the coordinator. The plan says what
 // Terraform last applied; the coordinator may have moved since (another module, an
 // operator, a failed apply), and what an apply does is decided against what the
-// coordinator has when it runs. It never modifies req.
+// coordinator has when it runs. It never modifies req. The judged changes share
+// req's array until one differs from the plan's (a live count read, another
+// action): a check without live state holds one copy of a large plan's changes,
+// not two. Neither is written after.
 func judge(req Request) judged {
 	src := req.ChangeSet.Changes
 	live := liveCounts(req.Live)
-	j := judged{changes: make([]planparse.Change, len(src))}
+	j := judged{changes: src}
+	copied := false
 	for i := range src {
-		c := src[i] // a copy: slices are shared but never written
-		c.Stream = streamOf(&c)
-		n, isLive := live[c.Stream][c.ConsumerGroup]
+		s := &src[i]
+		stream, before, action := streamOf(s), s.ShardsBefore, s.Action
+		n, isLive := live[stream][s.ConsumerGroup]
 		switch {
 		case isLive:
-			c.ShardsBefore = &n
-		case c.Tainted:
+			count := n // its own variable: only a live count is allocated
+			before = &count
+		case s.Tainted:
 			// The prior state of a tainted instance is what its failed apply
 			// wanted, not what the coordinator has (planparse leaves it nil).
-			c.ShardsBefore = nil
+			before = nil
 		}
 		switch {
-		case c.CallsCoordinator():
-			c.Action = effectAction(&c, isLive)
-		case isLive && isDriftable(c.Action) && c.ShardsAfter != nil && *c.ShardsAfter != n:
+		case s.CallsCoordinator():
+			action = effectAction(s.ShardsAfter, before, s.Action, isLive)
+		case isLive && isDriftable(s.Action) && s.ShardsAfter != nil && *s.ShardsAfter != n:
 			j.drift = append(j.drift, i)
 		}
-		j.changes[i] = c
+		if stream == s.Stream && before == s.ShardsBefore && action == s.Action {
+			continue
+		}
+		if !copied {
+			j.changes, copied = slices.Clone(src), true
+		}
+		c := &j.changes[i] // a copy: slices are shared but never written
+		c.Stream, c.ShardsBefore, c.Action = stream, before, action
+	}
+	if j.changes == nil {
+		j.changes = []planparse.Change{}
 	}
 	return j
 }
@@ -88,31 +105,30 @@ func isDriftable(a planparse.Action) bool {
 // effectAction is the action of a change whose apply calls the coordinator: the
 // module's apply creates the group when the coordinator lacks it, then scales the
 // stream when the group's count differs from the desired one.
-func effectAction(c *planparse.Change, isLive bool) planparse.Action {
-	before, after := c.ShardsBefore, c.ShardsAfter
+func effectAction(after, before *int, action planparse.Action, isLive bool) planparse.Action {
 	switch {
 	case after == nil:
 		// An unknown or invalid desired count is denied on its own; nothing to
 		// compare.
-		return c.Action
+		return action
 	case before == nil:
 		// A group the coordinator does not have (as far as anyone read) is
 		// created at the desired count, also in a stream with other groups: the
 		// coordinator's create keeps the group's own count. Anything else that
 		// calls the coordinator from an unknown count (a tainted retry offline)
 		// may scale the stream.
-		if c.Action == planparse.ActionCreate {
-			return c.Action
+		if action == planparse.ActionCreate {
+			return action
 		}
 		return planparse.ActionScale
 	case *before != *after:
 		return planparse.ActionScale
-	case c.Action == planparse.ActionScale || c.Action == planparse.ActionCreate && isLive:
+	case action == planparse.ActionScale || action == planparse.ActionCreate && isLive:
 		// The coordinator already has the desired count: the apply calls it and
 		// finds nothing to scale (nor, for a create, to create).
 		return planparse.ActionUpdate
 	}
-	return c.Action
+	return action
 }
 
 // Effect judges req's change set against its live state as Evaluate does,

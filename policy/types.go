@@ -167,7 +167,9 @@ type Decision struct {
 	// coordinator, with shards_before the live count where it was read and an
 	// instance whose apply calls the coordinator at another count than the live
 	// one turned into a scale (docs/policy-input.md, "Effect"). Reports and the
-	// apply path use these, never the plan's raw before/after.
+	// apply path use these, never the plan's raw before/after. When judging
+	// changed none of them (no live state read, no other action), this is the
+	// request's ChangeSet.Changes itself, not a copy: write neither.
 	Changes           []planparse.Change `json:"changes"`
 	Violations        []Violation        `json:"violations"`
 	Warnings          []Warning          `json:"warnings"`

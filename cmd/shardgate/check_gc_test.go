@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+)
+
+// A check's memory limit is half the plan's size (never under
+// checkMinMemoryLimit): the budget of docs/performance.md is a peak RSS of the
+// plan's size, and the process's own mapped binary and runtime take the rest.
+func TestCheckMemoryLimitIsHalfThePlan(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOGC")
+	os.Unsetenv("GOMEMLIMIT")
+	for _, c := range []struct{ size, want int64 }{
+		{1 << 20, checkMinMemoryLimit},
+		{140 << 20, 70 << 20},
+		{1 << 30, 512 << 20},
+	} {
+		path := filepath.Join(t.TempDir(), "plan.json")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(c.size); err != nil { // sparse: no bytes written
+			t.Fatal(err)
+		}
+		f.Close()
+		before := debug.SetMemoryLimit(-1)
+		restore := tuneCheckGC(path)
+		got := debug.SetMemoryLimit(-1)
+		restore()
+		if got != c.want {
+			t.Errorf("plan of %d bytes: memory limit %d, want %d", c.size, got, c.want)
+		}
+		if after := debug.SetMemoryLimit(-1); after != before {
+			t.Errorf("restore left the limit at %d, want %d", after, before)
+		}
+	}
+}
