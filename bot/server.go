@@ -211,7 +211,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second}
 	s.wireDrift()
 	s.wireLiveLogs()
-	handlers := webhook.Guard(s.handlers(), s.redact, s.metrics.JobStarted)
+	handlers := webhook.Guard(s.limitNotices(s.handlers()), s.redact, s.metrics.JobStarted)
 	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return err
 	}
