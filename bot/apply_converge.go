@@ -23,7 +23,9 @@ func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}
-	r.progress(ctx, applyqueue.Applying, "terraform apply of the merge commit's plan")
+	// The one edit of the comment between the merge and the result: what
+	// follows (convergence) shows there only once it takes progressEvery.
+	r.progress(ctx, applyqueue.Applying, "terraform apply of the merge commit's plan, then the wait until the coordinator has converged")
 	err := tj.Apply(ctx)
 	r.recordBrokerCalls()
 	if refusal, ok := r.brokerRefusal(); ok {
@@ -67,9 +69,10 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 		if err != nil {
 			return applyqueue.Failed, "applied, but " + err.Error()
 		}
-		r.progress(ctx, applyqueue.Converging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
+		r.step(ctx, applyqueue.Converging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
 		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
-		last := time.Time{}
+		// Convergence shows on the PR once it has taken progressEvery.
+		last := time.Now()
 		err = client.WaitConverged(wctx, prefix, target, func(st coord.ConvergenceStatus) {
 			if time.Since(last) < r.s.progressEvery || st.Converged {
 				return

@@ -17,7 +17,7 @@ import (
 
 // preflight checks the attestations and the coordinator before anything runs.
 func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, bool) {
-	r.progress(ctx, applyqueue.Preflight, "checking the coordinator and the attestations")
+	r.step(ctx, applyqueue.Preflight, "checking the coordinator and the attestations")
 	if reason, ok := r.waitAttestations(ctx); !ok {
 		return applyqueue.Failed, reason, false
 	}

@@ -24,7 +24,7 @@ import (
 // replan plans the merge commit and compares it with the review.
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
-	r.progress(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
+	r.step(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
 	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
 	for err != nil && r.waitForGitHub(ctx, err) {
 		cleanup()

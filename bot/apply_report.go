@@ -15,9 +15,31 @@ import (
 	"github.com/shardgate/shardgate/report"
 )
 
-// progress records the job's step and detail and shows them on the PR. Errors
-// here never stop an apply: they are logged.
+// step records the job's step and detail in the queue (the status page shows
+// it) without editing the PR's comment: the routine steps of an apply
+// (pre-flight checks, the re-plan, the wait for convergence) pass unshown,
+// and the comment's next edit shows where the job is then. Each edit of the
+// comment is a write GitHub's secondary limits count.
+func (r *applyRun) step(ctx context.Context, state applyqueue.State, detail string) {
+	r.record(ctx, state, detail)
+}
+
+// progress records the job's step and detail and shows them on the PR: the
+// terraform apply starting, and waits a user should know about (an
+// attestation, the coordinator, a state lock, slow convergence). Errors here
+// never stop an apply: they are logged.
 func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail string) {
+	if !r.record(ctx, state, detail) {
+		return
+	}
+	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
+		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
+	}
+}
+
+// record keeps the job's step and detail in the queue; false when this
+// process no longer holds the job (then it shows nothing either).
+func (r *applyRun) record(ctx context.Context, state applyqueue.State, detail string) bool {
 	r.job.State, r.job.Progress = state, detail
 	err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
 		j.State, j.Progress = state, detail
@@ -25,14 +47,12 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	})
 	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply progress refused: this process no longer holds the job")
-		return
+		return false
 	}
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("record apply progress")
 	}
-	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
-		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
-	}
+	return true
 }
 
 // startCheck opens the apply check run on the merge commit.

@@ -35,6 +35,7 @@ func allowedScale(h *harness, branch string) githubtest.PullRequest {
 func TestApplyOnMerge(t *testing.T) {
 	h := newHarness(t)
 	pr := allowedScale(h, "scale-up")
+	before := len(h.gh.Requests())
 	mergeSHA := h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
 	require.Len(t, jobs, 1)
@@ -43,6 +44,26 @@ func TestApplyOnMerge(t *testing.T) {
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 
 	body := h.eventuallyComment(pr, "✅ applied")
+	// The apply edited the comment once before its result: when terraform
+	// apply started (pre-flight, the re-plan and the wait for convergence
+	// pass unshown: the status page shows them).
+	var edits []string
+	for _, r := range h.gh.Requests()[before:] {
+		if route(r) == "PATCH /repos/acme/streams/issues/comments/{id}" {
+			edits = append(edits, string(r.Body))
+		}
+	}
+	shown := func(s string) (n int) {
+		for _, e := range edits {
+			if strings.Contains(e, s) {
+				n++
+			}
+		}
+		return n
+	}
+	require.Zero(t, shown("🔄 preflight"), "pre-flight is not shown")
+	require.Zero(t, shown("🔄 planning"), "the re-plan is not shown")
+	require.Equal(t, 1, shown("🔄 applying"), "terraform apply is shown once")
 	require.Contains(t, body, "### Apply")
 	require.Contains(t, body, "merged and applied (1 project); the coordinator has converged.")
 	check := h.check(prreport.CheckApplyPrefix+"streams", mergeSHA)

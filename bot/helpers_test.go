@@ -28,3 +28,13 @@ func enqueue(t *testing.T, st store.Store, ids ...string) []string {
 	}
 	return jobIDs
 }
+
+// callsSince counts the fake GitHub's requests from the before-th on, by
+// route (ids and shas folded).
+func callsSince(h *harness, before int) map[string]int {
+	calls := map[string]int{}
+	for _, r := range h.gh.Requests()[before:] {
+		calls[route(r)]++
+	}
+	return calls
+}

@@ -38,8 +38,17 @@ func TestPullRequestReviewFlow(t *testing.T) {
 	bigScale := with(baseGroups, map[string]int{"create-order/billing": 16, "create-order/audit": 16})
 
 	// Opened: one comment, one check, the coordinator changes, denied.
+	before := len(h.gh.Requests())
 	pr := h.openPR("scale-create-order", bigScale)
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	// The job read neither the pull request nor its labels from GitHub (the
+	// event carries both), and wrote the comment twice: "planning", then
+	// the plans.
+	planCalls := callsSince(h, before)
+	require.NotContains(t, planCalls, "GET /repos/acme/streams/pulls/{id}")
+	require.NotContains(t, planCalls, "GET /repos/acme/streams/issues/{id}/labels")
+	require.Equal(t, 1, planCalls["POST /repos/acme/streams/issues/{id}/comments"])
+	require.Equal(t, 1, planCalls["PATCH /repos/acme/streams/issues/comments/{id}"])
 	body := h.theComment(pr)
 	require.Contains(t, body, "| `create-order` | `billing` | scale | 4 → 16 |")
 	require.Contains(t, body, "Live coordinator state was read")
@@ -360,4 +369,25 @@ func TestPlanAndPolicyOnEachBinary(t *testing.T) {
 		broken := h.openPRWith("broken", baseGroups, map[string]string{"streams/broken.tf": "variable \"region_name\" {\n  type = string\n}\n"})
 		require.Contains(t, h.theComment(broken), "❌ **Error** at `broken.tf:1`: No value for required variable")
 	})
+}
+
+// A pull_request delivery handled after a newer one carries an older head:
+// its job reads the pull request from GitHub instead of taking the event's
+// copy, so the head does not go back.
+func TestALateDeliveryDoesNotTakeTheHeadBack(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("late", with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}))
+	opened := githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number))
+	before := len(h.gh.Requests())
+	newer := h.push(pr, func() {
+		h.writeRoot(with(baseGroups, map[string]int{"create-order/billing": 8, "create-order/audit": 8}))
+	})
+	require.NotContains(t, callsSince(h, before), "GET /repos/acme/streams/pulls/{id}", "the push's event is current")
+	before = len(h.gh.Requests())
+	h.run("pull_request", opened)
+	require.Contains(t, callsSince(h, before), "GET /repos/acme/streams/pulls/{id}", "the late event is not")
+	st, err := h.srv.rec.PR(context.Background(), h.ref(pr))
+	require.NoError(t, err)
+	require.Equal(t, newer, st.HeadSHA)
+	require.Contains(t, h.theComment(pr), "**Head** `"+pullreq.ShortSHA(newer)+"`")
 }

@@ -80,6 +80,8 @@ type planRequest struct {
 	// check): drafts are planned then too.
 	explicit bool
 	trigger  string
+	// event is the pull_request event that asked, nil for none.
+	event *prEvent
 }
 
 // planPR plans every affected project of a pull request's head commit and
@@ -127,7 +129,7 @@ func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
 }
 
 func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
-	gh, pr, st, err := s.loadPR(ctx, req.ref)
+	gh, pr, st, err := s.loadPREvent(ctx, req.ref, req.event)
 	if err != nil {
 		return err
 	}
@@ -200,7 +202,9 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 }
 
 // planAndReport plans one project (unless rec already says why not), judges
-// the plan and shows it: its check run, then the comment with plans so far.
+// the plan and shows it on its check run. The comment shows every project's
+// plan once they are all done (one edit per job: each is a write GitHub's
+// secondary limits count); the check runs show each as it finishes.
 func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, rec *records.Plan,
 	checkout string, p repoconfig.Project, plans []*records.Plan) (err error) {
 	if rec.CheckRunID, err = s.checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
@@ -218,7 +222,7 @@ func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.P
 	if err := s.finishPlan(ctx, gh, st, rec); err != nil {
 		return err
 	}
-	return s.publish(ctx, gh, st, plans)
+	return s.rec.PutPR(ctx, st)
 }
 
 func errText(err error) string {

@@ -47,9 +47,28 @@ func (s *Planner) checkoutTree(ctx context.Context, ref pullreq.Ref, sha string)
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
 func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (ghapp.API, *ghapp.PullRequest, *records.PRState, error) {
+	return s.loadPREvent(ctx, ref, nil)
+}
+
+// loadPREvent is loadPR for a job a pull_request event started: while the
+// event is current, the pull request and its labels are the event's, not
+// read again from GitHub (the API the job gets answers them). The head seen
+// in it counts from the later of the event's updated_at and this moment, as
+// an answer GitHub gave now would.
+func (s *Planner) loadPREvent(ctx context.Context, ref pullreq.Ref, ev *prEvent) (ghapp.API, *ghapp.PullRequest, *records.PRState, error) {
 	gh, err := ghapp.APIFor(s.clients, ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if ev != nil {
+		known, err := s.rec.PR(ctx, ref)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ev.current(known) {
+			ev.pr.AnsweredAt = s.now()
+			gh = eventAPI{API: gh, ref: ref, ev: ev}
+		}
 	}
 	pr, st, err := s.readPR(ctx, gh, ref)
 	return gh, pr, st, err

@@ -30,6 +30,7 @@ func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRS
 	if err := s.comments.Upsert(ctx, gh, st, s.render.Comment(st, s.sandboxNotice(), applies, plans)); err != nil {
 		return err
 	}
+	st.LimitNotice, st.LimitShown = "", false // the comment shows Status again
 	return s.rec.PutPR(ctx, st)
 }
 

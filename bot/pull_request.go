@@ -37,9 +37,9 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	h.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
-		return h.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction()})
+		return h.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction(), event: eventOf(ev)})
 	case "ready_for_review":
-		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction()})
+		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction(), event: eventOf(ev)})
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":

@@ -82,7 +82,7 @@ func refusedForALimit(t *testing.T, gh *githubtest.Server) (refused int) {
 // stormScene opens a pull request, sets the fake GitHub's limits low and
 // storms the pull request with n help comments: each gets its reply, no job
 // fails or spends an attempt on a limit, and the limit was met.
-func stormScene(t *testing.T, limits githubtest.RateLimits, n int, limit string) *harness {
+func stormScene(t *testing.T, limits githubtest.RateLimits, n int, limit string) (*harness, githubtest.PullRequest) {
 	if testing.Short() {
 		t.Skip("terraform")
 	}
@@ -104,12 +104,21 @@ func stormScene(t *testing.T, limits githubtest.RateLimits, n int, limit string)
 	}
 	require.Equal(t, n, replies, "every comment got its reply")
 	require.True(t, strings.Contains(h.logs.String(), `"limit":"github `+limit+` rate limit"`), "the storm met the %s limit", limit)
-	return h
+	return h, pr
 }
 
 func TestACommentStormWaitsForGitHubsPrimaryLimitAndLosesNoJob(t *testing.T) {
-	h := stormScene(t, githubtest.RateLimits{Primary: 30, Window: 2 * time.Second}, 40, "primary")
+	h, pr := stormScene(t, githubtest.RateLimits{Primary: 30, Window: 2 * time.Second}, 40, "primary")
 	require.Zero(t, refusedForALimit(t, h.gh), "no request sent while the budget was 0")
+
+	// The waiting jobs tried to say so on the pull request's comment; with
+	// the budget spent, the edit was not even sent (counted above), and the
+	// comment shows the pull request's status, not a wait.
+	require.True(t, strings.Contains(h.logs.String(), "the wait for GitHub's limit is not shown: GitHub refuses the edit too"), "a wait tried the comment")
+	require.NotRegexp(t, waitNotice, h.theComment(pr))
+	st, err := h.srv.rec.PR(context.Background(), h.ref(pr))
+	require.NoError(t, err)
+	require.False(t, st.LimitShown)
 
 	// The budget is on /metrics and the status page, per installation.
 	resp, err := http.Get(h.web.URL + "/metrics")
@@ -125,7 +134,7 @@ func TestACommentStormWaitsForGitHubsPrimaryLimitAndLosesNoJob(t *testing.T) {
 }
 
 func TestACommentStormWaitsForGitHubsSecondaryLimitAndLosesNoJob(t *testing.T) {
-	h := stormScene(t, githubtest.RateLimits{Content: 10, ContentWindow: 2 * time.Second, RetryAfter: time.Second}, 30, "secondary")
+	h, _ := stormScene(t, githubtest.RateLimits{Content: 10, ContentWindow: 2 * time.Second, RetryAfter: time.Second}, 30, "secondary")
 	// A secondary limit is learned by being refused (then nothing more is
 	// sent until its Retry-After, ghapp's tests show).
 	require.Positive(t, refusedForALimit(t, h.gh))

@@ -215,7 +215,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.applier.notify = func() { s.dispatcher.Notify() }
 	s.wireDrift()
 	s.wireLiveLogs()
-	handlers := webhook.Guard(s.handlers(), s.redact, s.metrics.JobStarted)
+	handlers := webhook.Guard(s.limitNotices(s.handlers()), s.redact, s.metrics.JobStarted)
 	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func TestStatusPageShowsWhatFails(t *testing.T) {
 	jobs := texts("tr.failing-job")
 	require.Len(t, jobs, 1)
 	require.Regexp(t, `^job \d+pull_requestacme/streams#1\s*retrying1\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`+
-		`get pull request acme/streams#1: GET http://127\.0\.0\.1:\d+/repos/acme/streams/pulls/1: 500 Internal Server Error`, jobs[0],
+		`edit comment on acme/streams#1: PATCH http://127\.0\.0\.1:\d+/repos/acme/streams/issues/comments/\d+: 500 Internal Server Error`, jobs[0],
 		"event, pull request, state, attempt, next try and error")
 	services := strings.Join(texts("tr.service"), "\n")
 	require.Contains(t, services, "GitHubunreachable")

@@ -47,6 +47,11 @@ type PRState struct {
 	CommentID  int64          `json:"comment_id,omitempty"`
 	// Status is the line at the top of the comment (queued, planning, done…).
 	Status string `json:"status"`
+	// LimitNotice is the last "waiting for GitHub's rate limit" line a job of
+	// the pull request tried to show in place of Status, and LimitShown
+	// whether GitHub took the edit; the next edit showing Status clears both.
+	LimitNotice string `json:"limit_notice,omitempty"`
+	LimitShown  bool   `json:"limit_shown,omitempty"`
 	// Notes are shown under the status until the head changes (labels removed…).
 	Notes []string `json:"notes,omitempty"`
 	// Projects are the project names planned for HeadSHA, in order.

@@ -24,6 +24,10 @@ type PRPayload struct {
 	BaseSHA        string
 	Draft          bool
 	Labels         []string
+	// UpdatedAt is pull_request.updated_at (GitHub moves it with every
+	// change of the pull request, a push included); zero keeps the
+	// fixture's.
+	UpdatedAt time.Time
 }
 
 // PRPayload describes a pull request of the fake as a webhook would, for
@@ -37,7 +41,7 @@ func (s *Server) PRPayload(owner, name string, number int) PRPayload {
 		InstallationID: r.installationID, Owner: owner, Repo: name, RepoID: r.id, Number: pr.Number,
 		Title: pr.Title, Author: pr.User, Sender: pr.User, HeadRef: pr.HeadRef, HeadSHA: pr.HeadSHA,
 		HeadRepo: pr.HeadRepo, BaseRef: pr.BaseRef, BaseSHA: pr.BaseSHA, Draft: pr.Draft,
-		Labels: append([]string(nil), pr.Labels...),
+		Labels: append([]string(nil), pr.Labels...), UpdatedAt: s.now().UTC().Truncate(time.Second),
 	}
 }
 
@@ -73,6 +77,9 @@ func (p PRPayload) apply(m map[string]any) {
 		labels = append(labels, map[string]any{"name": l, "color": "ededed", "default": false})
 	}
 	Set(m, "pull_request.labels", labels)
+	if !p.UpdatedAt.IsZero() {
+		Set(m, "pull_request.updated_at", p.UpdatedAt.Format(time.RFC3339))
+	}
 	Set(m, "pull_request.head.ref", p.HeadRef)
 	Set(m, "pull_request.head.sha", p.HeadSHA)
 	Set(m, "pull_request.head.label", headOwner+":"+p.HeadRef)

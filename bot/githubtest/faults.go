@@ -23,6 +23,25 @@ type Recorded struct {
 	// Limited is the rate limit that refused the request (WithRateLimits):
 	// "primary", "secondary", or "" when none did.
 	Limited string
+	// Budgeted says a primary limit applied to the request, and Remaining
+	// is the installation's primary budget when it arrived: a request that
+	// arrived at 0 was sent while the budget was spent.
+	Budgeted  bool
+	Remaining int
+	// Reset is when that budget's window ends (a new window, a new budget).
+	Reset time.Time
+	// InRetryAfter says it arrived while a secondary limit's Retry-After
+	// was in force (the request that met the limit did not).
+	InRetryAfter bool
+}
+
+// limitSeen is what the rate limits said of a request when it arrived.
+type limitSeen struct {
+	limited      string
+	budgeted     bool
+	remaining    int
+	reset        time.Time
+	inRetryAfter bool
 }
 
 // Fault is a failure the fake injects into the requests that match it.
@@ -192,7 +211,7 @@ func (s *Server) hang(r *http.Request) {
 // RetryAfter formats a duration as a retry-after header value.
 func RetryAfter(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 
-func (s *Server) record(r *http.Request, body []byte, installationID int64, status int, limited string) {
+func (s *Server) record(r *http.Request, body []byte, installationID int64, status int, seen limitSeen) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Recorded{
@@ -202,7 +221,11 @@ func (s *Server) record(r *http.Request, body []byte, installationID int64, stat
 		Body:           bytes.Clone(body),
 		Status:         status,
 		InstallationID: installationID,
-		Limited:        limited,
+		Limited:        seen.limited,
+		Budgeted:       seen.budgeted,
+		Remaining:      seen.remaining,
+		Reset:          seen.reset,
+		InRetryAfter:   seen.inRetryAfter,
 	})
 }
 

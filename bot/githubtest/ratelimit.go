@@ -66,11 +66,18 @@ type installationLimits struct {
 }
 
 // rateLimit charges the request to its installation's budgets, or refuses
-// it for a limit; callers hold s.mu. The headers go on every answer.
-func (s *Server) rateLimit(c *call) (http.Header, *reply, string) {
+// it for a limit; callers hold s.mu. The headers go on every answer; what
+// the limits said of the request goes in c.limit.
+func (s *Server) rateLimit(c *call) (http.Header, *reply) {
 	if s.limits == nil || c.installationID == 0 {
-		return nil, nil, ""
+		return nil, nil
 	}
+	h, rep, limited := s.chargeLimits(c)
+	c.limit.limited = limited
+	return h, rep
+}
+
+func (s *Server) chargeLimits(c *call) (http.Header, *reply, string) {
 	l, now := s.limits, s.now()
 	st := s.installationLimits[c.installationID]
 	if st == nil {
@@ -83,6 +90,8 @@ func (s *Server) rateLimit(c *call) (http.Header, *reply, string) {
 	if !now.Before(st.contentReset) {
 		st.content, st.contentReset = 0, now.Add(l.ContentWindow)
 	}
+	c.limit.budgeted, c.limit.remaining, c.limit.reset = l.Primary > 0, max(l.Primary-st.used, 0), st.reset
+	c.limit.inRetryAfter = now.Before(st.secondaryUntil)
 	h := http.Header{}
 	primaryHeaders := func() { s.primaryHeaders(h, st) }
 	if now.Before(st.secondaryUntil) {

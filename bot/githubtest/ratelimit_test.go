@@ -72,6 +72,14 @@ func TestPrimaryRateLimit(t *testing.T) {
 	reqs := gh.Requests()
 	require.Equal(t, "primary", reqs[len(reqs)-1].Limited)
 	require.Equal(t, "", reqs[len(reqs)-2].Limited)
+	// The log keeps the budget each request arrived at, and its window.
+	for i, left := range []int{3, 2, 1, 0} {
+		r := reqs[len(reqs)-4+i]
+		require.True(t, r.Budgeted)
+		require.Equal(t, left, r.Remaining)
+		require.Equal(t, clock.Now().Add(time.Hour), r.Reset)
+		require.False(t, r.InRetryAfter)
+	}
 
 	clock.Advance(time.Hour)
 	a = send(t, gh, http.MethodGet, path, "")
@@ -96,6 +104,10 @@ func TestSecondaryRateLimitOnContentCreation(t *testing.T) {
 	a = send(t, gh, http.MethodGet, comments, "")
 	require.Equal(t, http.StatusForbidden, a.status, "every request waits for Retry-After")
 	require.Equal(t, "20", a.retryAfter)
+	reqs := gh.Requests()
+	require.False(t, reqs[len(reqs)-2].InRetryAfter, "the request that met the limit")
+	require.True(t, reqs[len(reqs)-1].InRetryAfter, "sent while Retry-After held")
+	require.False(t, reqs[len(reqs)-1].Budgeted, "no primary limit set")
 	clock.Advance(20 * time.Second)
 	require.Equal(t, http.StatusOK, send(t, gh, http.MethodGet, comments, "").status)
 	clock.Advance(time.Minute)

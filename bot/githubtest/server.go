@@ -162,7 +162,7 @@ type call struct {
 	params         map[string]string
 	body           []byte
 	installationID int64
-	limited        string // the limit that refused it, if one did
+	limit          limitSeen // what the rate limits said of it
 }
 
 // reply is a handler's answer; body is JSON-encoded unless nil.
@@ -181,11 +181,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, codeloadPrefix) {
-		s.record(r, body, 0, s.serveDownload(w, r), "")
+		s.record(r, body, 0, s.serveDownload(w, r), limitSeen{})
 		return
 	}
 	if status, served := s.manifestPage(w, r, body); served {
-		s.record(r, body, 0, status, "")
+		s.record(r, body, 0, status, limitSeen{})
 		return
 	}
 	// GitHub treats a JSON null body as no body; go-github sends one for a
@@ -201,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusNotFound
 		}
 		s.t.Errorf("githubtest: request outside the GitHub OpenAPI subset: %s %s: %v", r.Method, r.URL.RequestURI(), err)
-		s.record(r, body, 0, status, "")
+		s.record(r, body, 0, status, limitSeen{})
 		writeJSON(w, reply{status: status, body: errorBody("request outside the OpenAPI subset: " + err.Error())})
 		return
 	}
@@ -209,17 +209,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep, how := s.handle(c)
 	switch how {
 	case answerReset:
-		s.record(r, body, c.installationID, 0, c.limited)
+		s.record(r, body, c.installationID, 0, c.limit)
 		resetConn(w)
 		return
 	case answerHang:
 		s.hang(r)
 		if r.Context().Err() != nil {
-			s.record(r, body, c.installationID, 0, c.limited)
+			s.record(r, body, c.installationID, 0, c.limit)
 			return
 		}
 	}
-	s.record(r, body, c.installationID, rep.status, c.limited)
+	s.record(r, body, c.installationID, rep.status, c.limit)
 	raw, err := rep.raw, error(nil)
 	if raw == nil {
 		raw, err = encodeBody(rep.body)
@@ -273,8 +273,7 @@ func (s *Server) handle(c *call) (reply, answered) {
 		}
 		c.installationID = id
 	}
-	limitHeader, refused, limited := s.rateLimit(c)
-	c.limited = limited
+	limitHeader, refused := s.rateLimit(c)
 	if refused != nil {
 		return *refused, answerNormally
 	}

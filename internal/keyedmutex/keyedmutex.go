@@ -64,6 +64,21 @@ func (k *Mutex) LockOrWait(key string, waiting func()) func() {
 	return k.unlocker(key, e)
 }
 
+// TryLock takes key's lock when it is free, returning its unlock; false
+// when someone holds it.
+func (k *Mutex) TryLock(key string) (func(), bool) {
+	e := k.acquire(key)
+	if !e.TryLock() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if e.refs--; e.refs == 0 {
+			delete(k.m, key)
+		}
+		return nil, false
+	}
+	return k.unlocker(key, e), true
+}
+
 // size is the number of keys held or waited for.
 func (k *Mutex) size() int {
 	k.mu.Lock()

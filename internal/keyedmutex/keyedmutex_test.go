@@ -55,3 +55,20 @@ func TestKeyedMutexExcludes(t *testing.T) {
 	require.Equal(t, 1, most)
 	require.Equal(t, 0, k.size())
 }
+
+// TryLock takes a free key and leaves a held one alone, keeping no entry
+// for a key it did not take.
+func TestKeyedMutexTryLock(t *testing.T) {
+	var k Mutex
+	unlock, ok := k.TryLock("pr")
+	require.True(t, ok)
+	_, again := k.TryLock("pr")
+	require.False(t, again, "held")
+	require.Equal(t, 1, k.size())
+	unlock()
+	require.Equal(t, 0, k.size())
+	unlock, ok = k.TryLock("pr")
+	require.True(t, ok, "free again")
+	unlock()
+	require.Equal(t, 0, k.size())
+}
