@@ -110,7 +110,19 @@ func stormAndAnotherRepository(t *testing.T, limits githubtest.RateLimits) {
 		t.Logf("the other repository's plan finished after %d of the storm's %d jobs", before, len(ids))
 	}
 
-	overspent, inRetryAfter := budgetBreaches(h.gh.Requests(), h.cfg.Workers)
+	reqs := h.gh.Requests()
+	// The storm met the limit it is about: else it proves nothing. (Under
+	// the secondary limit, that one binds before the primary budget is spent.)
+	if limits.Content > 0 {
+		secondary := slices.ContainsFunc(reqs, func(r githubtest.Recorded) bool { return r.Limited == "secondary" })
+		assert.True(t, secondary, "the storm met the secondary limit at least once")
+	} else {
+		spent := slices.ContainsFunc(reqs, func(r githubtest.Recorded) bool { // took a window's last request
+			return r.Budgeted && r.Remaining == 1 && r.Limited == ""
+		})
+		assert.True(t, spent, "the storm spent the installation's primary budget at least once")
+	}
+	overspent, inRetryAfter := budgetBreaches(reqs, h.cfg.Workers)
 	assert.Zero(t, overspent, "requests sent at a spent primary budget beyond the one that learns its reset")
 	assert.Zero(t, inRetryAfter, "requests sent during a Retry-After beyond those in flight when it began")
 }
