@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,9 @@ import (
 func TestManifestCoversEveryHandledEvent(t *testing.T) {
 	for _, h := range (&Server{}).handlers() {
 		for _, e := range h.Handles() {
+			if slices.Contains(internalEvents, e) {
+				continue // queued by shardgate itself, never delivered by GitHub
+			}
 			require.True(t, ghapp.ManifestEventKnown(e), "event %q is handled but the manifest does not know it", e)
 		}
 	}
