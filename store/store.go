@@ -46,7 +46,8 @@ const (
 
 // Job is one unit of work: a webhook delivery, or work the bot scheduled itself.
 type Job struct {
-	// ID is assigned by Enqueue; jobs are claimed in ID order (FIFO).
+	// ID is assigned by Enqueue, in arrival order; Claim takes jobs by it
+	// within the fairness rules (see Claim).
 	ID string `json:"id"`
 	// DeliveryID is GitHub's X-GitHub-Delivery; when set, a second Enqueue of
 	// the same id is refused with ErrDuplicate.
