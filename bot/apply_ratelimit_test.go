@@ -86,3 +86,19 @@ func TestAnApplyWaitsForGitHubsLimitBeforeItsWork(t *testing.T) {
 	require.Contains(t, h.logs.String(), "apply waits for GitHub's rate limit; it continues then")
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
 }
+
+// The apply's report job is shardgate's own: a signed delivery naming its
+// event (a forged report of an apply that never ran) is acknowledged and
+// ignored, never queued.
+func TestADeliveredApplyReportEventIsIgnored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("terraform")
+	}
+	h := newHarness(t)
+	payload, err := json.Marshal(applyReport{Seq: "1", State: applyqueue.Applied, Conclusion: "success"})
+	require.NoError(t, err)
+	code, r := h.deliver(eventApplyReport, payload)
+	require.Equal(t, 202, code)
+	require.Equal(t, "ignored", r.Status, r.Reason)
+	require.Empty(t, r.JobID)
+}
