@@ -15,39 +15,59 @@ import (
 	"github.com/shardgate/shardgate/store"
 )
 
-// jobPR is the pull request a webhook job is about, read from its payload.
-func jobPR(payload []byte) (pullreq.Ref, bool) {
-	var p struct {
-		Installation struct {
-			ID int64 `json:"id"`
-		} `json:"installation"`
-		Repository struct {
-			Name  string `json:"name"`
-			Owner struct {
-				Login string `json:"login"`
-			} `json:"owner"`
-		} `json:"repository"`
-		PullRequest *struct {
-			Number int `json:"number"`
-		} `json:"pull_request"`
-		Issue *struct {
-			Number      int             `json:"number"`
-			PullRequest json.RawMessage `json:"pull_request"`
-		} `json:"issue"`
-	}
-	if json.Unmarshal(payload, &p) != nil || p.Installation.ID == 0 || p.Repository.Name == "" {
-		return pullreq.Ref{}, false
-	}
-	ref := pullreq.Ref{Installation: p.Installation.ID, Owner: p.Repository.Owner.Login, Repo: p.Repository.Name}
+// prPayload is what a webhook payload says of the pull request it is
+// about: jobPR's and identify's shared reading.
+type prPayload struct {
+	Installation struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+	Repository struct {
+		Name  string `json:"name"`
+		Owner struct {
+			Login string `json:"login"`
+		} `json:"owner"`
+	} `json:"repository"`
+	PullRequest *struct {
+		Number int `json:"number"`
+	} `json:"pull_request"`
+	Issue *struct {
+		Number      int             `json:"number"`
+		PullRequest json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
+}
+
+// ref is the pull request of a payload that names one, with its
+// installation: a pull_request payload's, or an issue's that is a pull
+// request.
+func (p *prPayload) ref() (pullreq.Ref, bool) { return p.refNumbered(p.number()) }
+
+// number is the pull request's number, 0 when the payload names none.
+func (p *prPayload) number() int {
 	switch {
 	case p.PullRequest != nil && p.PullRequest.Number > 0:
-		ref.Number = p.PullRequest.Number
+		return p.PullRequest.Number
 	case p.Issue != nil && p.Issue.Number > 0 && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null":
-		ref.Number = p.Issue.Number
-	default:
+		return p.Issue.Number
+	}
+	return 0
+}
+
+// refNumbered is the payload's repository's pull request number n; false
+// without an installation, a repository or a number.
+func (p *prPayload) refNumbered(n int) (pullreq.Ref, bool) {
+	if p.Installation.ID == 0 || p.Repository.Name == "" || n <= 0 {
 		return pullreq.Ref{}, false
 	}
-	return ref, true
+	return pullreq.Ref{Installation: p.Installation.ID, Owner: p.Repository.Owner.Login, Repo: p.Repository.Name, Number: n}, true
+}
+
+// jobPR is the pull request a webhook job is about, read from its payload.
+func jobPR(payload []byte) (pullreq.Ref, bool) {
+	var p prPayload
+	if json.Unmarshal(payload, &p) != nil {
+		return pullreq.Ref{}, false
+	}
+	return p.ref()
 }
 
 // reportJobFailure says on the pull request that a job failed for good (after

@@ -17,21 +17,8 @@ import (
 // coalesced, its coalesce key.
 func identify(event string, payload []byte) webhook.Identity {
 	var p struct {
-		Action       string `json:"action"`
-		Installation struct {
-			ID int64 `json:"id"`
-		} `json:"installation"`
-		Repository struct {
-			Name  string `json:"name"`
-			Owner struct {
-				Login string `json:"login"`
-			} `json:"owner"`
-		} `json:"repository"`
-		Number int `json:"number"`
-		Issue  struct {
-			Number      int             `json:"number"`
-			PullRequest json.RawMessage `json:"pull_request"`
-		} `json:"issue"`
+		prPayload
+		Action   string `json:"action"`
 		CheckRun struct {
 			PullRequests []struct {
 				Number int `json:"number"`
@@ -51,23 +38,20 @@ func identify(event string, payload []byte) webhook.Identity {
 		return webhook.Identity{}
 	}
 	id := webhook.Identity{Installation: p.Installation.ID}
-	number := 0
+	var ref pullreq.Ref
+	ok := false
 	switch event {
-	case "pull_request":
-		number = p.Number
-	case "issue_comment":
-		if len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null" {
-			number = p.Issue.Number
-		}
+	case "pull_request", "issue_comment":
+		ref, ok = p.ref()
 	case "check_run":
 		if prs := p.CheckRun.PullRequests; len(prs) > 0 {
-			number = prs[0].Number
+			ref, ok = p.refNumbered(prs[0].Number)
 		}
 	}
-	if id.Installation == 0 || number <= 0 || p.Repository.Name == "" || p.Repository.Owner.Login == "" {
+	if !ok || ref.Owner == "" {
 		return id
 	}
-	id.Lane = pullreq.Ref{Owner: p.Repository.Owner.Login, Repo: p.Repository.Name, Number: number}.String()
+	id.Lane = ref.String()
 	if event == "issue_comment" && p.Action == "created" && p.Sender.Type != "Bot" {
 		if cmd := coalescible(p.Comment.Body); cmd != "" && p.Comment.User.Login != "" {
 			id.CoalesceKey = id.Lane + " @" + strings.ToLower(p.Comment.User.Login) + " " + cmd
