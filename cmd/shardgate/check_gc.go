@@ -8,19 +8,23 @@ import (
 // GC settings of a check run. A check is a short process whose heap only grows:
 // the plan's changes, then the policy input, then the report. At Go's default
 // (GOGC=100) the collector runs about eight times on a 50,000-instance plan,
-// each time marking all that is live, a quarter of the run's CPU. checkGCPercent
-// lets the heap grow to five times what is live before the next collection, and
-// a memory limit of half the plan's size (at least checkMinMemoryLimit) brings
-// the collector back early when that would take the heap past it. The budget
-// (docs/performance.md) is a peak RSS of the plan's size, and the heap is not
-// all of it: the binary's mapped pages (~20-36 MiB), the runtime, the part of the
-// plan being read. What a large plan keeps live stays under the limit (at 50,000
-// instances, a 147 MB plan: ~32 MB after the parse, at most ~56 MB while judging
-// and reporting), so the collector runs five to eight times, each marking little.
-const (
-	checkGCPercent      = 400
-	checkMinMemoryLimit = 64 << 20
-)
+// each time marking all that is live, a quarter of the run's CPU. A check
+// therefore turns the proportional collector off and keeps only a memory limit:
+// half the plan's size, at least checkMinMemoryLimit (Go's "memory limit only"
+// mode, GOGC=off with GOMEMLIMIT). The heap grows freely up to the limit and the
+// collector runs only when it gets near: never on a 10,000-instance plan (about
+// 27 MB allocated in all, under the 64 MiB floor), which saves the one cycle
+// GOGC=400 still ran there (15-20% of the wall time of `check` on that plan,
+// docs/performance.md), and as before on a 50,000-instance plan, whose live heap
+// (~32 MB after the parse, at most ~56 MB while judging and reporting) stays
+// under its 70 MiB limit, where GOGC=400 was bound by the limit as well.
+//
+// The budget (docs/performance.md) is a peak RSS of the plan's size, and the
+// heap is not all of it: the binary's mapped pages (~20-36 MiB), the runtime,
+// the part of the plan being read. A heap whose live part outgrows the limit (a
+// plan far heavier than any measured) makes the collector run often; Go caps it
+// at about half the CPU, so the check slows down and still finishes.
+const checkMinMemoryLimit = 64 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
 // stdin, of unknown size) and returns how to put back the previous ones. GOGC or
@@ -35,8 +39,8 @@ func tuneCheckGC(path string) (restore func()) {
 			limit = max(limit, st.Size()/2)
 		}
 	}
-	percent := debug.SetGCPercent(checkGCPercent)
 	previous := debug.SetMemoryLimit(limit)
+	percent := debug.SetGCPercent(-1)
 	return func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(previous)

@@ -8,7 +8,8 @@ import (
 )
 
 // A check's memory limit is half the plan's size (never under
-// checkMinMemoryLimit): the budget of docs/performance.md is a peak RSS of the
+// checkMinMemoryLimit), and the proportional collector is off, so only the
+// limit brings a collection: the budget of docs/performance.md is a peak RSS of the
 // plan's size, and the process's own mapped binary and runtime take the rest.
 func TestCheckMemoryLimitIsHalfThePlan(t *testing.T) {
 	t.Setenv("GOGC", "")
@@ -32,7 +33,11 @@ func TestCheckMemoryLimitIsHalfThePlan(t *testing.T) {
 		before := debug.SetMemoryLimit(-1)
 		restore := tuneCheckGC(path)
 		got := debug.SetMemoryLimit(-1)
+		gcPercent := debug.SetGCPercent(-1) // reads it, leaving it off as it is
 		restore()
+		if gcPercent != -1 {
+			t.Errorf("plan of %d bytes: GOGC %d during the check, want off (-1): only the limit runs the collector", c.size, gcPercent)
+		}
 		if got != c.want {
 			t.Errorf("plan of %d bytes: memory limit %d, want %d", c.size, got, c.want)
 		}
