@@ -40,6 +40,29 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkParseParallel is BenchmarkParse on the parallel parse `shardgate
+// check` uses (ParseBytesParallel), its entries read on every core.
+func BenchmarkParseParallel(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			plan := planparsetest.GeneratePlan(n, 10, 1)
+			b.SetBytes(int64(len(plan)))
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				cs, err := planparse.ParseBytesParallel(plan, runtime.GOMAXPROCS(0), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(cs.Changes) != n {
+					b.Fatalf("got %d changes, want %d", len(cs.Changes), n)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
 // peakHeapMB parses plan once while sampling the live heap every millisecond and
 // returns the highest sample above the heap left after a GC (the plan itself).
 func peakHeapMB(b *testing.B, plan []byte) float64 {

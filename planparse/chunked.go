@@ -33,6 +33,15 @@ func (l *chunked[T]) add(v T) *T {
 	return &l.chunks[k][len(l.chunks[k])-1]
 }
 
+// reserve makes the first chunk of an empty list hold n values, for a caller
+// that knows about how many it will add: a batch of entries of the parallel
+// parse, most of which add one change each.
+func (l *chunked[T]) reserve(n int) {
+	if len(l.chunks) == 0 && n > 0 {
+		l.chunks = append(l.chunks, make([]T, 0, n))
+	}
+}
+
 // len is the number of values added.
 func (l *chunked[T]) len() int { return l.n }
 

@@ -66,6 +66,16 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(cs, hinted) || (err == nil) != (herr == nil) || err != nil && err.Error() != herr.Error() {
 			t.Fatalf("ParseBytesProgress disagrees with ParseBytes: %v, %v", err, herr)
 		}
+		// The parallel parse, one entry per batch, agrees too, and reports only
+		// ranges of the input.
+		par, perr := planparse.ParseParallelBatches(raw, 3, 1, func(lo, hi int) {
+			if lo < 0 || hi > len(raw) || lo >= hi {
+				t.Fatalf("done range [%d, %d) of an input of %d bytes", lo, hi, len(raw))
+			}
+		})
+		if !reflect.DeepEqual(cs, par) || (err == nil) != (perr == nil) || err != nil && err.Error() != perr.Error() {
+			t.Fatalf("ParseBytesParallel disagrees with ParseBytes: %v, %v", err, perr)
+		}
 		// Parse validates the whole plan, ParseBytes only what it reads (ParseBytes'
 		// doc): they must agree on every plan but one that is malformed JSON where
 		// planparse does not read, which only Parse may reject.

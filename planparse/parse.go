@@ -76,6 +76,9 @@ type parser struct {
 	// are read; finish copies them into the change set.
 	collected chunked[Change]
 	desired   chunked[Desired]
+	// split, in ParseBytesParallel's walk, takes the resource_changes entries
+	// to be read by its workers.
+	split *rcSplit
 }
 
 func (p *parser) plan() error {

@@ -143,7 +143,9 @@ func (p *parser) planEnd(b []byte, i int) error {
 	if err := p.doc.check(p.cs.FormatVersion); err != nil {
 		return err
 	}
-	p.finish()
+	if p.split == nil { // the parallel walk finishes once its workers have read
+		p.finish()
+	}
 	return nil
 }
 
@@ -210,6 +212,8 @@ func topStringAt(b []byte, i int, what string) (string, int, error) {
 // entry through jsontext first cost a third of the parse.
 func (p *parser) resourceChangesAt(b []byte, i int) (int, error) {
 	switch {
+	case p.split != nil && i < len(b) && b[i] == '[':
+		return p.split.scan(b, i)
 	case i >= len(b):
 		return 0, skipErrorf(i, "unexpected end of input")
 	case b[i] == 'n':

@@ -9,21 +9,25 @@ import (
 // the plan's changes, then the policy input, then the report. At Go's default
 // (GOGC=100) the collector runs about eight times on a 50,000-instance plan,
 // each time marking all that is live, a quarter of the run's CPU. A check
-// therefore turns the proportional collector off and keeps only a memory limit:
-// half the plan's size, at least checkMinMemoryLimit (Go's "memory limit only"
-// mode, GOGC=off with GOMEMLIMIT). The heap grows freely up to the limit and the
-// collector runs only when it gets near: never on a 10,000-instance plan (about
-// 27 MB allocated in all, under the 64 MiB floor), which saves the one cycle
-// GOGC=400 still ran there (15-20% of the wall time of `check` on that plan,
-// docs/performance.md), and as before on a 50,000-instance plan, whose live heap
-// (~32 MB after the parse, at most ~56 MB while judging and reporting) stays
-// under its 70 MiB limit, where GOGC=400 was bound by the limit as well.
+// therefore turns the proportional collector off and keeps only a memory limit
+// (Go's "memory limit only" mode, GOGC=off with GOMEMLIMIT): three fifths of the
+// plan's size, at least checkMinMemoryLimit. The heap grows freely up to the
+// limit and the collector runs only when it gets near:
+//
+//   - never on a 10,000-instance plan (about 27 MB allocated in all, under the
+//     64 MiB floor), which saves the cycle GOGC=400 ran there, 15-20% of the
+//     wall time of `check` on that plan;
+//   - two to four times on a 50,000-instance plan (147 MB; limit 84 MiB), whose
+//     live heap peaks at ~56 MB while judging and reporting, where half the
+//     plan's size (70 MiB) made it run seven or eight times, and the collector
+//     competed with the parse's workers for the two cores (docs/performance.md).
 //
 // The budget (docs/performance.md) is a peak RSS of the plan's size, and the
-// heap is not all of it: the binary's mapped pages (~20-36 MiB), the runtime,
-// the part of the plan being read. A heap whose live part outgrows the limit (a
-// plan far heavier than any measured) makes the collector run often; Go caps it
-// at about half the CPU, so the check slows down and still finishes.
+// heap is not all of it: the binary's mapped pages (~25-42 MiB), the runtime,
+// the parts of the plan being read. At 50,000 instances the peak is ~118 MiB of
+// the plan's 140 MiB. A heap whose live part outgrows the limit (a plan far
+// heavier than any measured) makes the collector run often; Go caps it at about
+// half the CPU, so the check slows down and still finishes.
 const checkMinMemoryLimit = 64 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
@@ -36,7 +40,7 @@ func tuneCheckGC(path string) (restore func()) {
 	limit := int64(checkMinMemoryLimit)
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil {
-			limit = max(limit, st.Size()/2)
+			limit = max(limit, st.Size()*3/5)
 		}
 	}
 	previous := debug.SetMemoryLimit(limit)

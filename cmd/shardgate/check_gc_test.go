@@ -7,19 +7,19 @@ import (
 	"testing"
 )
 
-// A check's memory limit is half the plan's size (never under
+// A check's memory limit is three fifths of the plan's size (never under
 // checkMinMemoryLimit), and the proportional collector is off, so only the
 // limit brings a collection: the budget of docs/performance.md is a peak RSS of the
 // plan's size, and the process's own mapped binary and runtime take the rest.
-func TestCheckMemoryLimitIsHalfThePlan(t *testing.T) {
+func TestCheckMemoryLimitIsThreeFifthsOfThePlan(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOGC")
 	os.Unsetenv("GOMEMLIMIT")
 	for _, c := range []struct{ size, want int64 }{
 		{1 << 20, checkMinMemoryLimit},
-		{140 << 20, 70 << 20},
-		{1 << 30, 512 << 20},
+		{140 << 20, 84 << 20},
+		{1 << 30, (1 << 30) * 3 / 5},
 	} {
 		path := filepath.Join(t.TempDir(), "plan.json")
 		f, err := os.Create(path)

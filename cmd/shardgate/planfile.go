@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/shardgate/shardgate/planparse"
@@ -29,11 +30,11 @@ func readPlan(path string, stdin io.Reader) (*planparse.ChangeSet, error) {
 		r = f
 	}
 	if f, ok := r.(*os.File); ok {
-		if b, passed, unmap, err := mapFile(f); err != nil {
+		if b, done, unmap, err := mapFile(f); err != nil {
 			return nil, fmt.Errorf("read plan: %w", err)
 		} else if b != nil {
 			defer unmap()
-			return parseMapped(path, b, passed)
+			return parseMapped(path, b, done)
 		}
 	}
 	b, err := io.ReadAll(r)
@@ -49,7 +50,9 @@ var errPlanChanged = errors.New("read plan: the file was truncated while it was 
 // parseMapped is parsePlan over a mapped file. Should the file shrink under the
 // mapping, reading past its new end faults; SetPanicOnFault turns that into a
 // panic recovered here, so the command exits 2 with a reason, never crashes.
-func parseMapped(path string, b []byte, passed func(int)) (cs *planparse.ChangeSet, err error) {
+// The parse's workers read on goroutines of their own, where planparse turns
+// such a fault into a failed batch and parses again here, meeting it.
+func parseMapped(path string, b []byte, done func(lo, hi int)) (cs *planparse.ChangeSet, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -59,16 +62,17 @@ func parseMapped(path string, b []byte, passed func(int)) (cs *planparse.ChangeS
 			cs, err = nil, errPlanChanged
 		}
 	}()
-	return parsePlan(path, b, passed)
+	return parsePlan(path, b, done)
 }
 
-// parsePlan parses the plan JSON b read from path; passed is
-// ParseBytesProgress's hint, nil for none.
-func parsePlan(path string, b []byte, passed func(int)) (*planparse.ChangeSet, error) {
+// parsePlan parses the plan JSON b read from path, its resource_changes entries
+// on every core the process may use; done is ParseBytesParallel's hint, nil for
+// none.
+func parsePlan(path string, b []byte, done func(lo, hi int)) (*planparse.ChangeSet, error) {
 	if bytes.HasPrefix(b, zipMagic) {
 		return nil, fmt.Errorf("%s is a saved binary plan: run 'terraform show -json %s > plan.json' first, or use 'shardgate plan'", path, path)
 	}
-	cs, err := planparse.ParseBytesProgress(b, passed)
+	cs, err := planparse.ParseBytesParallel(b, runtime.GOMAXPROCS(0), done)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -5,4 +5,4 @@ package main
 import "os"
 
 // mapFile maps nothing here: the plan is read instead.
-func mapFile(*os.File) ([]byte, func(int), func(), error) { return nil, nil, nil, nil }
+func mapFile(*os.File) ([]byte, func(lo, hi int), func(), error) { return nil, nil, nil, nil }

@@ -9,19 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropChunk is how far the parse moves past the pages last dropped before the
-// next are: one madvise call every few MiB.
+// dropChunk is the unit the parse's pages are dropped in: a chunk of the file
+// whose every byte the parse is done with is dropped, one madvise call each.
 const dropChunk = 4 << 20
 
 // mapFile maps f read-only when it is a non-empty regular file, and returns its
-// bytes, a hint that the bytes before an offset are done with (ParseBytesProgress),
-// and how to unmap them; nil bytes (and no error) when f is something else, a pipe
-// or a terminal, to be read instead.
+// bytes, a hint that a range of them is done with (ParseBytesParallel's done),
+// and how to unmap them; nil bytes (and no error) when f is something else, a
+// pipe or a terminal, to be read instead.
 //
 // The hint drops the pages behind the parse from the process (MADV_DONTNEED): the
 // mapping is private and never written, so a page read again is read again from
-// the file. So the process never holds the whole plan, only the part being read.
-func mapFile(f *os.File) (b []byte, passed func(int), unmap func(), err error) {
+// the file. So the process never holds the whole plan, only the parts being
+// read. The parse reads several parts at once (its walk and its workers) and says
+// which ranges it is done with in any order, each byte once: a chunk of
+// dropChunk bytes is dropped when all of its bytes have been said.
+func mapFile(f *os.File) (b []byte, done func(lo, hi int), unmap func(), err error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || int64(int(st.Size())) != st.Size() {
 		return nil, nil, nil, nil
@@ -32,15 +35,19 @@ func mapFile(f *os.File) (b []byte, passed func(int), unmap func(), err error) {
 	}
 	// The parse reads the file front to back: ask for read-ahead.
 	_ = unix.Madvise(b, unix.MADV_SEQUENTIAL)
-	page := os.Getpagesize()
-	dropped := 0
-	passed = func(n int) {
-		n -= n % page
-		if n-dropped < dropChunk {
-			return
-		}
-		_ = unix.Madvise(b[dropped:n], unix.MADV_DONTNEED)
-		dropped = n
+	left := make([]int, (len(b)+dropChunk-1)/dropChunk) // bytes not yet done, by chunk
+	for k := range left {
+		left[k] = min(len(b), (k+1)*dropChunk) - k*dropChunk
 	}
-	return b, passed, func() { _ = unix.Munmap(b) }, nil
+	done = func(lo, hi int) {
+		for lo < hi && lo >= 0 && hi <= len(b) {
+			k := lo / dropChunk
+			end := min(hi, (k+1)*dropChunk)
+			if left[k] -= end - lo; left[k] == 0 {
+				_ = unix.Madvise(b[k*dropChunk:min(len(b), (k+1)*dropChunk)], unix.MADV_DONTNEED)
+			}
+			lo = end
+		}
+	}
+	return b, done, func() { _ = unix.Munmap(b) }, nil
 }

@@ -1,0 +1,180 @@
+package planparse_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/planparse/planparsetest"
+)
+
+// parallelPlans are real terraform and OpenTofu plans and synthesized ones with
+// scales, removals and many entries: the inputs the parallel parse must read
+// exactly as ParseBytes does.
+func parallelPlans(t *testing.T) map[string][]byte {
+	t.Helper()
+	plans := map[string][]byte{}
+	for _, pattern := range []string{"../testdata/terraform/plans/*.json", "testdata/*.json"} {
+		files, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, file := range files {
+			raw, err := os.ReadFile(file)
+			require.NoError(t, err)
+			plans[file] = raw
+		}
+	}
+	require.NotEmpty(t, plans)
+	// A removal and an addition of one identity, entries apart, pair into a move
+	// (the indexes of additions and removals cross batches); a replace without
+	// action_reason late in the plan sends the parse to prior_state's taints.
+	const m = "module.s.terraform_data.stream_group"
+	filler := func(n int) string {
+		var out []string
+		for i := range n {
+			out = append(out, entry(fmt.Sprintf("aws_s3_bucket.b%d", i), "aws_s3_bucket", change(`["update"]`, `{"b":1}`, `{"b":2}`)))
+		}
+		return strings.Join(out, ",")
+	}
+	plans["move across batches"] = planJSON(
+		moduleEntry(`module.s["x"].terraform_data.stream_group`, `["create"]`, `null`, moduleInput("audit", "2"), `{"id":true}`),
+		moduleEntry(`module.s["a"].terraform_data.stream_group`, `["delete"]`, moduleInput("orders", "4"), `null`, `{}`),
+		filler(5),
+		moduleEntry(`module.s["b"].terraform_data.stream_group`, `["create"]`, `null`, moduleInput("orders", "4"), `{"id":true}`))
+	plans["taint late"] = []byte(`{"format_version":"1.0","resource_changes":[` + filler(5) + `,` +
+		moduleEntry(m, `["delete","create"]`, moduleInput("o", "5"), moduleInput("o", "5"), `{}`) +
+		`],"prior_state":{"values":{"root_module":{"resources":[{"address":"` + m + `","tainted":true}]}}}}`)
+	plans["generated 2000"] = planparsetest.GeneratePlan(2000, 10, 5)
+	plans["generated 300, every change"] = planparsetest.GeneratePlan(300, 100, 20)
+	return plans
+}
+
+// The parallel parse returns what ParseBytes returns on every plan, with one
+// entry per batch (the most hand-overs), a few, or one, on 2 to 4 goroutines;
+// and on a good plan it does so in parallel, not by parsing again in sequence.
+func TestParseBytesParallelAgreesWithParseBytes(t *testing.T) {
+	for name, raw := range parallelPlans(t) {
+		want, werr := planparse.ParseBytes(raw)
+		switch name {
+		case "move across batches":
+			require.NoError(t, werr)
+			require.True(t, slices.ContainsFunc(want.Changes, func(c planparse.Change) bool { return c.Action == planparse.ActionMove }), "no move in %+v", want.Changes)
+		case "taint late":
+			require.NoError(t, werr)
+			require.True(t, slices.ContainsFunc(want.Changes, func(c planparse.Change) bool { return c.Tainted }), "no taint in %+v", want.Changes)
+		}
+		for _, batch := range []int{1, 4 << 10, 1 << 20} {
+			for _, workers := range []int{2, 4} {
+				got, err := planparse.ParseParallelBatches(raw, workers, batch, nil)
+				if werr != nil {
+					require.EqualError(t, err, werr.Error(), "%s", name)
+					continue
+				}
+				require.NoError(t, err, "%s", name)
+				require.Equal(t, want, got, "%s, batches of %d bytes, %d workers", name, batch, workers)
+				split, err := planparse.SplitParse(raw, workers, batch)
+				require.NoError(t, err, "%s: the parallel walk gave up on a good plan", name)
+				require.Equal(t, want, split, "%s", name)
+			}
+		}
+	}
+}
+
+// Entry boundaries come from the walk, never from a search: text that looks
+// like an entry's start or the resource_changes member inside values, names and
+// other members leaves the result as ParseBytes reads it.
+func TestParseBytesParallelIgnoresLookalikes(t *testing.T) {
+	const m = "module.s.terraform_data.stream_group"
+	decoy := `{"resource_changes":[{"address":"module.x.terraform_data.stream_group","change":{"actions":["delete"]}}]}`
+	e1 := moduleEntry(m, `["update"]`, moduleInput("orders", "4"), moduleInput("orders", "8"), `{"id":true}`)
+	e2 := entry("aws_s3_bucket.b", "aws_s3_bucket", change(`["update"]`, `{"tags":{"k":"},{\"address\":\"redisstreamcoordinator_group.g\""}}`, `{"tags":`+decoy+`}`))
+	e3 := entry("redisstreamcoordinator_group.g", groupType, change(`["update"]`, orders4, orders8))
+	raw := []byte(`{"format_version":"1.2","planned_values":` + decoy + `,"resource_changes":[` + e1 + `,` + e2 + `,` + e3 +
+		`],"prior_state":` + decoy + `,"configuration":{"x":"\"resource_changes\":["}}`)
+	want, err := planparse.ParseBytes(raw)
+	require.NoError(t, err)
+	require.Len(t, want.Changes, 2)
+	for _, batch := range []int{1, 100, 1 << 20} {
+		got, err := planparse.SplitParse(raw, 2, batch)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}
+
+// A malformed entry in a later batch, or a broken plan anywhere, gives
+// ParseBytes's own error, not a partial change set.
+func TestParseBytesParallelErrorsAsParseBytes(t *testing.T) {
+	good := planparsetest.GeneratePlan(400, 20, 5)
+	i := bytes.LastIndex(good, []byte(`"actions":["`))
+	require.Positive(t, i)
+	for name, raw := range map[string][]byte{
+		"unknown action late":  append(slices.Clip(good[:i]), append([]byte(`"actions":["teleport`), good[i+len(`"actions":["no-op`):]...)...),
+		"not an object":        bytes.Replace(good, []byte(`"resource_changes":[`), []byte(`"resource_changes":[7,`), 1),
+		"cut short":            good[:len(good)*3/4],
+		"duplicate member":     append(slices.Clip(good[:len(good)-1]), []byte(`,"resource_changes":[]}`)...),
+		"bad UTF-8 in entries": bytes.Replace(good, []byte(`"no-op"`), []byte("\"no-op\xff\""), 1),
+	} {
+		_, want := planparse.ParseBytes(raw)
+		require.Error(t, want, name)
+		for _, batch := range []int{1, 1 << 20} {
+			cs, err := planparse.ParseParallelBatches(raw, 2, batch, nil)
+			require.Nil(t, cs, name)
+			require.EqualError(t, err, want.Error(), "%s", name)
+		}
+	}
+}
+
+// The ranges done reports never overlap, arrive one at a time, and cover the
+// plan from its first byte to its last member, so a caller dropping them drops
+// each page once and keeps none the parse no longer needs.
+func TestParseBytesParallelReportsEachByteOnce(t *testing.T) {
+	raw := planparsetest.GeneratePlan(3000, 10, 5)
+	for _, batch := range []int{1, 64 << 10} {
+		var (
+			mu     sync.Mutex
+			inside bool
+			spans  [][2]int
+		)
+		_, err := planparse.ParseParallelBatches(raw, 3, batch, func(lo, hi int) {
+			if !mu.TryLock() || inside {
+				panic("done called concurrently")
+			}
+			inside = true
+			require.Less(t, lo, hi)
+			spans = append(spans, [2]int{lo, hi})
+			inside = false
+			mu.Unlock()
+		})
+		require.NoError(t, err)
+		slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+		at := 0
+		for _, s := range spans {
+			require.Equal(t, at, s[0], "a gap or an overlap at %d", at)
+			at = s[1]
+		}
+		end := len(bytes.TrimRight(raw, " \n")) - 1 // the plan's closing brace
+		require.Equal(t, end, at, "covered up to %d of %d", at, end)
+		require.Greater(t, len(spans), 10, fmt.Sprintf("batches of %d bytes", batch))
+	}
+}
+
+// One worker, or input that is no object, takes the sequential parse.
+func TestParseBytesParallelFallsBackToSequence(t *testing.T) {
+	raw := planparsetest.GeneratePlan(50, 10, 5)
+	want, err := planparse.ParseBytes(raw)
+	require.NoError(t, err)
+	got, err := planparse.ParseBytesParallel(raw, 1, nil)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	_, err = planparse.ParseBytesParallel([]byte(`[1]`), 2, nil)
+	_, want2 := planparse.ParseBytes([]byte(`[1]`))
+	require.EqualError(t, err, want2.Error())
+	require.True(t, strings.Contains(err.Error(), "not"), err.Error())
+}
