@@ -142,6 +142,10 @@
 // coordinator shape only the actions are read, and for a change its after side
 // and markers, for the fingerprint. On every well-formed plan the two agree
 // (FuzzParse). ParseBytesProgress is ParseBytes that also says how far it has
-// read, so that a caller holding a mapped file (shardgate check) can drop the
-// pages behind it and never hold the whole plan.
+// read, so that a caller holding a mapped file can drop the pages behind it and
+// never hold the whole plan. ParseBytesParallel (shardgate check) is ParseBytes
+// that reads the resource_changes entries on several goroutines, the entries'
+// bounds found by a structural walk, and says which ranges it is done with; it
+// returns what ParseBytes returns (FuzzParse), parsing again in sequence on any
+// error.
 package planparse

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -225,3 +226,19 @@ func TestCheckNeverPrintsSensitiveValues(t *testing.T) {
 		require.NotContains(t, out+stderr, secret, format)
 	}
 }
+
+// An output that cannot be written fails the check (exit 1, never a silent pass
+// of an allowed plan), saying so, in every format.
+func TestCheckOutputThatCannotBeWritten(t *testing.T) {
+	plan := filepath.Join("..", "..", "examples", "plans", "03-new-group.json") // allowed
+	for _, format := range []string{"json", "markdown", "text"} {
+		var stderr bytes.Buffer
+		code := runCheck(context.Background(), []string{"--plan", plan, "--config", exampleConfig, "--format", format}, failingWriter{}, &stderr)
+		require.Equal(t, exitDenied, code, format)
+		require.Contains(t, stderr.String(), "write output: no space left", format)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left") }
