@@ -11,7 +11,7 @@
 package report
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -79,7 +79,13 @@ func (r *Report) judged() []planparse.Change {
 // Changes returns the coordinator changes worth reporting, as judged: every
 // change but noops.
 func (r *Report) Changes() []planparse.Change {
-	out := []planparse.Change{}
+	n := 0
+	for _, c := range r.judged() {
+		if c.Action != planparse.ActionNoop {
+			n++
+		}
+	}
+	out := make([]planparse.Change, 0, n) // in one array: thousands of changes on a large plan
 	for _, c := range r.judged() {
 		if c.Action != planparse.ActionNoop {
 			out = append(out, c)
@@ -140,8 +146,18 @@ type jsonReport struct {
 	StateLockWaits    *[]LockWait               `json:"state_lock_waits,omitempty"`
 }
 
-// JSON renders the report as one JSON object; lists are never null.
+// JSON renders the report as one JSON object, indented by two spaces, as
+// WriteJSON writes it; lists are never null.
 func (r *Report) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// jsonValue is the report as JSON renders it.
+func (r *Report) jsonValue() jsonReport {
 	r = r.shown()
 	d := r.Decision
 	out := jsonReport{
@@ -170,13 +186,7 @@ func (r *Report) JSON() ([]byte, error) {
 		w := nonNil(r.LockWaits)
 		out.StateLockWaits = &w
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("render json: %w", err)
-	}
-	// Twice the compact size, as json.MarshalIndent reserves: a report's many short
-	// members nearly double in size indented.
-	return append(indent(make([]byte, 0, 2*len(b)+1), b), '\n'), nil
+	return out
 }
 
 func nonNil[T any](s []T) []T {

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,4 +231,136 @@ func countLines(lines []string, match func(string) bool) int {
 		}
 	}
 	return n
+}
+
+// marshalIndent is the reference WriteJSON keeps to: encoding/json's own
+// indented text of the report, with a newline after. The one difference: a byte
+// that is not UTF-8 (never in a parsed plan, which is checked; possible in a
+// label or a project name given to check) encoding/json writes as the escape
+// \ufffd and WriteJSON as the replacement character itself, which a JSON
+// reader takes for the same string.
+func marshalIndent(t testing.TB, r *Report) string {
+	b, err := json.MarshalIndent(r.jsonValue(), "", "  ")
+	require.NoError(t, err)
+	return unescapeReplacementChar(string(b)) + "\n"
+}
+
+// unescapeReplacementChar writes each \ufffd escape of JSON text as the
+// character, leaving every other escape (\\ufffd is a backslash and "ufffd").
+func unescapeReplacementChar(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '\\':
+			b.WriteByte(s[i])
+		case strings.HasPrefix(s[i:], `\ufffd`):
+			b.WriteRune('\ufffd')
+			i += len(`\ufffd`) - 1
+		default:
+			b.WriteString(s[i : i+2]) // an escape and the byte it escapes
+			i++
+		}
+	}
+	return b.String()
+}
+
+// bigReport is a report of n changes and violations, as a large plan gives.
+func bigReport(n int) *Report {
+	r := deniedReport()
+	var changes []planparse.Change
+	var violations []policy.Violation
+	for i := range n {
+		changes = append(changes, planparse.Change{Address: fmt.Sprintf(`module.stream_group["s%05d/g"].terraform_data.stream_group`, i),
+			StreamPrefix: fmt.Sprintf("s%05d", i), ConsumerGroup: "g", Action: planparse.ActionScale, ShardsBefore: ip(2), ShardsAfter: ip(9),
+			TerraformActions: []string{"update"}})
+		violations = append(violations, policy.Violation{Rule: "shard_delta", StreamPrefix: fmt.Sprintf("s%05d", i), ConsumerGroup: "g",
+			Message: "2 -> 9 shards changes by 7 (limit 4)", Waivable: true, ExceptionLabel: "policy-exception/shard_delta"})
+	}
+	r.ChangeSet = &planparse.ChangeSet{Changes: changes}
+	r.Decision.Changes = nil
+	r.Decision.Violations = violations
+	return r
+}
+
+// WriteJSON writes what encoding/json's MarshalIndent writes, on every kind of
+// report: the JSON report's bytes are what users' scripts and the corpus goldens
+// read.
+func TestWriteJSONIsMarshalIndent(t *testing.T) {
+	odd := deniedReport()
+	odd.Project = "<script>&\u2028\u2029 é💥 \x00\x1f\t\"\\ \xff\xfe"
+	odd.Decision.Violations[0].Message = "html <a href='x'>&amp;</a> \u2028 \xc3\x28 and \\\"quotes\\\""
+	odd.Coordinator = policy.Coordinator{Consulted: true, Reachable: false, Error: "dial tcp: i/o timeout <>&"}
+	odd.LockWaits = []LockWait{
+		{ID: "lock-1", Who: "ci@host", Operation: "OperationTypeApply", Created: time.Date(2026, 12, 4, 9, 30, 1, 123456789, time.UTC), WaitedSeconds: 12.5},
+		{ID: "lock-2", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -7*3600)), WaitedSeconds: 1e21},
+		{ID: "lock-3", WaitedSeconds: 1e-7},
+		{ID: "lock-4", WaitedSeconds: math.SmallestNonzeroFloat64},
+		{ID: "lock-5", WaitedSeconds: 123456789.25},
+	}
+	empty := &Report{ChangeSet: &planparse.ChangeSet{}, Decision: policy.Decision{Allowed: true}, LockWaits: []LockWait{}}
+	for name, r := range map[string]*Report{
+		"denied": deniedReport(), "gate": gateReport(), "empty": empty, "no change set": {},
+		"odd strings, coordinator, lock waits": odd, "large": bigReport(3000),
+	} {
+		var b bytes.Buffer
+		require.NoError(t, r.WriteJSON(&b), name)
+		require.Equal(t, marshalIndent(t, r), b.String(), name)
+		j, err := r.JSON()
+		require.NoError(t, err, name)
+		require.Equal(t, b.String(), string(j), name)
+	}
+}
+
+func FuzzWriteJSONIsMarshalIndent(f *testing.F) {
+	f.Add("web", "orders", "scale \u2028 <&>", 4, 1.5, true)
+	f.Add("\xff", "", "\x00\"\\", -1, 1e300, false)
+	f.Add(`\ufffd \\ufffd`, "\xef\xbf\xbd", "a\xffb\\ufffd", 0, -0.0, true)
+	f.Fuzz(func(t *testing.T, project, prefix, message string, shards int, waited float64, allowed bool) {
+		if math.IsNaN(waited) || math.IsInf(waited, 0) {
+			return // encoding/json refuses them; a wait is never one
+		}
+		r := deniedReport()
+		r.Project = project
+		r.Decision.Allowed = allowed
+		r.ChangeSet.Changes[0].StreamPrefix = prefix
+		r.ChangeSet.Changes[0].ShardsAfter = &shards
+		r.Decision.Violations[0].Message = message
+		r.LockWaits = []LockWait{{ID: prefix, WaitedSeconds: waited}}
+		var b bytes.Buffer
+		require.NoError(t, r.WriteJSON(&b))
+		require.Equal(t, marshalIndent(t, r), b.String())
+	})
+}
+
+// The report is written as it is encoded, in pieces, never whole: the largest
+// write is a small part of a report of several MB.
+func TestWriteJSONWritesInPieces(t *testing.T) {
+	r := bigReport(20000)
+	var w recordingWriter
+	require.NoError(t, r.WriteJSON(&w))
+	require.Greater(t, w.Len(), 8<<20)
+	require.Greater(t, w.writes, 10)
+	require.Less(t, w.largest, w.Len()/8, "a write of %d of %d bytes", w.largest, w.Len())
+}
+
+// A failed write is an error naming the output, and nothing more is written.
+func TestWriteJSONFailedWrite(t *testing.T) {
+	w := &recordingWriter{failAfter: 1}
+	err := bigReport(20000).WriteJSON(w)
+	require.ErrorContains(t, err, "write output: disk full")
+	require.Equal(t, 2, w.writes)
+}
+
+type recordingWriter struct {
+	bytes.Buffer
+	writes, largest, failAfter int
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.largest = max(w.largest, len(p))
+	if w.failAfter > 0 && w.writes > w.failAfter {
+		return 0, errors.New("disk full")
+	}
+	return w.Buffer.Write(p)
 }

@@ -130,25 +130,30 @@ func (jg *judge) evaluate(ctx context.Context, cs *planparse.ChangeSet, lockWait
 	}
 	rep := &report.Report{ChangeSet: cs, Decision: dec, Rules: jg.engine.Rules(), LockWaits: lockWaits, Local: true,
 		Approvers: "an approver who is not the PR author"}
-	var out []byte
 	switch jg.flags.format {
 	case "json":
-		out, err = rep.JSON()
-		if err != nil {
-			fmt.Fprintf(stderr, "shardgate %s: %v\n", cmd, err)
-			return exitDenied
-		}
+		// Encoded as it is written: a large plan's report is never held whole.
+		// Its errors say "render json" or "write output".
+		err = rep.WriteJSON(stdout)
 	case "markdown":
-		out = []byte(rep.Markdown(report.MaxCommentChars))
+		err = writeOutput(stdout, rep.Markdown(report.MaxCommentChars))
 	default:
-		out = []byte(rep.Text())
+		err = writeOutput(stdout, rep.Text())
 	}
-	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintf(stderr, "shardgate %s: write output: %v\n", cmd, err)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate %s: %v\n", cmd, err)
 		return exitDenied
 	}
 	if !dec.Allowed {
 		return exitDenied
 	}
 	return exitOK
+}
+
+// writeOutput writes a rendered report to the command's output.
+func writeOutput(w io.Writer, s string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
