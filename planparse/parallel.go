@@ -107,8 +107,16 @@ func splitParse(b []byte, start, workers, batchBytes int, report func(lo, hi int
 		wg.Add(1)
 		go func() { defer wg.Done(); s.read(b, true) }()
 	}
+	walking := true
+	defer func() {
+		if walking { // the walk panicked (a fault on a mapped file): free the workers
+			close(s.work)
+			wg.Wait()
+		}
+	}()
 	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
 	err := p.planBytes(b, start) // in split mode planEnd leaves finish to join
+	walking = false
 	close(s.work)
 	s.read(b, false) // the walk is over: this goroutine reads what is left
 	wg.Wait()

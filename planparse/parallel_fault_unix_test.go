@@ -3,8 +3,11 @@
 package planparse
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 
@@ -56,4 +59,40 @@ func TestParallelWorkerFaultFailsTheBatch(t *testing.T) {
 	}
 	require.Positive(t, faulted, "no batch lay past the cut")
 	require.Positive(t, read)
+}
+
+// A walk that faults (the mapped plan cut short before the parse) panics to its
+// caller, which recovers it (shardgate check), and leaves no worker behind.
+func TestParallelWalkFaultLeavesNoWorker(t *testing.T) {
+	raw := planparsetest.GeneratePlan(400, 20, 5)
+	path := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := unix.Mmap(int(f.Fd()), 0, len(raw), unix.PROT_READ, unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer unix.Munmap(b)
+	// Cut inside resource_changes: the walk has handed entries over, and the
+	// workers are waiting for more, when it faults.
+	cut := bytes.Index(raw, []byte(`"resource_changes":[`)) + len(raw)/8
+	page := os.Getpagesize()
+	require.NoError(t, os.Truncate(path, int64(cut/page*page)))
+
+	before := runtime.NumGoroutine()
+	faulted := func() (fault bool) {
+		// Batches of one entry each, so several are handed over before the fault.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			_, fault = recover().(interface{ Addr() uintptr })
+		}()
+		_, _ = parseParallel(b, 4, 1, nil)
+		return false
+	}()
+	require.True(t, faulted, "the walk read a truncated mapping without faulting")
+	// The walk waited for its workers; each has at most its return left to run.
+	for i := 0; i < 100000 && runtime.NumGoroutine() > before; i++ {
+		runtime.Gosched()
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "workers left running")
 }
