@@ -42,6 +42,12 @@ func (l *chunked[T]) reserve(n int) {
 	}
 }
 
+// join appends the values of m, taking its chunks over: m is not used again.
+func (l *chunked[T]) join(m chunked[T]) {
+	l.chunks = append(l.chunks, m.chunks...)
+	l.n += m.n
+}
+
 // len is the number of values added.
 func (l *chunked[T]) len() int { return l.n }
 

@@ -60,24 +60,33 @@ func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*C
 			return cs, nil
 		}
 	}
-	last := 0
-	return ParseBytesProgress(b, func(n int) {
-		if n > last {
-			report(last, n)
-			last = n
-		}
-	})
+	return ParseBytesProgress(b, (&progress{report: report}).passed)
 }
 
-// rcSplit hands the resource_changes entries from the walk to the workers.
+// progress turns a walk's offsets (ParseBytesProgress's hint) into the ranges
+// done is told of.
+type progress struct {
+	report func(lo, hi int)
+	// walked is where the bytes reported so far end.
+	walked int
+}
+
+// passed reports the bytes since the last call.
+func (g *progress) passed(n int) {
+	if n > g.walked {
+		g.report(g.walked, n)
+		g.walked = n
+	}
+}
+
+// rcSplit hands the resource_changes entries from the walk to the workers. The
+// walk's progress never covers an entry: the workers report those once read.
 type rcSplit struct {
+	progress
 	work       chan *rcBatch
 	batches    []*rcBatch // in plan order; the walk's own
 	cur        *rcBatch
 	batchBytes int
-	report     func(lo, hi int)
-	// walked is where the bytes the walk has reported end.
-	walked int
 	// lastLen is the number of entries of the batch sent last.
 	lastLen int
 }
@@ -101,7 +110,7 @@ type entrySpan struct{ at, end int }
 
 // splitParse is the parallel parse; an error means "parse again in sequence".
 func splitParse(b []byte, start, workers, batchBytes int, report func(lo, hi int)) (*ChangeSet, error) {
-	s := &rcSplit{work: make(chan *rcBatch, 4*workers), batchBytes: batchBytes, report: report}
+	s := &rcSplit{progress: progress{report: report}, work: make(chan *rcBatch, 4*workers), batchBytes: batchBytes}
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Add(1)
@@ -133,15 +142,6 @@ func splitParse(b []byte, start, workers, batchBytes int, report func(lo, hi int
 	return p.cs, nil
 }
 
-// passed is the walk's progress hint: it reports the bytes since the last call,
-// never an entry's, which the workers report once read.
-func (s *rcSplit) passed(n int) {
-	if n > s.walked {
-		s.report(s.walked, n)
-		s.walked = n
-	}
-}
-
 // scan walks the resource_changes array at b[i], '[' checked, as
 // resourceChangesAt does, handing its entries to the workers.
 func (s *rcSplit) scan(b []byte, i int) (int, error) {
@@ -170,15 +170,11 @@ func (s *rcSplit) scan(b []byte, i int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if s.cur != nil || len(s.batches) > 0 {
-		if s.cur == nil { // the last batch is with a worker: the ']' is the walk's
-			s.report(s.walked, end)
-		} else {
-			s.cur.hi = end
-			s.send()
-		}
-		s.walked = end
+	if s.cur != nil { // the last batch takes the ']'
+		s.cur.hi = end
+		s.send()
 	}
+	s.passed(end)
 	return end, nil
 }
 
@@ -263,10 +259,8 @@ func (s *rcSplit) join(p *parser) {
 		for _, i := range bt.removes {
 			p.removes = append(p.removes, base+i)
 		}
-		p.collected.chunks = append(p.collected.chunks, bt.collected.chunks...)
-		p.collected.n += bt.collected.n
-		p.desired.chunks = append(p.desired.chunks, bt.desired.chunks...)
-		p.desired.n += bt.desired.n
+		p.collected.join(bt.collected)
+		p.desired.join(bt.desired)
 		p.cs.Resources = append(p.cs.Resources, bt.resources...)
 		p.cs.OtherChanges = append(p.cs.OtherChanges, bt.others...)
 		p.needPrior = p.needPrior || bt.needPrior

@@ -34,7 +34,7 @@ func TestParallelWorkerFaultFailsTheBatch(t *testing.T) {
 	defer unix.Munmap(b)
 
 	// The walk's batches, made before the file shrinks.
-	s := &rcSplit{work: make(chan *rcBatch, 1024), batchBytes: 1, report: func(int, int) {}}
+	s := &rcSplit{progress: progress{report: func(int, int) {}}, work: make(chan *rcBatch, 1024), batchBytes: 1}
 	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
 	require.NoError(t, p.planBytes(raw, skipSpace(raw, 0)))
 	close(s.work)
