@@ -37,7 +37,7 @@ func (s *Planner) checkoutTree(ctx context.Context, ref pullreq.Ref, sha string)
 			logctx.Logger(ctx).WithError(err).Warn("remove a checkout")
 		}
 	}
-	skipped, err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir)
+	skipped, err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir, s.now)
 	if err != nil {
 		return "", nil, cleanup, err
 	}

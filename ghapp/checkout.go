@@ -38,8 +38,9 @@ func (e *CheckoutError) Error() string { return "checkout refused: " + e.Reason 
 
 // DownloadTarball fetches GitHub's tarball of ref through the installation's
 // authenticated client and extracts it into dst (which must exist and be
-// empty), saying which symlinks it left out.
-func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string) ([]SkippedLink, error) {
+// empty), saying which symlinks it left out. A rate-limit answer is a wait
+// read on now (an installation client answers it as a *LimitError already).
+func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, ref, dst string, now func() time.Time) ([]SkippedLink, error) {
 	u := fmt.Sprintf("%srepos/%s/%s/tarball/%s", apiURL, owner, repo, ref)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -50,7 +51,7 @@ func DownloadTarball(ctx context.Context, hc *http.Client, apiURL, owner, repo, 
 		return nil, fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, err)
 	}
 	defer resp.Body.Close()
-	if l, ok := limitOf(resp, time.Now()); ok {
+	if l, ok := limitAnswer(resp, now()); ok {
 		// A rate limit is a wait, not a failure (LimitWait finds it).
 		return nil, fmt.Errorf("download tarball of %s/%s@%s: %w", owner, repo, ref, &l)
 	}

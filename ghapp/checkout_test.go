@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 type entry struct {
@@ -338,10 +340,10 @@ func TestDownloadTarballRateLimitIsAWait(t *testing.T) {
 		w.WriteHeader(http.StatusForbidden)
 	}))
 	defer srv.Close()
-	now := time.Now()
-	_, err := DownloadTarball(context.Background(), srv.Client(), srv.URL+"/", "o", "r", "abc", t.TempDir())
-	until, limit, ok := LimitWait(err, now)
+	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
+	_, err := DownloadTarball(context.Background(), srv.Client(), srv.URL+"/", "o", "r", "abc", t.TempDir(), clock.Now)
+	until, limit, ok := LimitWait(err, clock.Now())
 	require.True(t, ok, "%v", err)
 	require.Equal(t, LimitSecondary, limit)
-	require.WithinDuration(t, now.Add(30*time.Second), until, 5*time.Second)
+	require.Equal(t, clock.Now().Add(30*time.Second), until, "read on the given clock")
 }

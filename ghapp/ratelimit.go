@@ -3,6 +3,7 @@ package ghapp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ func (b *Budgets) reserve(installationID int64) *LimitError {
 		return nil
 	case bu.SecondaryUntil.After(now):
 		return &LimitError{InstallationID: installationID, Limit: LimitSecondary, Until: bu.SecondaryUntil}
-	case bu.Limit == 0: // no primary budget heard of
+	case bu.Resource == "": // no primary budget heard of (a window may say limit 0)
 		return nil
 	case bu.Remaining > 0:
 		bu.Remaining--
@@ -163,7 +164,7 @@ func (b *Budgets) observe(installationID int64, resp *http.Response) {
 		}
 	}
 	bu.probing = false
-	if l, ok := limitOf(resp, now); ok && l.Limit == LimitSecondary {
+	if l, ok := limitAnswer(resp, now); ok && l.Limit == LimitSecondary {
 		bu.SecondaryUntil = l.Until
 	}
 	b.all.Add(installationID, bu)
@@ -194,6 +195,18 @@ func limitOf(resp *http.Response, now time.Time) (LimitError, bool) {
 		return LimitError{Limit: LimitPrimary, Until: until}, true
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
+		return LimitError{Limit: LimitSecondary, Until: now.Add(secondaryDefaultWait)}, true
+	}
+	return LimitError{}, false
+}
+
+// limitAnswer is limitOf, or a 403 carrying GitHub's secondary-limit message
+// without a header saying how long (a wait of secondaryDefaultWait).
+func limitAnswer(resp *http.Response, now time.Time) (LimitError, bool) {
+	if l, ok := limitOf(resp, now); ok {
+		return l, true
+	}
+	if resp != nil && isRateLimited(resp) {
 		return LimitError{Limit: LimitSecondary, Until: now.Add(secondaryDefaultWait)}, true
 	}
 	return LimitError{}, false
@@ -257,8 +270,24 @@ func (t *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.budgets.observe(t.installationID, resp)
+	// shardgate's clock decides, not go-github's: a refusal for a limit is
+	// answered as the wait it is, read on the budgets' clock, and go-github
+	// never learns a budget, so its own short-circuit (which reads the wall
+	// clock) never holds a request back or lets one through.
+	if l, ok := limitAnswer(resp, t.budgets.now()); ok {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		l.InstallationID = t.installationID
+		return nil, &l
+	}
+	for _, h := range rateHeaders {
+		resp.Header.Del(h)
+	}
 	return resp, nil
 }
+
+// rateHeaders are the headers go-github reads a rate budget from.
+var rateHeaders = []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Used", "X-Ratelimit-Reset", "X-Ratelimit-Resource"}
 
 // paced counts a request the installation's pacer held back for d.
 func (b *Budgets) paced(installationID int64, kind string, d time.Duration) {

@@ -63,8 +63,8 @@ func (s *budgetServer) newWindow(limit int, reset time.Time) {
 }
 
 // budgetClients makes go-github clients of installation 7 sharing one
-// Budgets: go-github keeps its own view of the limits on the real clock, so a
-// test that moves the installation's clock past a reset takes a new client.
+// Budgets on clock. go-github never learns a budget (the transport hides it),
+// so its own check, which reads the wall clock, never decides.
 func budgetClients(t *testing.T, srv *budgetServer, clock *fakeclock.Clock) (func() *github.Client, *Budgets) {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
@@ -87,7 +87,7 @@ func getIssue(gh *github.Client) error {
 // request learns the new budget while the others wait for its answer.
 func TestInstallationClientSendsNothingWhileItsBudgetIsSpent(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
-	reset := time.Date(2026, 12, 4, 14, 5, 0, 0, time.UTC)
+	reset := clock.Now().Add(35 * time.Minute)
 	srv := &budgetServer{}
 	srv.newWindow(3, reset)
 	client, budgets := budgetClients(t, srv, clock)
@@ -126,7 +126,7 @@ func TestInstallationClientSendsNothingWhileItsBudgetIsSpent(t *testing.T) {
 // sent before it.
 func TestAPrimaryLimitAnswerIsAWaitUntilTheReset(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
-	reset := time.Date(2026, 12, 4, 14, 5, 0, 0, time.UTC)
+	reset := clock.Now().Add(35 * time.Minute)
 	srv := &budgetServer{}
 	srv.newWindow(0, reset)
 	client, _ := budgetClients(t, srv, clock)
@@ -140,21 +140,55 @@ func TestAPrimaryLimitAnswerIsAWaitUntilTheReset(t *testing.T) {
 	require.Equal(t, 1, srv.overspent, "only the request that learned the reset")
 }
 
+// Whether GitHub's reset has passed is read on the installation's clock,
+// never the wall clock: with the clock decades before the real time, the
+// spent budget holds until the clock passes the reset; with it decades
+// after, a request goes out as soon as it does.
+func TestASpentBudgetHoldsUntilTheInjectedClockPassesTheReset(t *testing.T) {
+	for _, start := range []time.Time{
+		time.Date(2001, 3, 4, 13, 30, 0, 0, time.UTC), // the wall clock is past every reset
+		time.Date(2101, 3, 4, 13, 30, 0, 0, time.UTC), // the wall clock is before every reset
+	} {
+		t.Run(strconv.Itoa(start.Year()), func(t *testing.T) {
+			clock := fakeclock.New(start)
+			t0 := clock.Now()
+			reset := t0.Add(35 * time.Minute)
+			srv := &budgetServer{}
+			srv.newWindow(1, reset)
+			client, _ := budgetClients(t, srv, clock)
+			gh := client()
+			require.NoError(t, getIssue(gh), "the window's one request")
+			for _, wait := range []time.Duration{0, 20 * time.Minute, 35*time.Minute - time.Second} {
+				clock.Set(t0.Add(wait))
+				err := getIssue(gh)
+				until, limit, ok := LimitWait(err, clock.Now())
+				require.True(t, ok, "refused locally at +%s: %v", wait, err)
+				require.Equal(t, LimitPrimary, limit)
+				require.True(t, until.Equal(reset), "until the reset, not %s", until)
+			}
+			require.Zero(t, srv.overspent, "nothing sent before the reset on the installation's clock")
+			clock.Set(reset.Add(time.Second))
+			srv.newWindow(5, reset.Add(time.Hour))
+			require.NoError(t, getIssue(gh), "the same client sends once the clock passed the reset")
+			require.Equal(t, 1, srv.got)
+		})
+	}
+}
+
 func TestASecondaryLimitAnswerIsAWaitForItsRetryAfter(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
 	srv := &budgetServer{retryAfter: "90"}
 	client, budgets := budgetClients(t, srv, clock)
 	gh := client()
 	err := getIssue(gh)
-	var abuse *github.AbuseRateLimitError
-	require.ErrorAs(t, err, &abuse)
+	var le *LimitError
+	require.ErrorAs(t, err, &le, "answered as the wait it is, on the installation's clock")
 	until, limit, ok := LimitWait(err, clock.Now())
 	require.True(t, ok)
 	require.Equal(t, LimitSecondary, limit)
 	require.Equal(t, clock.Now().Add(90*time.Second), until)
 
-	// Not sent before Retry-After passed (go-github knows it too, on the
-	// real clock; the transport on the installation's).
+	// Not sent before Retry-After passed on the installation's clock.
 	err = getIssue(gh)
 	_, limit, ok = LimitWait(err, clock.Now())
 	require.True(t, ok)
@@ -166,7 +200,7 @@ func TestASecondaryLimitAnswerIsAWaitForItsRetryAfter(t *testing.T) {
 	srv.retryAfter = ""
 	srv.mu.Unlock()
 	srv.newWindow(10, clock.Now().Add(time.Hour))
-	require.NoError(t, getIssue(client()))
+	require.NoError(t, getIssue(gh), "the same client sends once the clock passed Retry-After")
 	_, ok = budgets.Get(7)
 	require.True(t, ok)
 }
@@ -181,7 +215,7 @@ func TestLimitWaitIgnoresOtherErrors(t *testing.T) {
 // Workers at once share the installation's budget: the requests in flight
 // count against it before their answers arrive, so none is sent past it.
 func TestConcurrentRequestsDoNotOverspendTheBudget(t *testing.T) {
-	clock := fakeclock.New(time.Now())
+	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
 	srv := &budgetServer{}
 	srv.newWindow(6, clock.Now().Add(time.Hour))
 	client, _ := budgetClients(t, srv, clock)

@@ -45,6 +45,9 @@ type RetryTransport struct {
 	// of waiting for it in place: the caller waits without holding a worker
 	// (the service postpones the job until Retry-After).
 	PassRateLimits bool
+	// Now is the clock Retry-After dates and rate-limit resets are read
+	// against (nil: the wall clock); the service passes its own.
+	Now func() time.Time
 }
 
 // NewRetryTransport wraps next with the default retry policy.
@@ -96,6 +99,13 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
+func (t *RetryTransport) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
 func (t *RetryTransport) sleep(req *http.Request, d time.Duration) error {
 	if t.Sleep != nil {
 		return t.Sleep(req, d)
@@ -144,7 +154,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		if t.PassRateLimits && resp.StatusCode < 500 {
-			if _, limited := limitOf(resp, time.Now()); limited || isRateLimited(resp) {
+			if _, limited := limitAnswer(resp, t.now()); limited {
 				return resp, nil
 			}
 		}
@@ -172,12 +182,12 @@ func (t *RetryTransport) retryAfter(resp *http.Response, attempt int) (time.Dura
 	ra := resp.Header.Get("Retry-After")
 	switch {
 	case resp.StatusCode >= 500:
-		if d, ok := retry.ParseRetryAfter(ra, time.Now()); ok {
+		if d, ok := retry.ParseRetryAfter(ra, t.now()); ok {
 			return d, true
 		}
 		return backoff, true
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusForbidden:
-		if d, ok := retry.ParseRetryAfter(ra, time.Now()); ok {
+		if d, ok := retry.ParseRetryAfter(ra, t.now()); ok {
 			return d, true
 		}
 		if resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-Ratelimit-Remaining") == "0" {
