@@ -244,6 +244,7 @@ func (s *Scheduler) renew(ctx context.Context, cancel context.CancelFunc, seq st
 		Gone:  func(err error) bool { return errors.Is(err, ErrNotHolder) || errors.Is(err, store.ErrNotFound) },
 		// A transient store error: the lease has time left, try again next tick.
 		Retrying: func(err error) { log.WithError(err).Warn("renew apply job lease") },
+		Now:      s.q.now,
 	}.Keep(ctx)
 	if err == nil {
 		return

@@ -72,12 +72,12 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 		r.step(ctx, applyqueue.Converging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
 		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
 		// Convergence shows on the PR once it has taken progressEvery.
-		last := time.Now()
+		last := r.s.now()
 		err = client.WaitConverged(wctx, prefix, target, func(st coord.ConvergenceStatus) {
-			if time.Since(last) < r.s.progressEvery || st.Converged {
+			if r.s.now().Sub(last) < r.s.progressEvery || st.Converged {
 				return
 			}
-			last = time.Now()
+			last = r.s.now()
 			r.progress(ctx, applyqueue.Converging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/ghapp"
@@ -128,8 +127,7 @@ func limited(err error) bool {
 	if err == nil {
 		return false
 	}
-	_, _, ok := ghapp.LimitWait(err, time.Now())
-	return ok
+	return ghapp.IsLimit(err)
 }
 
 // refreshComment re-renders the PR's comment with its plans and applies;

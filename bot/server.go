@@ -124,11 +124,13 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.rec = records.New(st, s.redact)
 	s.reach = reach.New(s.now, s.redact.Redact)
 	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.trackedCoordinatorHTTP())
+	s.coords.Now = s.now
 	if s.clients == nil {
 		base := s.ghTransport
 		if base == nil {
 			rt := ghapp.NewRetryTransport(http.DefaultTransport)
 			rt.PassRateLimits = true // jobs wait for them postponed (githubWait)
+			rt.Now = s.now
 			base = rt
 		}
 		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
@@ -228,6 +230,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.pruner.Paused = s.health.Paused
 	s.dispatcher.Transient = transient
 	s.dispatcher.Wait = s.githubWait
+	s.dispatcher.Now = s.now
 	s.dispatcher.Observe = s.metrics.ObserveJob
 	s.metrics.SetEvents(s.dispatcher.Events())
 	s.dispatcher.Retried = func(job *store.Job, _ error) { s.metrics.ObserveJobFailure(job.Event, true) }

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"net/http"
 	"testing"
 	"time"
 )
@@ -18,5 +19,17 @@ func TestBackoffStaysInItsBounds(t *testing.T) {
 	}
 	if got := c.backoff(1, 5*time.Second); got != 5*time.Second {
 		t.Fatalf("Retry-After 5s gave %s", got)
+	}
+}
+
+// A Retry-After date is read against the client's clock, not the wall clock.
+func TestRetryAfterDateIsReadOnTheClientsClock(t *testing.T) {
+	now := time.Date(2101, 3, 4, 13, 30, 0, 0, time.UTC)
+	c, err := New("http://coord.example:8080", WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.retryAfter(now.Add(90 * time.Second).Format(http.TimeFormat)); got != 90*time.Second {
+		t.Fatalf("Retry-After 90s after the client's now gave %s", got)
 	}
 }

@@ -41,6 +41,7 @@ type Client struct {
 	newID        func() string
 	versions     VersionMemory
 	sleep        func(d time.Duration) <-chan time.Time
+	now          func() time.Time
 }
 
 // Option tunes a Client.
@@ -113,6 +114,16 @@ func WithVersionMemory(m VersionMemory) Option {
 	}
 }
 
+// WithClock sets the clock an HTTP-date Retry-After is read against (default
+// the wall clock): the service passes its own.
+func WithClock(now func() time.Time) Option {
+	return func(c *Client) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
 // New returns a client for the coordinator at baseURL (http://host:port; a base
 // already ending in /coord/v1 is accepted too).
 func New(baseURL string, opts ...Option) (*Client, error) {
@@ -147,6 +158,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		newID:        NewRequestID,
 		versions:     NewMemoryVersions(),
 		sleep:        time.After,
+		now:          time.Now,
 	}
 	for _, o := range opts {
 		o(c)

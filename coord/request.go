@@ -120,7 +120,7 @@ func (c *Client) attempt(ctx context.Context, method, path string, payload []byt
 		"method": method, "path": path, "status": hr.StatusCode, "request_id": id,
 		"duration_ms": time.Since(start).Milliseconds(),
 	}).Debug("coordinator call")
-	return &response{status: hr.StatusCode, body: b, retryAfter: retryAfter(hr.Header.Get("Retry-After"))}, nil
+	return &response{status: hr.StatusCode, body: b, retryAfter: c.retryAfter(hr.Header.Get("Retry-After"))}, nil
 }
 
 func newAPIError(method, path, id string, r *response) *APIError {
@@ -157,8 +157,8 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 }
 
 // retryAfter is a Retry-After header's wait (0 when none).
-func retryAfter(v string) time.Duration {
-	d, _ := retry.ParseRetryAfter(v, time.Now())
+func (c *Client) retryAfter(v string) time.Duration {
+	d, _ := retry.ParseRetryAfter(v, c.now())
 	return d
 }
 

@@ -248,6 +248,13 @@ func LimitWait(err error, now time.Time) (until time.Time, limit string, ok bool
 	return time.Time{}, "", false
 }
 
+// IsLimit says whether err is GitHub refusing for a rate limit (or shardgate
+// not asking because it would), whenever that ends.
+func IsLimit(err error) bool {
+	_, _, ok := LimitWait(err, time.Time{})
+	return ok
+}
+
 // budgetTransport is one installation's transport: it does not send while
 // GitHub said the request would be refused for a limit, and records what
 // every answer says about the installation's limits.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 func TestRetryTransport(t *testing.T) {
@@ -215,4 +217,31 @@ func TestRetryTransportPassesRateLimitsToItsCaller(t *testing.T) {
 			require.Equal(t, tt.wantCalls, calls.Load())
 		})
 	}
+}
+
+// A Retry-After date is a wait from the transport's clock, not the wall
+// clock's now.
+func TestRetryTransportReadsRetryAfterDatesOnItsClock(t *testing.T) {
+	clock := fakeclock.New(time.Date(2101, 3, 4, 13, 30, 0, 0, time.UTC))
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", clock.Now().Add(2*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	var waits []time.Duration
+	rt := NewRetryTransport(http.DefaultTransport)
+	rt.Now = clock.Now
+	rt.Sleep = func(_ *http.Request, d time.Duration) error { waits = append(waits, d); return nil }
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	resp, err := rt.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, []time.Duration{2 * time.Second}, waits)
 }

@@ -48,6 +48,9 @@ type Coordinators struct {
 	// NotCovered names where a coordinator URL must be configured, for the
 	// error about one that is not (the server's coordinators[].url_prefix).
 	NotCovered string
+	// Now is the clock the clients read Retry-After dates against (nil: the
+	// wall clock).
+	Now func() time.Time
 
 	mu      sync.Mutex
 	clients map[string]*coord.Client
@@ -155,7 +158,7 @@ func (s *Coordinators) Client(url string) (*coord.Client, error) {
 		return c, nil
 	}
 	opts := []coord.Option{coord.WithTimeout(coordTimeout), coord.WithRetry(coordAttempts, coordBackoff),
-		coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent)}
+		coord.WithLogger(s.log), coord.WithUserAgent(ghapp.UserAgent), coord.WithClock(s.Now)}
 	if s.store != nil {
 		opts = append(opts, coord.WithVersionMemory(records.MetadataVersions(s.store, url)))
 	}

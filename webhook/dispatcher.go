@@ -52,6 +52,9 @@ type Dispatcher struct {
 	// Retried is told of a job handed back for another try after err (a
 	// metric); may be nil.
 	Retried func(job *store.Job, err error)
+	// Now is the clock a retry's not-before is set on: the store's (nil: the
+	// wall clock).
+	Now func() time.Time
 	// Paused says whether claiming is paused (the store cannot be reached,
 	// StoreHealth.Paused); may be nil.
 	Paused func() bool
@@ -77,6 +80,13 @@ func NewDispatcher(st store.Store, handlers []EventHandler, workers int, owner s
 	return &Dispatcher{store: st, handlers: reg, workers: workers, owner: owner, log: log,
 		Poll: DefaultPollInterval, wake: make(chan struct{}, 1), stop: make(chan struct{}), Lease: store.DefaultLease,
 		Attempts: DefaultJobAttempts, RetryBase: DefaultJobRetryBase, RetryMax: DefaultJobRetryMaxWait}, nil
+}
+
+func (d *Dispatcher) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
 }
 
 // Events lists the event types that have a handler.
@@ -203,7 +213,7 @@ func (d *Dispatcher) record(ctx context.Context, job *store.Job, err error, log 
 	}
 	if err != nil && d.Transient != nil && d.Transient(err) && job.Attempts < d.Attempts {
 		wait := d.jobBackoff(job.Attempts)
-		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, time.Now().Add(wait)) })
+		rerr := d.persist(log, func() error { return d.store.Retry(ctx, job.ID, job.Owner, err, d.now().Add(wait)) })
 		if rerr == nil {
 			log.WithError(err).WithFields(logrus.Fields{"attempt": job.Attempts, "retry_in_ms": wait.Milliseconds()}).
 				Warn("job failed on a transient error; it will be retried")
@@ -294,6 +304,7 @@ func (d *Dispatcher) heartbeat(ctx context.Context, job *store.Job, cancel conte
 			return errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotFound)
 		},
 		Retrying: func(err error) { log.WithError(err).Warn("renew a job's lease; trying again") },
+		Now:      d.now,
 	}.Keep(ctx)
 	if err == nil {
 		return

@@ -76,6 +76,10 @@ type Lease struct {
 	Gone func(error) bool
 	// Retrying hears each error that is tried again (may be nil).
 	Retrying func(error)
+	// Now is the clock the lease's store keeps it on (nil: the wall clock):
+	// a lease is given up after a whole Length on the same clock the store
+	// lets another holder take it on.
+	Now func() time.Time
 }
 
 // Keep renews the lease until ctx ends, then returns nil; or until the lease
@@ -83,10 +87,14 @@ type Lease struct {
 // error wrapped with the time since the last renewal when none succeeded for
 // a whole Length (the store unreachable: another holder may have it by now).
 func (l Lease) Keep(ctx context.Context) error {
-	renewed := time.Now()
+	now := l.Now
+	if now == nil {
+		now = time.Now
+	}
+	renewed := now()
 	var lost error
 	Every(ctx, max(l.Length/3, time.Millisecond), nil, func(ctx context.Context) bool {
-		attempt := time.Now()
+		attempt := now()
 		err := l.Renew(ctx)
 		switch {
 		case err == nil:
@@ -97,13 +105,13 @@ func (l Lease) Keep(ctx context.Context) error {
 		case l.Gone(err):
 			lost = err
 			return false
-		case time.Since(renewed) < l.Length:
+		case now().Sub(renewed) < l.Length:
 			if l.Retrying != nil {
 				l.Retrying(err)
 			}
 			return true
 		}
-		lost = fmt.Errorf("no renewal for %s, a whole lease: %w", time.Since(renewed).Round(time.Millisecond), err)
+		lost = fmt.Errorf("no renewal for %s, a whole lease: %w", now().Sub(renewed).Round(time.Millisecond), err)
 		return false
 	})
 	return lost

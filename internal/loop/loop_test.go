@@ -117,3 +117,28 @@ func TestLeaseKeep(t *testing.T) {
 		})
 	}
 }
+
+// A lease is counted on the clock the store keeps it on: when that clock
+// has passed a whole lease since the last renewal, the lease is given up at
+// once, however little real time went by.
+func TestLeaseKeepCountsTheLeaseOnItsClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := time.Date(2101, 3, 4, 13, 30, 0, 0, time.UTC)
+		var renewals atomic.Int32
+		start := time.Now()
+		err := Lease{Length: 30 * time.Second,
+			Now: func() time.Time { return clock },
+			Renew: func(context.Context) error {
+				if renewals.Add(1) == 1 {
+					return nil
+				}
+				clock = clock.Add(31 * time.Second) // the store's clock ran ahead
+				return errDown
+			},
+			Gone: func(err error) bool { return errors.Is(err, errGone) },
+		}.Keep(t.Context())
+		require.ErrorIs(t, err, errDown)
+		require.ErrorContains(t, err, "no renewal for 31s, a whole lease")
+		require.Equal(t, 20*time.Second, time.Since(start), "given up at the first failed renewal, not after 30s of real time")
+	})
+}
