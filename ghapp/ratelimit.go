@@ -164,7 +164,10 @@ func (b *Budgets) observe(installationID int64, resp *http.Response) {
 		}
 	}
 	bu.probing = false
-	if l, ok := limitAnswer(resp, now); ok && l.Limit == LimitSecondary {
+	// A secondary limit that says how long holds every request back; one
+	// without (a 403 with GitHub's message only) is the refused request's
+	// wait, not the installation's.
+	if l, ok := limitOf(resp, now); ok && l.Limit == LimitSecondary {
 		bu.SecondaryUntil = l.Until
 	}
 	b.all.Add(installationID, bu)
