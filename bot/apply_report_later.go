@@ -9,12 +9,12 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // eventApplyReport is the event of the webhook-queue job that reports an

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // driftNow runs `/shardgate drift`: the drift check of every project of the

@@ -15,8 +15,8 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // Team membership answers are reused for at most teamCacheTTL, and dropped at

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // LabelAPI is what judging labels asks GitHub: the labels, who added them,

@@ -21,7 +21,7 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // Status is the outcome of one project's drift check.

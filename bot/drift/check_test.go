@@ -7,7 +7,7 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 func TestCheck(t *testing.T) {

@@ -9,16 +9,16 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/coordbroker"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/planrun"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/repopolicy"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/repopolicy"
+	"github.com/shardgate/shardgate/terraform/planrun"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // CheckoutFunc fetches a commit's tree into a fresh directory; cleanup

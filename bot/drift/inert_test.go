@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/report/reporttest"
+	"github.com/shardgate/shardgate/policy/report/reporttest"
 )
 
 // hostile are names a repository's code or configuration can give a project,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/planparse"
 )
 

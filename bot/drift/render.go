@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // Label marks shardgate's drift issues; Reporter looks for them by it.

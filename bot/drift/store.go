@@ -7,9 +7,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/bot/server/metrics"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // Store buckets.

@@ -15,15 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/endstate"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/metrics"
+	"github.com/shardgate/shardgate/coord/endstate"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/records"
 	"github.com/sirupsen/logrus"
 )
 

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/policy/report"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // Check run name prefixes; the project name follows.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // runsNamed are the fake's check runs of that name.

@@ -13,10 +13,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // CommentMarker is the hidden first line of shardgate's one comment per PR.

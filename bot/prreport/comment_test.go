@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // shardgateComments are the App's comments holding the marker.

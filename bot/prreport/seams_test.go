@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/fakeclock"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/store"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/browsertest"
-	"github.com/shardgate/shardgate/internal/livelog"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/bot/server/livelog"
+	"github.com/shardgate/shardgate/internal/testing/browsertest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // EnvScreenshotDir, when set, is where the browser tests also save their

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/shardgate/shardgate/drift"
+	"github.com/shardgate/shardgate/bot/drift"
 )
 
 // driftRecords shows the drift checks' records (drift.Store) on the page, each with

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/reach"
-	"github.com/shardgate/shardgate/pullreq"
 )
 
 // Failures tells what is failing: the webhook jobs that failed or wait to be

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/internal/reach"
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 )
 
 // fakeFailures is a Failures of fixed jobs and services.

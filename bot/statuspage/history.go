@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 func (h *Handler) plans(in []records.RecentPlan) []planView {

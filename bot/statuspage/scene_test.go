@@ -11,14 +11,14 @@ import (
 	"github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/internal/fakeclock"
-	"github.com/shardgate/shardgate/internal/livelog"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 	"github.com/shardgate/shardgate/store/storetest"
 )
 

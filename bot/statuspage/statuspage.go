@@ -21,10 +21,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/internal/livelog"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/bot/server/livelog"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // Queue is what the page reads of the apply queue (applyqueue.Queue).

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/internal/livelog"
+	"github.com/shardgate/shardgate/bot/server/livelog"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // overview is what the overview page shows. Every string in it is redacted

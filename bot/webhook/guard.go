@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 )
 
 // Guard wraps each handler for the dispatcher: its errors reach the

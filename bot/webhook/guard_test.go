@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 )
 
 // handlerFunc is a handler of pull_request events running f.

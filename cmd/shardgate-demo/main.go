@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shardgate/shardgate/internal/demo"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/cmd/shardgate-demo/demo"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Exit codes, as shardgate's commands use them.

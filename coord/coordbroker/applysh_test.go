@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/coordbroker"
 )
 
 // brokerEnv is the environment a terraform job's processes get: the broker's

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/coordbroker"
 )
 
 // maxOverheadPerCall is the broker's budget per coordinator call (issue 20).

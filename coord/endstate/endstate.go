@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // Group is one coordinator group as a plan leaves it (or finds it).

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 )
 
 // Root-module variables through which an apply tells the coordinator who asked

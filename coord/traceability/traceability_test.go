@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 )
 
 func TestTraceEnv(t *testing.T) {

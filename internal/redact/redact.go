@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Redaction bounds.

@@ -14,10 +14,10 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 // MaxEngines bounds the compiled engines of repository policy dirs kept.

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 var ref = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}

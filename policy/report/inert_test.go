@@ -13,7 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/report/reporttest"
+	"github.com/shardgate/shardgate/policy/report/reporttest"
 )
 
 // hostile are names a pull request can give a stream, a group, a resource, a

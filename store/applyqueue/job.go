@@ -9,7 +9,7 @@ package applyqueue
 import (
 	"time"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 )
 
 // State is where an apply job is.

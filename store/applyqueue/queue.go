@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 

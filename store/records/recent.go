@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/store"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/github/pullreq"
 )
 
 func TestRecentPlansNewestFirstOncePerPlanBounded(t *testing.T) {

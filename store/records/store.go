@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/store"
 )
 

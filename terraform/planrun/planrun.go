@@ -12,13 +12,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/shardgate/shardgate/coordbroker"
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Request is one project to plan.

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/coordbroker"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 func realRunner(t *testing.T) *runner.Runner {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/stretchr/testify/require"
 )
 

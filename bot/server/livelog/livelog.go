@@ -18,9 +18,9 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Bounds of the kept output.

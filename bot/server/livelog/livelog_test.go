@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 func TestReplayThenFollowThenEnd(t *testing.T) {

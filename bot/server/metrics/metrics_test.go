@@ -14,10 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/server/metrics/metricstest"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/metrics/metricstest"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // The observer hooks below are what the rest of the service calls; each is

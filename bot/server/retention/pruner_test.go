@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // The pruner deletes, on its schedule and by its clock, the apply jobs and

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 // yamlSample is one ```yaml block of the documentation.

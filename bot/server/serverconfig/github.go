@@ -1,6 +1,6 @@
 package serverconfig
 
-import "github.com/shardgate/shardgate/ghapp"
+import "github.com/shardgate/shardgate/github/ghapp"
 
 type rawGitHub struct {
 	APIURL            string `yaml:"api_url"`

@@ -3,7 +3,7 @@ package serverconfig
 import (
 	"reflect"
 
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 )
 
 // SecretValues are the values of every Secret in c, wherever in the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/redact"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/store"
 )
 

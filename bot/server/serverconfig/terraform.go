@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"sort"
 
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Values of terraform.sandbox.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/prreport"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
 )
 

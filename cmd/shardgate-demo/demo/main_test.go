@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // TestMain lets the test binary confine terraform as the shardgate binary

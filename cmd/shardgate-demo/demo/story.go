@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/prreport"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // programTB is githubtest.TB for a program: errors are recorded and printed,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // CheckRun is a check run as the fake keeps it.

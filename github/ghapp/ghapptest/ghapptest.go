@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // GitHub is the fake. The zero value is not ready: use New.

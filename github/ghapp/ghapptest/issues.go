@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 var _ ghapp.Issues = (*GitHub)(nil)

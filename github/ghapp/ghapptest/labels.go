@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // AddLabel puts a label on the issue as actor, with its "labeled" event at

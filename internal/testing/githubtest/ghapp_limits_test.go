@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
