@@ -51,7 +51,7 @@ func boltBenchStore(b *testing.B) store.Store {
 }
 
 func benchIntakeAt(b *testing.B, st store.Store, rate int) {
-	payload, err := os.ReadFile(filepath.Join("..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
+	payload, err := os.ReadFile(filepath.Join("..", "..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
 	require.NoError(b, err)
 	in := newTestIntake(b, st, 1<<30)
 	srv := httptest.NewServer(in)
@@ -247,7 +247,7 @@ func slowClient(ctx context.Context, addr string, body bool, ready func()) {
 // benchmark fails above it.
 func BenchmarkIntakeUnderSlowloris(b *testing.B) {
 	const slow = 500
-	payload, err := os.ReadFile(filepath.Join("..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
+	payload, err := os.ReadFile(filepath.Join("..", "..", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
 	require.NoError(b, err)
 	in := newTestIntake(b, storeopen.Bolt(b, ""), 1<<30)
 	srv := startIntakeServer(b, in)

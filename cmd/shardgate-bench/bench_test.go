@@ -13,7 +13,7 @@ import (
 )
 
 // The outputs in testdata are the real tools' on planparsetest.GeneratePlan(20, 50,
-// 10): `shardgate check --format json` and `conftest test --policy bench/policy
+// 10): `shardgate check --format json` and `conftest test --policy cmd/shardgate-bench/policy
 // --output json`. Both read as the same findings.
 func TestOutputsOfBothToolsReadAlike(t *testing.T) {
 	rawS, err := os.ReadFile(filepath.Join("testdata", "shardgate-denied-20.json"))

@@ -25,7 +25,7 @@ func shardgateCheck(o options, c planCase) proc {
 }
 
 func conftestTest(o options, c planCase) proc {
-	args := []string{"test", "--policy", filepath.Join(o.repo, "bench", "policy"), "--output", "json", "--no-color"}
+	args := []string{"test", "--policy", filepath.Join(o.repo, "cmd", "shardgate-bench", "policy"), "--output", "json", "--no-color"}
 	if c.data != "" {
 		args = append(args, "--data", c.data)
 	}

@@ -1,6 +1,6 @@
 // Command bench is shardgate's whole-process benchmark, run by `make bench`: it
 // times `shardgate check --plan FILE --format json` as users run it, one process
-// per plan, side by side with conftest running bench/policy (the same rules in
+// per plan, side by side with conftest running cmd/shardgate-bench/policy (the same rules in
 // Rego, over the raw plan), on denied and allowed plans of 1,000 to 50,000
 // stream-group instances; and `shardgate plan` against the terraform commands it
 // wraps. Plans up to -real-max instances are made by the real terraform; larger

@@ -17,7 +17,7 @@ import (
 	"github.com/shardgate/shardgate/policy"
 )
 
-// benchPolicyFindings evaluates bench/policy as conftest does (data.main.deny over
+// benchPolicyFindings evaluates cmd/shardgate-bench/policy as conftest does (data.main.deny over
 // the raw plan, attestations and labels as data) and returns its findings.
 func benchPolicyFindings(t *testing.T, plan []byte, attest, labels []string) []finding {
 	t.Helper()
@@ -122,7 +122,7 @@ func TestBenchPolicyFindsWhatShardgateFinds(t *testing.T) {
 		{name: "exception label waives no_destroy", plan: planparsetest.GeneratePlan(200, 10, 1), labels: []string{"policy-exception/no_destroy"},
 			wantRules: "quiesce_attestation 2"},
 	}
-	examples, err := filepath.Glob(filepath.Join("..", "examples", "plans", "*.json"))
+	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "plans", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, examples)
 	for _, f := range examples {

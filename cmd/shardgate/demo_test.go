@@ -79,6 +79,8 @@ func TestServiceBinaryLinksNoFakeGitHub(t *testing.T) {
 	for _, d := range deps {
 		require.NotEqual(t, "github.com/shardgate/shardgate/internal/testing/githubtest", d, "the fake GitHub is linked into the service")
 		require.NotEqual(t, "github.com/shardgate/shardgate/cmd/shardgate-demo/demo", d, "the demo is linked into the service")
+		require.NotContains(t, d, "github.com/shardgate/shardgate/internal/testing/", "test support is linked into the service")
+		require.NotContains(t, d, "fake", "a fake is linked into the service")
 		require.NotEqual(t, "github.com/shardgate/shardgate", d, "the embedded test fixtures are linked into the service")
 		require.NotContains(t, strings.ToLower(d), "openapi", "an OpenAPI library is linked into the service")
 		require.NotContains(t, d, "chromedp", "the status page's browser-test driver is linked into the service")

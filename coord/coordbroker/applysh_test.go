@@ -50,7 +50,7 @@ func TestBrokerUpstreamModule(t *testing.T) {
 		t.Fatal("apply.sh needs curl")
 	}
 	sim, srv := newSim(t)
-	script := filepath.Join("..", "examples", "modules", "stream-group", "apply.sh")
+	script := filepath.Join("..", "..", "examples", "modules", "stream-group", "apply.sh")
 	apply := func(b *coordbroker.Broker, group string, count int) (string, int) {
 		env := append(brokerEnv(t, b), "COORDINATOR_BASE_URL="+srv.URL, "STREAM_PREFIX=orders", "CONSUMER_GROUP="+group,
 			"SHARD_COUNT="+strconv.Itoa(count), "TIMEOUT_SECONDS=5", "POLL_INTERVAL_SECONDS=1",
@@ -146,7 +146,7 @@ func TestBrokerUpstreamModuleOverHTTPS(t *testing.T) {
 	env := append(brokerEnv(t, b), "COORDINATOR_BASE_URL="+srv.URL, "STREAM_PREFIX=orders", "CONSUMER_GROUP=billing",
 		"SHARD_COUNT=4", "TIMEOUT_SECONDS=5", "POLL_INTERVAL_SECONDS=1",
 		"COORDINATOR_USERNAME="+coordbroker.PlaceholderCredential, "COORDINATOR_PASSWORD="+coordbroker.PlaceholderCredential)
-	out, code := runSh(t, env, filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+	out, code := runSh(t, env, filepath.Join("..", "..", "examples", "modules", "stream-group", "apply.sh"))
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "created orders/billing with 4 shards")
 	require.Len(t, sim.Audit(), 1)
@@ -160,7 +160,7 @@ func TestBrokerUpstreamModuleOverHTTPS(t *testing.T) {
 			plain = append(plain, e)
 		}
 	}
-	out, code = runSh(t, plain, filepath.Join("..", "examples", "modules", "stream-group", "apply.sh"))
+	out, code = runSh(t, plain, filepath.Join("..", "..", "examples", "modules", "stream-group", "apply.sh"))
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "coordinator unreachable")
 }

@@ -27,7 +27,7 @@ var (
 
 func readMetricsDoc(t *testing.T) map[string]metricstest.Documented {
 	t.Helper()
-	return metricstest.ReadDoc(t, "../docs/metrics.md")
+	return metricstest.ReadDoc(t, "../../../docs/metrics.md")
 }
 
 var descName = regexp.MustCompile(`fqName: "([^"]+)"`)

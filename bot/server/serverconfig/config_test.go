@@ -184,7 +184,7 @@ func TestParseConfigRefusesInlineSecretsAndUnknownKeys(t *testing.T) {
 
 // The configuration example in docs/operating.md is a valid configuration.
 func TestOperatingDocExampleParses(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operating.md"))
 	require.NoError(t, err)
 	text := string(doc)
 	start := strings.Index(text, "```yaml\n")
@@ -307,7 +307,7 @@ func TestParseConfigPhaseEnvProblems(t *testing.T) {
 
 // The credential examples of docs/operating.md are valid terraform sections.
 func TestOperatingDocPhaseExamplesParse(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operating.md"))
 	require.NoError(t, err)
 	blocks := strings.Split(string(doc), "```yaml\n")[1:]
 	dir := t.TempDir()

@@ -21,8 +21,8 @@ type yamlSample struct {
 
 func yamlSamples(t *testing.T) []yamlSample {
 	t.Helper()
-	files := []string{filepath.Join("..", "README.md")}
-	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	files := []string{filepath.Join("..", "..", "..", "README.md")}
+	docs, err := filepath.Glob(filepath.Join("..", "..", "..", "docs", "*.md"))
 	require.NoError(t, err)
 	var out []yamlSample
 	for _, f := range append(files, docs...) {
@@ -44,7 +44,7 @@ var shardgateFile = regexp.MustCompile(`/etc/shardgate/[a-z0-9.-]+`)
 // dirs this repository has; a server configuration (or a section of one)
 // passes the server's validation once the files it names exist.
 func TestDocumentationSamplesWorkAsCopied(t *testing.T) {
-	root := filepath.Join("..")
+	root := filepath.Join("..", "..", "..")
 	samples := yamlSamples(t)
 	require.NotEmpty(t, samples)
 	seen := map[string]int{}

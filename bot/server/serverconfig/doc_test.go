@@ -54,7 +54,7 @@ var configDocRow = regexp.MustCompile("^\\| `([a-z_\\[\\].]+)` \\|")
 // the rows marked *planned* (a change not merged yet).
 func documentedConfigKeys(t *testing.T) (keys []string, planned map[string]bool) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "docs", "config.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "config.md"))
 	require.NoError(t, err)
 	planned = map[string]bool{}
 	seen := map[string]bool{}
@@ -103,7 +103,7 @@ func TestConfigReferenceIsComplete(t *testing.T) {
 // The reference's complete example is a configuration shardgate accepts,
 // once its files exist.
 func TestConfigReferenceExampleParses(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "config.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "config.md"))
 	require.NoError(t, err)
 	doc := string(b)
 	start := strings.Index(doc, "```yaml\n")

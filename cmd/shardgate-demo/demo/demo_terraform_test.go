@@ -31,7 +31,7 @@ func knownSecrets(t *testing.T) []string {
 
 // The whole story with the real terraform: denied, waived, allowed, merged,
 // applied and converged, with the coordinator at 16 shards. It commits the
-// module built into the demo (this test runs in internal/demo, where no
+// module built into the demo (this test runs in cmd/shardgate-demo/demo, where no
 // examples/ is). An apply that never starts fails it: shardgate applies on
 // merge.
 func TestWholeStory(t *testing.T) {
@@ -95,7 +95,7 @@ func TestWholeStory(t *testing.T) {
 // the module from a directory (--module).
 func TestUntilAllowed(t *testing.T) {
 	var out bytes.Buffer
-	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), ModuleDir: filepath.Join("..", "..", "examples", "modules", "stream-group"),
+	res, err := Run(t.Context(), Options{Terraform: tftest.Binary(t), ModuleDir: filepath.Join("..", "..", "..", "examples", "modules", "stream-group"),
 		Out: &out, Until: UntilAllowed, Quiet: true})
 	require.NoError(t, err, out.String())
 	require.Len(t, res.Steps, 3)

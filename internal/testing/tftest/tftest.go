@@ -34,7 +34,7 @@ var (
 // RepoRoot returns the repository root (the directory holding go.mod).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // Binary returns the path of a terraform >= 1.5: $SHARDGATE_TERRAFORM, else
