@@ -9,9 +9,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/shardgate/shardgate/policy/report"
-	"github.com/shardgate/shardgate/terraform/runner"
+	"github.com/shardgate/shardgate/internal/mdtext"
 )
+
+// Redacted replaces every secret shardgate removes from what it writes out:
+// the redactor's and the runner's (runner.Redacted is this constant).
+const Redacted = "[REDACTED]"
 
 // Redaction bounds.
 const (
@@ -92,8 +95,8 @@ func secretForms(v string) []string {
 	}
 	var out []string
 	for _, b := range bases {
-		plain := report.Plain(b)
-		out = append(out, b, plain, report.Escape(b), strings.ReplaceAll(plain, "|", `\|`))
+		plain := mdtext.Sanitize(b)
+		out = append(out, b, plain, mdtext.Escape(b, mdtext.MessageCap), strings.ReplaceAll(plain, "|", `\|`))
 	}
 	return out
 }
@@ -123,7 +126,7 @@ func (r *Redactor) Union(o *Redactor) *Redactor {
 // Empty says whether the redactor knows no secret.
 func (r *Redactor) Empty() bool { return r == nil || len(r.short) == 0 && len(r.windows) == 0 }
 
-// Redact returns s with every run of secret text replaced by runner.Redacted.
+// Redact returns s with every run of secret text replaced by Redacted.
 func (r *Redactor) Redact(s string) string {
 	if r.Empty() || len(s) < MinLen {
 		return s
@@ -153,7 +156,7 @@ func (r *Redactor) Redact(s string) string {
 }
 
 // replaceSpans replaces each run of overlapping or touching spans, widened to
-// whole UTF-8 characters, with one runner.Redacted.
+// whole UTF-8 characters, with one Redacted.
 func replaceSpans(s string, spans [][2]int) string {
 	for i, sp := range spans {
 		for sp[0] > 0 && !utf8.RuneStart(s[sp[0]]) {
@@ -173,7 +176,7 @@ func replaceSpans(s string, spans [][2]int) string {
 			end = max(end, spans[i][1])
 		}
 		b.WriteString(s[last:start])
-		b.WriteString(runner.Redacted)
+		b.WriteString(Redacted)
 		last = end
 	}
 	b.WriteString(s[last:])

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/policy/report"
-	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 var (
@@ -84,14 +83,14 @@ func TestRedactorHidesEveryFormOfASecret(t *testing.T) {
 		in   string
 		want string // "" when only the absence of secrets is checked
 	}{
-		{"the value in a sentence", "prefix " + webhook + " suffix", "prefix " + runner.Redacted + " suffix"},
-		{"two values side by side are one run", webhook + hostile, runner.Redacted},
-		{"a line of the key alone", "stream " + lines[3] + ".", "stream " + runner.Redacted + "."},
+		{"the value in a sentence", "prefix " + webhook + " suffix", "prefix " + Redacted + " suffix"},
+		{"two values side by side are one run", webhook + hostile, Redacted},
+		{"a line of the key alone", "stream " + lines[3] + ".", "stream " + Redacted + "."},
 		{"the whole key, armour kept", key, ""},
-		{"the key's lines joined by replace()", strings.Join(lines, ""), runner.Redacted},
-		{"a piece of a line (substr)", "(" + lines[5][7:30] + ")", "(" + runner.Redacted + ")"}, // delimiters no PEM line holds
-		{"a cut value (truncated name)", webhook[:14] + "…", runner.Redacted + "…"},
-		{"escaped text", "rendered: " + report.Escape(hostile) + " done", "rendered: " + runner.Redacted + " done"},
+		{"the key's lines joined by replace()", strings.Join(lines, ""), Redacted},
+		{"a piece of a line (substr)", "(" + lines[5][7:30] + ")", "(" + Redacted + ")"}, // delimiters no PEM line holds
+		{"a cut value (truncated name)", webhook[:14] + "…", Redacted + "…"},
+		{"escaped text", "rendered: " + report.Escape(hostile) + " done", "rendered: " + Redacted + " done"},
 		{"a code span", "`` " + hostile + " ``", ""},
 		{"a table cell", "| " + report.Code(hostile) + " |", ""},
 		{"in a code block", report.CodeBlock("error: " + key), ""},
@@ -116,9 +115,9 @@ func TestRedactorShortValuesAndCharacters(t *testing.T) {
 		name, secret, in, want string
 	}{
 		{"under MinLen: left, it would shred text", "abc", "abc abcdef", "abc abcdef"},
-		{"MinLen is redacted", "hunt", "a hunt b", "a " + runner.Redacted + " b"},
-		{"short values everywhere they appear", "pa55", "pa55 and pa55pa55", runner.Redacted + " and " + runner.Redacted},
-		{"multi-byte characters are never cut", "пароль-секрет-длинный", "«ароль-секрет-длинн»", "«п" + runner.Redacted + "»"},
+		{"MinLen is redacted", "hunt", "a hunt b", "a " + Redacted + " b"},
+		{"short values everywhere they appear", "pa55", "pa55 and pa55pa55", Redacted + " and " + Redacted},
+		{"multi-byte characters are never cut", "пароль-секрет-длинный", "«ароль-секрет-длинн»", "«п" + Redacted + "»"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,11 +156,11 @@ func TestRedactLogsScrubsMessageAndEveryField(t *testing.T) {
 	requireNoSecret(t, out, secret)
 	var line map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), out)
-	require.Equal(t, "planning "+runner.Redacted, line["msg"])
-	require.Equal(t, runner.Redacted, line["stream_prefix"])
+	require.Equal(t, "planning "+Redacted, line["msg"])
+	require.Equal(t, Redacted, line["stream_prefix"])
 	require.Equal(t, float64(3), line["attempt"], "numbers stay numbers")
 	require.Contains(t, line["error"], "502")
-	require.Contains(t, line, "key-"+runner.Redacted)
+	require.Contains(t, line, "key-"+Redacted)
 
 	// A second server on the same logger keeps the first one's secrets out too.
 	Logs(log, New("another-server-secret"))
@@ -180,10 +179,10 @@ func TestRedactorBodyKeepsJSONValid(t *testing.T) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.UseNumber()
 	require.NoError(t, dec.Decode(&got), string(out))
-	require.Equal(t, "leak "+runner.Redacted+" end", got["body"])
+	require.Equal(t, "leak "+Redacted+" end", got["body"])
 	require.Equal(t, json.Number("1152921504606846976"), got["id"], "ids stay exact")
-	require.Equal(t, []any{runner.Redacted, json.Number("2")}, got["list"])
-	require.Equal(t, "text "+runner.Redacted, string(r.body([]byte("text "+secret))), "a non-JSON body is redacted as text")
+	require.Equal(t, []any{Redacted, json.Number("2")}, got["list"])
+	require.Equal(t, "text "+Redacted, string(r.body([]byte("text "+secret))), "a non-JSON body is redacted as text")
 }
 
 func TestRedactorErrorKeepsWhatItWraps(t *testing.T) {

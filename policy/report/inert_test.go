@@ -11,6 +11,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/shardgate/shardgate/internal/mdtext"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/policy/report/reporttest"
@@ -197,7 +198,7 @@ func requireFaithful(t *testing.T, md, h string) {
 	for c := span.FirstChild(); c != nil; c = c.NextSibling() {
 		b.Write(c.(*ast.Text).Value(src))
 	}
-	want := sanitize(h)
+	want := mdtext.Sanitize(h)
 	if want == "" {
 		want = " "
 	}
@@ -210,7 +211,7 @@ func TestTextCannotBeSteered(t *testing.T) {
 		got := hostileReport(h).Text()
 		require.Equal(t, strings.Count(benign, "\n"), strings.Count(got, "\n"), "%q adds no line", h)
 		for _, r := range got {
-			require.True(t, r == '\n' || unicode.IsPrint(r) && !hidden(r), "%q: %U in the text", h, r)
+			require.True(t, r == '\n' || unicode.IsPrint(r) && !mdtext.Hidden(r), "%q: %U in the text", h, r)
 		}
 		if h == "@octocat" {
 			require.Contains(t, got, "by octocat, valid", "actors are named, not mentioned")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardgate/shardgate/internal/mdtext"
 	"github.com/shardgate/shardgate/planparse"
 )
 
@@ -298,7 +299,7 @@ func rawResourceLines(rc planparse.ResourceChange) []string {
 }
 
 // oneLine keeps a value on its line inside a code block.
-func oneLine(s string, cap int) string { return sanitize(capRunes(s, cap)) }
+func oneLine(s string, cap int) string { return mdtext.Sanitize(mdtext.CapRunes(s, cap)) }
 
 func truncated(b *strings.Builder, omitted int, noun string) {
 	if omitted > 0 {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shardgate/shardgate/internal/mdtext"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
@@ -19,8 +20,8 @@ type style struct {
 
 // plainStyle is for terminals: names in single quotes, everything sanitized.
 var plainStyle = style{
-	quote: func(s string) string { return "'" + sanitize(s) + "'" },
-	text:  sanitize,
+	quote: func(s string) string { return "'" + mdtext.Sanitize(s) + "'" },
+	text:  mdtext.Sanitize,
 }
 
 func (w mdWriter) style() style { return style{quote: w.code, text: w.text} }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/mdtext"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )
@@ -200,7 +201,7 @@ func TestMarkdownIsInert(t *testing.T) {
 	lines := strings.Split(md, "\n")
 	require.Equal(t, 1, countLines(lines, func(l string) bool { return l == "</details>" }))
 	require.Equal(t, 2, countLines(lines, func(l string) bool { return l == "````" }), "a fence longer than the name's backticks")
-	require.Contains(t, md, `: x\`+"`"+`\|&lt;!-- shardgate -->&lt;/details>\[a\](http:`+zwj+`//e)`, "plain text is escaped, not a link")
+	require.Contains(t, md, `: x\`+"`"+`\|&lt;!-- shardgate -->&lt;/details>\[a\](http:`+mdtext.ZWJ+`//e)`, "plain text is escaped, not a link")
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Stream") {
 			// Unescaped pipes would add columns: 6 separators for 5 cells.

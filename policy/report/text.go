@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/shardgate/shardgate/internal/mdtext"
 )
 
 // Text renders the report for a terminal: the verdict, the changes, and every
@@ -13,7 +15,7 @@ func (r *Report) Text() string {
 	var b strings.Builder
 	d := r.Decision
 	if r.Project != "" {
-		fmt.Fprintf(&b, "Project %s\n", sanitize(r.Project))
+		fmt.Fprintf(&b, "Project %s\n", mdtext.Sanitize(r.Project))
 	}
 	fmt.Fprintf(&b, "%s\n", r.Summary())
 	if r.incomplete() {
@@ -21,27 +23,27 @@ func (r *Report) Text() string {
 	}
 	c := r.Coordinator
 	if c.Consulted && !c.Reachable {
-		fmt.Fprintf(&b, "\nThe coordinator could not be reached: %s. The policy fails closed.\n", sanitize(c.Error))
+		fmt.Fprintf(&b, "\nThe coordinator could not be reached: %s. The policy fails closed.\n", mdtext.Sanitize(c.Error))
 	}
 	r.changesText(&b)
 	r.othersText(&b)
 	if len(d.Violations) > 0 {
 		b.WriteString("\nViolations:\n")
 		for _, v := range d.Violations {
-			fmt.Fprintf(&b, "  [%s]%s %s\n    %s\n", sanitize(v.Rule), plainWhere(v.StreamPrefix, v.ConsumerGroup, v.Address), sanitize(v.Message), r.Resolution(v))
+			fmt.Fprintf(&b, "  [%s]%s %s\n    %s\n", mdtext.Sanitize(v.Rule), plainWhere(v.StreamPrefix, v.ConsumerGroup, v.Address), mdtext.Sanitize(v.Message), r.Resolution(v))
 		}
 	}
 	if len(d.Warnings) > 0 {
 		b.WriteString("\nWarnings:\n")
 		for _, w := range d.Warnings {
-			fmt.Fprintf(&b, "  [%s]%s %s\n", sanitize(w.Rule), plainWhere(w.StreamPrefix, w.ConsumerGroup, w.Address), sanitize(w.Message))
+			fmt.Fprintf(&b, "  [%s]%s %s\n", mdtext.Sanitize(w.Rule), plainWhere(w.StreamPrefix, w.ConsumerGroup, w.Address), mdtext.Sanitize(w.Message))
 		}
 	}
 	r.exceptionsText(&b)
 	if len(r.LockWaits) > 0 {
 		b.WriteString("\nTerraform state locks waited on:\n")
 		for _, w := range r.LockWaits {
-			fmt.Fprintf(&b, "  %s held by %s for %s since %s: waited %.0fs\n", sanitize(w.ID), sanitize(w.Who), sanitize(w.Operation),
+			fmt.Fprintf(&b, "  %s held by %s for %s since %s: waited %.0fs\n", mdtext.Sanitize(w.ID), mdtext.Sanitize(w.Who), mdtext.Sanitize(w.Operation),
 				w.Created.UTC().Format("2006-01-02 15:04:05 MST"), w.WaitedSeconds)
 		}
 	}
@@ -60,11 +62,11 @@ func (r *Report) changesText(b *strings.Builder) {
 		if drifted(ch) {
 			action = "drift"
 		}
-		fmt.Fprintf(b, "  %-9s %s/%s  shards %s", sanitize(action), sanitize(ch.StreamPrefix), sanitize(ch.ConsumerGroup), shardsCell(ch, plainStyle))
+		fmt.Fprintf(b, "  %-9s %s/%s  shards %s", mdtext.Sanitize(action), mdtext.Sanitize(ch.StreamPrefix), mdtext.Sanitize(ch.ConsumerGroup), shardsCell(ch, plainStyle))
 		if n := note(ch, plainStyle, multi); n != "" {
 			fmt.Fprintf(b, "  (%s)", n)
 		}
-		fmt.Fprintf(b, "\n            %s\n", sanitize(ch.Address))
+		fmt.Fprintf(b, "\n            %s\n", mdtext.Sanitize(ch.Address))
 	}
 }
 
@@ -73,13 +75,13 @@ func (r *Report) othersText(b *strings.Builder) {
 	if len(others) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nOther resources: %s\n", sanitize(otherCounts(others)))
+	fmt.Fprintf(b, "\nOther resources: %s\n", mdtext.Sanitize(otherCounts(others)))
 	for _, o := range others {
 		reason := ""
 		if o.ActionReason != "" {
-			reason = " (" + sanitize(o.ActionReason) + ")"
+			reason = " (" + mdtext.Sanitize(o.ActionReason) + ")"
 		}
-		fmt.Fprintf(b, "  %-9s %s%s\n", sanitize(otherAction(o.Actions)), sanitize(o.Address), reason)
+		fmt.Fprintf(b, "  %-9s %s%s\n", mdtext.Sanitize(otherAction(o.Actions)), mdtext.Sanitize(o.Address), reason)
 	}
 }
 
@@ -88,19 +90,19 @@ func (r *Report) exceptionsText(b *strings.Builder) {
 	if len(d.ExceptionsApplied) > 0 {
 		b.WriteString("\nExceptions applied:\n")
 		for _, e := range d.ExceptionsApplied {
-			fmt.Fprintf(b, "  %s waives [%s]%s %s\n", sanitize(e.Label), sanitize(e.Rule), plainWhere(e.StreamPrefix, e.ConsumerGroup, ""), sanitize(e.Message))
+			fmt.Fprintf(b, "  %s waives [%s]%s %s\n", mdtext.Sanitize(e.Label), mdtext.Sanitize(e.Rule), plainWhere(e.StreamPrefix, e.ConsumerGroup, ""), mdtext.Sanitize(e.Message))
 		}
 	}
 	if len(d.AttestationsUsed) > 0 {
 		b.WriteString("\nProducer-quiesce attestations used:\n")
 		for _, a := range d.AttestationsUsed {
-			fmt.Fprintf(b, "  %s by %s, valid until %s\n", sanitize(a.StreamPrefix), sanitize(stripMentions(a.Actor)), a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+			fmt.Fprintf(b, "  %s by %s, valid until %s\n", mdtext.Sanitize(a.StreamPrefix), mdtext.Sanitize(stripMentions(a.Actor)), a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 		}
 	}
 	if len(d.LabelsNotCounted) > 0 {
 		b.WriteString("\nLabels not counted:\n")
 		for _, l := range d.LabelsNotCounted {
-			fmt.Fprintf(b, "  %s: %s\n", sanitize(l.Name), sanitize(l.Reason))
+			fmt.Fprintf(b, "  %s: %s\n", mdtext.Sanitize(l.Name), mdtext.Sanitize(l.Reason))
 		}
 	}
 }
@@ -108,11 +110,11 @@ func (r *Report) exceptionsText(b *strings.Builder) {
 func plainWhere(stream, group, address string) string {
 	switch {
 	case stream != "" && group != "":
-		return " " + sanitize(stream+"/"+group) + ":"
+		return " " + mdtext.Sanitize(stream+"/"+group) + ":"
 	case stream != "":
-		return " stream " + sanitize(stream) + ":"
+		return " stream " + mdtext.Sanitize(stream) + ":"
 	case address != "":
-		return " " + sanitize(address) + ":"
+		return " " + mdtext.Sanitize(address) + ":"
 	}
 	return ""
 }

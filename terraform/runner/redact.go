@@ -5,10 +5,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/shardgate/shardgate/internal/redact"
 )
 
 // Redacted replaces every secret the runner removes from output.
-const Redacted = "[REDACTED]"
+const Redacted = redact.Redacted
 
 // minSecretLen is the shortest literal secret replaced verbatim: replacing
 // one- to three-character values everywhere would shred the output while
