@@ -95,7 +95,7 @@ func (h *ApplyReport) Handle(ctx context.Context, _, _ string, payload []byte) e
 		return err
 	}
 	name := prreport.CheckApplyPrefix + job.Project
-	if _, err := h.applier.checks.Finish(ctx, gh, job.Ref, job.CheckRunID, name, job.MergeSHA, rep.Conclusion, rep.Output); err != nil {
+	if _, err := h.checks.Finish(ctx, gh, job.Ref, job.CheckRunID, name, job.MergeSHA, rep.Conclusion, rep.Output); err != nil {
 		return err
 	}
 	return h.planner.refreshComment(ctx, gh, job.Ref, job)
