@@ -96,7 +96,7 @@ fmt:
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (seed corpora: testdata/ and each package's f.Add seeds)
 FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue planparse:FuzzCheckValue \
-	webhook:FuzzIntake bot:FuzzParseCommands ghapp:FuzzExtractTarball
+	bot/webhook:FuzzIntake bot/prcommand:FuzzParseCommands github/ghapp:FuzzExtractTarball
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \
@@ -113,9 +113,9 @@ $(CONFTEST):
 	GOBIN=$(BIN) $(GO) install github.com/open-policy-agent/conftest@v$(CONFTEST_VERSION)
 	@$(GO) version -m $(CONFTEST) | grep -q "mod[[:space:]]*github.com/open-policy-agent/conftest[[:space:]]*v$(CONFTEST_VERSION)" || { echo "installed conftest is not v$(CONFTEST_VERSION)"; exit 1; }
 
-# The whole-process benchmark (bench/): shardgate check vs conftest at 1k/10k/50k
+# The whole-process benchmark (cmd/shardgate-bench/): shardgate check vs conftest at 1k/10k/50k
 # instances, shardgate plan vs raw terraform at 1k. Plans are cached in .bench/.
-BENCH_PROCESS = $(GO) run ./bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
+BENCH_PROCESS = $(GO) run ./cmd/shardgate-bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
 	-shardgate $(SHARDGATE) -conftest $(CONFTEST) -terraform $(TERRAFORM)
 
 ## bench: speed and memory targets (see docs/performance.md)
@@ -123,11 +123,11 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./planparse ./policy
 	$(GO) test -run '^$$' -bench 'BenchmarkEnqueueAt(200|1000)PerSecond' -benchtime 1x ./store
 	$(GO) test -run '^$$' -bench 'BenchmarkClaim|BenchmarkEnqueueParallel' -benchtime 3000x -benchmem ./store
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./webhook
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./webhook
-	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./webhook
-	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./applyqueue
-	$(GO) test -run '^$$' -bench 'BenchmarkBrokerOverhead' -benchtime 500x ./coordbroker
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeAt200PerSecond' -benchtime 400x ./bot/webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnsignedLargeBodies' -benchtime 5x -count 1 ./bot/webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkIntakeUnderSlowloris' -benchtime 600x ./bot/webhook
+	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./store/applyqueue
+	$(GO) test -run '^$$' -bench 'BenchmarkBrokerOverhead' -benchtime 500x ./coord/coordbroker
 	$(GO) test -run '^$$' -bench 'BenchmarkPlanRoundTrip' -benchtime 10x ./bot
 	$(BENCH_PROCESS)
 

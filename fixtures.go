@@ -1,7 +1,7 @@
 // Package shardgate holds the repository's files that programs other than
 // the service need at run time, embedded so that they work from any working
 // directory and from a built binary: the GitHub fixtures of the fake GitHub
-// (bot/githubtest) and the example stream-group module the demo commits.
+// (internal/testing/githubtest) and the example stream-group module the demo commits.
 // The service itself (cmd/shardgate) never imports this package.
 package shardgate
 

@@ -14,16 +14,16 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/listener"
+	"github.com/shardgate/shardgate/bot/server/listener"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/records"
 	"github.com/shardgate/shardgate/store/storeopen"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 const adminToken = "0123456789abcdef0123456789abcdef"

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/shardgate/shardgate/coordbroker"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/coord/traceability"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/serverconfig"
-	"github.com/shardgate/shardgate/traceability"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // startBroker starts the apply's coordinator broker, read-only until the

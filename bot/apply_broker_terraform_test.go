@@ -12,12 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/internal/streamroot"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // attackLine is the attack: one curl line in the vendored module's

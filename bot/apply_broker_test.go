@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/coordbroker"
+	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/planparse"
 )
 

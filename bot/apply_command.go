@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // applyProject answers `/shardgate apply <project>` on a merged pull request:
@@ -111,12 +111,12 @@ func applyWord(st applyqueue.State) string {
 // approverOnly says whether the comment's author is an approver, and tells
 // them on the pull request when they are not.
 func (h *IssueComment) approverOnly(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, what string) (bool, error) {
-	ok, err := h.planner.approvers.IsApprover(ctx, gh, c.Actor)
+	ok, err := h.approvers.IsApprover(ctx, gh, c.Actor)
 	if err != nil || ok {
 		return ok, err
 	}
 	return false, h.answer(ctx, gh, ref, c.ID, "-1",
-		fmt.Sprintf("@%s, only %s may %s; not done.", c.Actor, strings.TrimPrefix(h.planner.approvers.Text(), "an "), what))
+		fmt.Sprintf("@%s, only %s may %s; not done.", c.Actor, strings.TrimPrefix(h.approvers.Text(), "an "), what))
 }
 
 // waitingHint names the merged projects that wait for `/shardgate apply

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/coord/endstate"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // apply runs terraform apply of the saved plan of the merge commit. A state

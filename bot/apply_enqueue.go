@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/endstate"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/coord/endstate"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/repopolicy"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/repopolicy"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // whyManual is why a project with `apply: manual` waits after its merge.

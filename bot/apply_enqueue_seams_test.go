@@ -10,14 +10,14 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // What a merge queues follows the base branch's .shardgate.yaml: an alarm-only

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/coord/endstate"
 	"github.com/shardgate/shardgate/internal/retry"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // preflight checks the attestations and the coordinator before anything runs.

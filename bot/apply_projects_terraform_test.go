@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // projectsHarness is the harness with two more projects beside the streams:

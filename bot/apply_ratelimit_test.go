@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // An apply that did its coordinator work and then meets GitHub's rate limit

@@ -8,17 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/coordbroker"
-	"github.com/shardgate/shardgate/endstate"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/coord/endstate"
+	"github.com/shardgate/shardgate/coord/traceability"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/serverconfig"
-	"github.com/shardgate/shardgate/traceability"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // replan plans the merge commit and compares it with the review.

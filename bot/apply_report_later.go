@@ -9,12 +9,12 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // eventApplyReport is the event of the webhook-queue job that reports an
@@ -95,7 +95,7 @@ func (h *ApplyReport) Handle(ctx context.Context, _, _ string, payload []byte) e
 		return err
 	}
 	name := prreport.CheckApplyPrefix + job.Project
-	if _, err := h.applier.checks.Finish(ctx, gh, job.Ref, job.CheckRunID, name, job.MergeSHA, rep.Conclusion, rep.Output); err != nil {
+	if _, err := h.checks.Finish(ctx, gh, job.Ref, job.CheckRunID, name, job.MergeSHA, rep.Conclusion, rep.Output); err != nil {
 		return err
 	}
 	return h.planner.refreshComment(ctx, gh, job.Ref, job)

@@ -10,19 +10,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/bot/livestate"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/fakeclock"
-	"github.com/shardgate/shardgate/livestate"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // The pre-flight and convergence decisions of an apply, run against the

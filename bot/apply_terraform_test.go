@@ -14,12 +14,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // allowedScale opens a PR scaling create-order 4 -> 6 and gets it allowed

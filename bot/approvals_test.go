@@ -9,15 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/fakeclock"
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // These tests are about who approved what and when: they need the fake GitHub

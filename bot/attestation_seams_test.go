@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // An approval binds to the head that was current when its comment was made,

@@ -8,36 +8,85 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // Base is what the event handlers share: the services they call, named, and
 // payload decoding. The Server builds it (handlers); a test builds one from
-// the parts it needs.
+// the parts it needs. The flows (plan, apply, drift) are reached through what
+// the handlers call of them, nothing more; the comment, the check runs and
+// the approvers are services of their own, not reached through a flow.
 type Base struct {
 	cfg     *serverconfig.Config
 	clients ghapp.ClientCreator
 	rec     records.Store
 	// prLocks: one job of a pull request at a time (the planner's too).
-	prLocks   *keyedmutex.Mutex
-	planner   *Planner
-	applier   *Applier
-	applies   *applyqueue.Queue
-	scheduler *applyqueue.Scheduler
-	drift     *driftChecks
-	now       func() time.Time
+	prLocks *keyedmutex.Mutex
+	planner planFlow
+	applier applyFlow
+	drift   driftFlow
+	// driftRecords are the drift checks' results, per repository.
+	driftRecords drift.Store
+	comments     *prreport.Comments
+	checks       *prreport.Checks
+	approvers    *approval.Approvers
+	applies      *applyqueue.Queue
+	scheduler    *applyqueue.Scheduler
+	now          func() time.Time
 }
+
+// planFlow is what the handlers start of the plan flow (the Planner).
+type planFlow interface {
+	planPR(ctx context.Context, req planRequest) error
+	reevaluate(ctx context.Context, ref pullreq.Ref) error
+	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
+	publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
+	headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
+}
+
+// applyFlow is what the handlers start of the apply flow (the Applier).
+type applyFlow interface {
+	enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error
+	enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error)
+}
+
+// driftFlow is what the handlers start of the drift checks.
+type driftFlow interface {
+	sawRepo(ctx context.Context, inst *github.Installation, repo *github.Repository)
+	forget(ctx context.Context, inst *github.Installation, action string, removed []*github.Repository) error
+	CheckRepo(ctx context.Context, r drift.Repo) ([]*drift.Record, error)
+}
+
+var (
+	_ planFlow  = (*Planner)(nil)
+	_ applyFlow = (*Applier)(nil)
+	_ driftFlow = (*driftChecks)(nil)
+)
 
 // base is what the server's handlers are given.
 func (s *Server) base() *Base {
-	return &Base{cfg: s.cfg, clients: s.clients, rec: s.rec, prLocks: &s.prLocks, planner: s.planner, applier: s.applier,
-		applies: s.applies, scheduler: s.scheduler, drift: s.drift, now: s.now}
+	b := &Base{cfg: s.cfg, clients: s.clients, rec: s.rec, prLocks: &s.prLocks, planner: s.planner, applier: s.applier,
+		drift: s.drift, applies: s.applies, scheduler: s.scheduler, now: s.now}
+	// A Server that is not wired (a test listing the handlers) has no flows.
+	if s.planner != nil {
+		b.comments, b.approvers = s.planner.comments, s.planner.approvers
+	}
+	if s.applier != nil {
+		b.checks = s.applier.checks
+	}
+	if s.drift != nil {
+		b.driftRecords = s.drift.store
+	}
+	return b
 }
 
 // parse decodes a webhook payload into go-github's type for the event; unknown

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/bot/webhook"
 )
 
 // CheckRun re-plans when someone re-runs one of shardgate's plan checks.

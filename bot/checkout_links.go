@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 // LinkRule is the rule id of the warning that names the symlinks of the

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 // A left-out symlink fails only the project that reads it: a file terraform

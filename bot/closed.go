@@ -3,9 +3,9 @@ package bot
 import (
 	"context"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
 )
 
 // closed queues the applies of a merged pull request (in merge order) and

@@ -17,13 +17,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // serveProcess is `shardgate serve` as a real process.

@@ -3,8 +3,8 @@ package bot
 import (
 	"context"
 
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/livestate"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/livestate"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 )

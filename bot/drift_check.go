@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/shardgate/shardgate/drift"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/serverconfig"
 )
 
 // driftChecks are the drift checks of the repositories shardgate has seen:

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // driftNow runs `/shardgate drift`: the drift check of every project of the
@@ -16,7 +16,7 @@ import (
 // Anyone with write access may run it: it plans the default branch (as a
 // scheduled check does) and never applies.
 func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment) error {
-	r, err := h.drift.store.Repo(ctx, ref.Owner, ref.Repo)
+	r, err := h.driftRecords.Repo(ctx, ref.Owner, ref.Repo)
 	if err != nil {
 		return err
 	}
@@ -28,11 +28,11 @@ func (h *IssueComment) driftNow(ctx context.Context, gh ghapp.API, ref pullreq.R
 	}
 	recs, err := h.drift.CheckRepo(ctx, *r)
 	if err != nil && len(recs) == 0 {
-		return h.planner.comments.Reply(ctx, gh, ref, c.ID,
+		return h.comments.Reply(ctx, gh, ref, c.ID,
 			fmt.Sprintf("@%s, the drift check could not run:\n\n%s", c.Actor, report.CodeBlock(report.FirstLine(err.Error())))+duplicateNote(ctx))
 	}
 	if err != nil {
 		return err
 	}
-	return h.planner.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs)+duplicateNote(ctx))
+	return h.comments.Reply(ctx, gh, ref, c.ID, drift.Reply(c.Actor, r.DefaultBranch, recs)+duplicateNote(ctx))
 }

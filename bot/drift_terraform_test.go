@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord"
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/redact/redacttest"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/internal/redact/redacttest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 const driftPlanSecret = "drift-plan-secret-4711"

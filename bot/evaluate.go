@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/repopolicy"
+	"github.com/shardgate/shardgate/policy/repopolicy"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // evaluate judges one project's stored plan with the PR's current labels and

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/fakeclock"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // The pull-request, contents, reaction and permission calls of ghapp.Client

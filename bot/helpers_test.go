@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 const testSecret = "webhook-secret"

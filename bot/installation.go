@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 // Installation follows the App being installed on, or removed from, accounts

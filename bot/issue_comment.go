@@ -8,14 +8,14 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/prcommand"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/prcommand"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // IssueComment runs /shardgate commands written in pull-request comments.
@@ -72,7 +72,7 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if note := duplicateNote(ctx); note != "" {
 		// The command made no reply of its own (a plan): the comments
 		// coalesced into it are named in one.
-		if err := h.planner.comments.Reply(ctx, gh, ref, c.ID, fmt.Sprintf("@%s, done.%s", c.Actor, note)); err != nil {
+		if err := h.comments.Reply(ctx, gh, ref, c.ID, fmt.Sprintf("@%s, done.%s", c.Actor, note)); err != nil {
 			return err
 		}
 	}
@@ -140,13 +140,13 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 // attestation TTL from then: a push between the comment and its processing,
 // or a replay of it, gets nothing.
 func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, prefix string) error {
-	ok, err := h.planner.approvers.IsApprover(ctx, gh, c.Actor)
+	ok, err := h.approvers.IsApprover(ctx, gh, c.Actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, c.ID, "-1",
-			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.planner.approvers.Text(), "an ")))
+			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.approvers.Text(), "an ")))
 	}
 	head, current, err := h.planner.headWhen(ctx, gh, ref, c.MadeAt)
 	if err != nil {
@@ -174,13 +174,13 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 // retryApply puts this pull request's failed applies back in the queue (at its
 // end, behind everything merged since): they re-plan, pass the guard and apply.
 func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, actor string) error {
-	ok, err := h.planner.approvers.IsApprover(ctx, gh, actor)
+	ok, err := h.approvers.IsApprover(ctx, gh, actor)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return h.answer(ctx, gh, ref, commentID, "-1",
-			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.planner.approvers.Text(), "an ")))
+			fmt.Sprintf("@%s, only %s may retry an apply; not retried.", actor, strings.TrimPrefix(h.approvers.Text(), "an ")))
 	}
 	jobs, err := h.applies.ListForPR(ctx, ref)
 	if err != nil {
@@ -217,7 +217,7 @@ func (h *IssueComment) answer(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, commentID, reaction); err != nil {
 		return err
 	}
-	return h.planner.comments.Reply(ctx, gh, ref, commentID, text+duplicateNote(ctx))
+	return h.comments.Reply(ctx, gh, ref, commentID, text+duplicateNote(ctx))
 }
 
 func react(ctx context.Context, gh ghapp.API, ref pullreq.Ref, commentID int64, reaction string) error {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/report"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // prPayload is what a webhook payload says of the pull request it is

@@ -3,7 +3,7 @@ package bot
 import (
 	"net/http"
 
-	"github.com/shardgate/shardgate/listener"
+	"github.com/shardgate/shardgate/bot/server/listener"
 )
 
 // AdminHandler is the admin listener's surface: /metrics, /healthz and

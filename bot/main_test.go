@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // TestMain lets the test binary serve as the sandbox launcher, as the

@@ -1,6 +1,6 @@
 package bot
 
-import "github.com/shardgate/shardgate/ghapp"
+import "github.com/shardgate/shardgate/github/ghapp"
 
 // NewManifest builds the App manifest for a service reachable at baseURL: the
 // events the handlers take and the least permissions the GitHub calls need.

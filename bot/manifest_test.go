@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 func TestManifestCoversEveryHandledEvent(t *testing.T) {

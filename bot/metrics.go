@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/metrics"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/server/metrics"
 )
 
 // scrapeTimeout bounds each store read of a scrape.

@@ -12,13 +12,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/server/metrics/metricstest"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/metrics/metricstest"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/storeopen"
 )
 

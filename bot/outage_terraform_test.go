@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/prreport"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // outageHarness is the harness with GitHub calls that give up and retry

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // TestACommentStormIsPacedUnderGitHubsSecondaryLimit: with the installation's

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/phases"
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 func with(groups map[string]int, changes map[string]int) map[string]int {

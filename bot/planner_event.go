@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // prEvent is what a pull_request delivery says of its pull request: the

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // checkout fetches the tree of sha into a fresh directory; cleanup removes it.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/repoconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
 // changedFiles lists the files a pull request changes (GitHub caps this at 3000).

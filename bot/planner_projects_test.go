@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/repopolicy"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/repopolicy"
 )
 
 const (

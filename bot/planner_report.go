@@ -3,10 +3,10 @@ package bot
 import (
 	"context"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // finishPlan stores a project's result and completes its check run.

@@ -6,13 +6,13 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // PullRequest plans on pushes and re-judges on exception labels.

@@ -3,9 +3,9 @@ package bot
 import (
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/metrics"
-	"github.com/shardgate/shardgate/statuspage"
+	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/statuspage"
+	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // budgeted is a ClientCreator that knows its installations' rate limits

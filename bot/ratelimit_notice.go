@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 // limitNotices wraps the event handlers so that a pull request whose job

@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/redact/redacttest"
-	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/internal/redact/redacttest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // leakTF is a pull request's Terraform that reads the server's secret files

@@ -11,14 +11,14 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/internal/redact/redacttest"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/redact/redacttest"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 func TestConfigRedactorFindsEverySecretOfTheConfig(t *testing.T) {

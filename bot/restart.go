@@ -5,11 +5,11 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/ghapp"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/prreport"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // Texts of a plan check run a restart finishes.

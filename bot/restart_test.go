@@ -11,12 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
-	"github.com/shardgate/shardgate/workdir"
+	"github.com/shardgate/shardgate/terraform/runner"
+	"github.com/shardgate/shardgate/terraform/workdir"
 )
 
 // A plan job that fails for good while GitHub refuses to complete its check

@@ -6,8 +6,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // sandboxSupported is runner.SandboxSupported and landlockABI

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shardgate/shardgate/prcommand"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/bot/prcommand"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/pullreq"
 )
 
 // identify reads a delivery's scheduling identity (webhook.Identifier): its

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prcommand"
 	"github.com/shardgate/shardgate/internal/streamroot"
-	"github.com/shardgate/shardgate/prcommand"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/webhook"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // Each delivery gets the installation and pull request it is about; only

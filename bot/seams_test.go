@@ -7,16 +7,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/approval"
-	"github.com/shardgate/shardgate/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/github/ghapp/ghapptest"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/pullreq"
-	"github.com/shardgate/shardgate/records"
-	"github.com/shardgate/shardgate/redact"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/store"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // The unit tests of the plan flow's decisions talk to GitHub through ghapp's

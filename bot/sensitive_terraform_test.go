@@ -6,11 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/prreport"
-	"github.com/shardgate/shardgate/redact/redacttest"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/internal/redact/redacttest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // hiddenTF is a root module file whose stream prefix and consumer group come

@@ -11,11 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
+	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/pullreq"
+	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/storeopen"
 )
 

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/internal/livelog"
-	"github.com/shardgate/shardgate/listener"
-	"github.com/shardgate/shardgate/statuspage"
+	"github.com/shardgate/shardgate/bot/server/listener"
+	"github.com/shardgate/shardgate/bot/server/livelog"
+	"github.com/shardgate/shardgate/bot/statuspage"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // WithDriftSource shows another source of drift on the status page in place

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shardgate/shardgate/bot/statuspage"
 	"github.com/shardgate/shardgate/internal/reach"
-	"github.com/shardgate/shardgate/statuspage"
 	"github.com/shardgate/shardgate/store"
 )
 

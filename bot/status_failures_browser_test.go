@@ -12,10 +12,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/ghapp"
-	"github.com/shardgate/shardgate/internal/browsertest"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/internal/testing/browsertest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/applyqueue"
-	"github.com/shardgate/shardgate/drift"
-	"github.com/shardgate/shardgate/serverconfig"
-	"github.com/shardgate/shardgate/statuspage"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/bot/statuspage"
+	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 const statusToken = "status-token-for-the-bot-tests"

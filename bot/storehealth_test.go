@@ -18,13 +18,13 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/serverconfig"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/storetest"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 // tcpProxy forwards connections to a target until it is cut: then every

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
 	"github.com/shardgate/shardgate/internal/streamroot"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
 )
 

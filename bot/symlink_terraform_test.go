@@ -5,9 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/internal/streamroot"
-	"github.com/shardgate/shardgate/prreport"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // openPRWithLinks opens a pull request whose branch adds files and symlinks

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/webhook"
 )
 
 // Teams drops cached team answers when GitHub reports a membership or a team
@@ -27,7 +27,7 @@ func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payloa
 		if err != nil {
 			return err
 		}
-		h.planner.approvers.ForgetLogin(ev.GetMember().GetLogin())
+		h.approvers.ForgetLogin(ev.GetMember().GetLogin())
 		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team membership changed; cached answers dropped")
 	default:
 		ev, err := parse[*github.TeamEvent](eventType, payload)
@@ -36,7 +36,7 @@ func (h *Teams) Handle(ctx context.Context, eventType, deliveryID string, payloa
 		}
 		// A team renamed, moved under another parent or deleted changes the
 		// answers for all its members: drop them all.
-		h.planner.approvers.ForgetAll()
+		h.approvers.ForgetAll()
 		log.WithField("action", ev.GetAction()).WithField("team", ev.GetOrg().GetLogin()+"/"+ev.GetTeam().GetSlug()).Info("team changed; cached answers dropped")
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 // The tests run in cmd/shardgate-demo, where no examples/ directory is: the

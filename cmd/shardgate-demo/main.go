@@ -1,5 +1,5 @@
 // Command shardgate-demo plays one pull request from denied to applied on
-// loopback, with no GitHub account (internal/demo): the coordinator
+// loopback, with no GitHub account (cmd/shardgate-demo/demo): the coordinator
 // simulator, the fake GitHub, the real terraform and shardgate's service.
 //
 // It is a binary of its own so that the fake GitHub and its OpenAPI
@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shardgate/shardgate/internal/demo"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/cmd/shardgate-demo/demo"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // Exit codes, as shardgate's commands use them.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // TestMain lets the test binary confine terraform as shardgate-demo does:

@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/shardgate/shardgate/bot"
-	"github.com/shardgate/shardgate/bot/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // appCreateRun is a running `shardgate app-create`: the local page it

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 func TestDemoIsRegistered(t *testing.T) {
@@ -77,11 +77,13 @@ func TestServiceBinaryLinksNoFakeGitHub(t *testing.T) {
 	deps := strings.Fields(string(out))
 	require.Contains(t, deps, "github.com/shardgate/shardgate/bot", "the listing is of the service")
 	for _, d := range deps {
-		require.NotEqual(t, "github.com/shardgate/shardgate/bot/githubtest", d, "the fake GitHub is linked into the service")
-		require.NotEqual(t, "github.com/shardgate/shardgate/internal/demo", d, "the demo is linked into the service")
+		require.NotEqual(t, "github.com/shardgate/shardgate/internal/testing/githubtest", d, "the fake GitHub is linked into the service")
+		require.NotEqual(t, "github.com/shardgate/shardgate/cmd/shardgate-demo/demo", d, "the demo is linked into the service")
+		require.NotContains(t, d, "github.com/shardgate/shardgate/internal/testing/", "test support is linked into the service")
+		require.NotContains(t, d, "fake", "a fake is linked into the service")
 		require.NotEqual(t, "github.com/shardgate/shardgate", d, "the embedded test fixtures are linked into the service")
 		require.NotContains(t, strings.ToLower(d), "openapi", "an OpenAPI library is linked into the service")
 		require.NotContains(t, d, "chromedp", "the status page's browser-test driver is linked into the service")
 	}
-	require.Contains(t, deps, "github.com/shardgate/shardgate/statuspage", "the status page is served by the service")
+	require.Contains(t, deps, "github.com/shardgate/shardgate/bot/statuspage", "the status page is served by the service")
 }

@@ -13,12 +13,12 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardgate/shardgate/drift"
+	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/livestate"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/livestate"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 func init() {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/shardgate/shardgate/coord"
 	"github.com/shardgate/shardgate/coord/coordsim"
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 const simPassword = "sim-password-5309"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
-	"github.com/shardgate/shardgate/repoconfig"
-	"github.com/shardgate/shardgate/report"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/report"
 )
 
 // DefaultAttestationTTL is how long a local --attest stays fresh.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 // The second step of moving a group between modules (issue 21): both

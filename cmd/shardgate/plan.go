@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/planparse"
-	"github.com/shardgate/shardgate/report"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
-// benchPlan writes the benchmark's denied plan of n instances (bench/plans.go)
+// benchPlan writes the benchmark's denied plan of n instances (cmd/shardgate-bench/plans.go)
 // to a temporary file.
 func benchPlan(b *testing.B, n int) (string, int64) {
 	b.Helper()
@@ -40,7 +40,7 @@ func BenchmarkReadPlan(b *testing.B) {
 }
 
 // BenchmarkCheck is `shardgate check --format json` in process, the policy
-// compile included: what the whole-process benchmark (bench/) times but the
+// compile included: what the whole-process benchmark (cmd/shardgate-bench/) times but the
 // process start.
 func BenchmarkCheck(b *testing.B) {
 	for _, n := range []int{1000, 10000} {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // shardgate confines the terraform of pull requests by re-executing itself

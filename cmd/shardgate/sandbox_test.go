@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
-	"github.com/shardgate/shardgate/runner"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 var (

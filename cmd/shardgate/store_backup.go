@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shardgate/shardgate/listener"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/server/listener"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 

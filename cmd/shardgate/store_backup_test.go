@@ -14,8 +14,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/listener"
-	"github.com/shardgate/shardgate/serverconfig"
+	"github.com/shardgate/shardgate/bot/server/listener"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/store"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 // A coordinator URL carrying a password and a token in its query (issue 21):

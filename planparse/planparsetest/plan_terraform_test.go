@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardgate/shardgate/internal/tftest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 )
 
 // A generated plan equals the plan the real terraform writes for the same instances

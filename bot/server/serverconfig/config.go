@@ -1,0 +1,399 @@
+// Package serverconfig is the server's configuration: the YAML file serve
+// reads (docs/operating.md documents every key), validated into an immutable
+// Config, and the Secret type its credentials are held in.
+package serverconfig
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
+)
+
+// Defaults of the server configuration.
+const (
+	DefaultListen             = ":8080"
+	DefaultGitHubAPIURL       = "https://api.github.com/"
+	DefaultLockTimeout        = 5 * time.Minute
+	DefaultAttestationTTL     = 2 * time.Hour
+	DefaultQueueSize          = 1000
+	DefaultWorkers            = 4
+	DefaultMaxWebhookBytes    = 25 << 20 // webhook.MaxDeliveryBytes (a webhook test checks they agree)
+	EnvWebhookSecret          = "SHARDGATE_WEBHOOK_SECRET"
+	DefaultConvergenceTimeout = 30 * time.Minute
+	// DefaultApplyLease is apply.lease when not set: the apply queue's own
+	// default (bot.DefaultApplyLease; a bot test checks they agree).
+	DefaultApplyLease = 2 * time.Minute
+)
+
+// Secret is a credential read from a file or the environment. It never prints
+// its value: fmt, %v, %+v, logs and JSON all show "[redacted]".
+type Secret struct{ value string }
+
+// NewSecret wraps a credential.
+func NewSecret(v string) Secret { return Secret{value: v} }
+
+// Reveal returns the credential for the one place that must send it.
+func (s Secret) Reveal() string { return s.value }
+
+// Empty says whether no credential was given.
+func (s Secret) Empty() bool { return s.value == "" }
+
+func (s Secret) String() string                  { return "[redacted]" }
+func (s Secret) GoString() string                { return "[redacted]" }
+func (s Secret) MarshalJSON() ([]byte, error)    { return []byte(`"[redacted]"`), nil }
+func (s Secret) MarshalText() ([]byte, error)    { return []byte("[redacted]"), nil }
+func (s Secret) Format(f fmt.State, verb rune)   { io.WriteString(f, "[redacted]") }
+func (s Secret) LogValue() string                { return "[redacted]" }
+func (s *Secret) UnmarshalYAML(*yaml.Node) error { return errInlineSecret }
+
+var errInlineSecret = errors.New("secrets are never written inline: use a *_file or *_env setting")
+
+// CoordinatorCredentials are used for coordinator URLs that start with URLPrefix.
+type CoordinatorCredentials struct {
+	URLPrefix string
+	Username  string
+	Password  Secret
+}
+
+// Config is the validated, immutable server configuration.
+type Config struct {
+	Listen string
+	// ListenTLS, when set, serves the listener over HTTPS.
+	ListenTLS    *TLSConfig
+	GitHubAPIURL string
+	AppID        int64
+	PrivateKey   Secret
+	// PrivateKeyFile is where PrivateKey was read from, for errors about it.
+	PrivateKeyFile string
+	WebhookSecret  Secret
+	// GitHubPace paces each installation's requests under GitHub's
+	// secondary limits (github.go); Parse sets the defaults, a zero Pace
+	// paces nothing.
+	GitHubPace      ghapp.Pace
+	StorePath       string
+	TerraformBinary string
+	LockTimeout     time.Duration
+	PluginCacheDir  string
+	WorkDir         string
+	// Sandbox is SandboxLandlock or SandboxNone (terraform.go);
+	// SandboxWritable are paths every sandboxed job may also write.
+	Sandbox         string
+	SandboxWritable []string
+	// SandboxConnectPorts, when set, are the only TCP ports sandboxed
+	// terraform may connect to (besides its job's coordinator broker).
+	SandboxConnectPorts []int
+	// PlanEnv is the environment of pull-request plans, ApplyEnv that of
+	// apply jobs (re-plan and apply of the merge commit): credentials per
+	// phase, so that PR code never sees apply-time ones.
+	PlanEnv           map[string]Secret
+	ApplyEnv          map[string]Secret
+	Coordinators      []CoordinatorCredentials
+	ApproverUsers     []string
+	ApproverTeams     []string // "org/team-slug"
+	Policy            policy.Config
+	AttestationTTL    time.Duration
+	AllowRepoOverride bool
+	AllowForkPRs      bool
+	QueueSize         int
+	Workers           int
+	ConvergeTimeout   time.Duration
+	// ApplyLease is how long an apply job's stream locks outlive a process
+	// that stopped renewing them (crashed); then another start takes it over.
+	ApplyLease time.Duration
+	Admin      AdminConfig
+	// DriftInterval is how often each known repository's projects are checked
+	// for drift (drift.interval); 0: no scheduled checks.
+	DriftInterval time.Duration
+	Status        StatusConfig
+
+	// PostgresStore is set instead of StorePath for a shared store (store.go).
+	PostgresStore
+	StoreRetention
+}
+
+// CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
+// same scheme and host:port, and a path that starts with the prefix's path at a
+// segment boundary. The longest prefix wins. Coordinator URLs come from the
+// pull request's own plan, so a URL no prefix covers gets no credentials (and
+// shardgate does not call it at all).
+func (c *Config) CoordinatorFor(coordinatorURL string) (CoordinatorCredentials, bool) {
+	u, err := url.Parse(coordinatorURL)
+	if err != nil || u.User != nil || u.Host == "" {
+		return CoordinatorCredentials{}, false
+	}
+	// Both sides normalized (scheme and host case, default port, trailing
+	// slashes): "HTTP://Coord:80/coord/v1/" is the coordinator "http://coord/coord/v1".
+	target := planparse.NormalizeURL(coordinatorURL)
+	var best CoordinatorCredentials
+	found := false
+	for _, cc := range c.Coordinators {
+		prefix := planparse.NormalizeURL(cc.URLPrefix)
+		if prefix == "" || target != prefix && !strings.HasPrefix(target, prefix+"/") {
+			continue
+		}
+		if !found || len(cc.URLPrefix) > len(best.URLPrefix) {
+			best, found = cc, true
+		}
+	}
+	return best, found
+}
+
+// IsApproverUser says whether login is listed as an approver (case-insensitive,
+// as GitHub logins are).
+func (c *Config) IsApproverUser(login string) bool {
+	for _, u := range c.ApproverUsers {
+		if strings.EqualFold(u, login) {
+			return true
+		}
+	}
+	return false
+}
+
+type rawConfig struct {
+	Version      *int             `yaml:"version"`
+	Listen       string           `yaml:"listen"`
+	ListenTLS    *rawTLS          `yaml:"listen_tls"`
+	GitHub       rawGitHub        `yaml:"github"`
+	Store        rawStore         `yaml:"store"`
+	Terraform    rawTerraform     `yaml:"terraform"`
+	Coordinators []rawCoordinator `yaml:"coordinators"`
+	Approvers    rawApprovers     `yaml:"approvers"`
+	Policy       rawPolicy        `yaml:"policy"`
+	AllowForkPRs bool             `yaml:"allow_fork_prs"`
+	Queue        rawQueue         `yaml:"queue"`
+	Apply        rawApply         `yaml:"apply"`
+	Admin        rawAdmin         `yaml:"admin"`
+	Drift        rawDrift         `yaml:"drift"`
+	Status       rawStatus        `yaml:"status"`
+}
+
+type rawDrift struct {
+	Interval string `yaml:"interval"`
+}
+
+type rawTerraform struct {
+	Binary              string                  `yaml:"binary"`
+	LockTimeout         string                  `yaml:"lock_timeout"`
+	PluginCacheDir      string                  `yaml:"plugin_cache_dir"`
+	WorkDir             string                  `yaml:"work_dir"`
+	Sandbox             string                  `yaml:"sandbox"`
+	SandboxWritable     []string                `yaml:"sandbox_writable"`
+	SandboxConnectPorts []int                   `yaml:"sandbox_connect_ports"`
+	PlanEnv             map[string]rawEnvSource `yaml:"plan_env"`
+	ApplyEnv            map[string]rawEnvSource `yaml:"apply_env"`
+}
+
+type rawCoordinator struct {
+	URLPrefix    string `yaml:"url_prefix"`
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password_file"`
+	PasswordEnv  string `yaml:"password_env"`
+	Password     Secret `yaml:"password"`
+}
+
+type rawApprovers struct {
+	Users []string `yaml:"users"`
+	Teams []string `yaml:"teams"`
+}
+
+type rawPolicy struct {
+	MaxShardDelta      *int     `yaml:"max_shard_delta"`
+	MaxScaleFactor     *float64 `yaml:"max_scale_factor"`
+	AttestationTTL     string   `yaml:"attestation_ttl"`
+	AllowRepoOverrides *bool    `yaml:"allow_repo_overrides"`
+}
+
+type rawQueue struct {
+	Size    int `yaml:"size"`
+	Workers int `yaml:"workers"`
+}
+
+type rawApply struct {
+	ConvergenceTimeout string `yaml:"convergence_timeout"`
+	Lease              string `yaml:"lease"`
+}
+
+func (v *validator) config(r *rawConfig) *Config {
+	c := &Config{
+		Listen: r.Listen, GitHubAPIURL: r.GitHub.APIURL, AppID: r.GitHub.AppID,
+		TerraformBinary: r.Terraform.Binary, PluginCacheDir: r.Terraform.PluginCacheDir, WorkDir: r.Terraform.WorkDir,
+		AllowForkPRs: r.AllowForkPRs, QueueSize: r.Queue.Size, Workers: r.Queue.Workers, AllowRepoOverride: true,
+	}
+	switch {
+	case r.Version == nil:
+		v.addf("version is missing: add 'version: 1'")
+	case *r.Version != 1:
+		v.addf("version %d is not supported: use 'version: 1'", *r.Version)
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	} else if err := validListen(c.Listen); err != nil {
+		v.addf("%v", err)
+	}
+	c.ListenTLS = v.listenTLS(r.ListenTLS)
+	if c.GitHubAPIURL == "" {
+		c.GitHubAPIURL = DefaultGitHubAPIURL
+	}
+	if u, err := url.Parse(c.GitHubAPIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		v.addf("github.api_url %q is not an http(s) URL", c.GitHubAPIURL)
+	} else if !strings.HasSuffix(c.GitHubAPIURL, "/") {
+		c.GitHubAPIURL += "/"
+	}
+	if c.AppID <= 0 {
+		v.addf("github.app_id is missing")
+	}
+	if r.GitHub.PrivateKeyFile == "" {
+		v.addf("github.private_key_file is missing")
+	} else {
+		c.PrivateKey = v.secretFile("github.private_key_file", r.GitHub.PrivateKeyFile)
+		c.PrivateKeyFile = r.GitHub.PrivateKeyFile
+	}
+	if r.GitHub.WebhookSecretFile != "" {
+		c.WebhookSecret = v.secretFile("github.webhook_secret_file", r.GitHub.WebhookSecretFile)
+		v.minLength("github.webhook_secret_file", c.WebhookSecret)
+	} else if s, ok := v.lookupEnv(EnvWebhookSecret); ok && strings.TrimSpace(s) != "" {
+		c.WebhookSecret = NewSecret(strings.TrimSpace(s))
+		v.minLength(EnvWebhookSecret, c.WebhookSecret)
+	} else {
+		v.addf("no webhook secret: set github.webhook_secret_file or %s (shardgate refuses unsigned webhooks)", EnvWebhookSecret)
+	}
+	c.GitHubPace = v.githubPace(r.GitHub)
+	v.store(r.Store, c)
+	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
+	c.Sandbox = v.sandbox(r.Terraform.Sandbox)
+	c.SandboxWritable = v.absPaths("terraform.sandbox_writable", r.Terraform.SandboxWritable)
+	c.SandboxConnectPorts = v.ports("terraform.sandbox_connect_ports", r.Terraform.SandboxConnectPorts)
+	if len(c.SandboxConnectPorts) > 0 && c.Sandbox == SandboxNone {
+		v.addf("terraform.sandbox_connect_ports needs terraform.sandbox: landlock")
+	}
+	c.PlanEnv = v.phaseEnv("terraform.plan_env", r.Terraform.PlanEnv)
+	c.ApplyEnv = v.phaseEnv("terraform.apply_env", r.Terraform.ApplyEnv)
+	c.Coordinators = v.coordinators(r.Coordinators)
+	c.ApproverUsers, c.ApproverTeams = v.approvers(r.Approvers)
+	c.Policy, c.AttestationTTL, c.AllowRepoOverride = v.policy(r.Policy)
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	} else if c.QueueSize < 0 {
+		v.addf("queue.size must be positive, got %d", c.QueueSize)
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	} else if c.Workers < 0 {
+		v.addf("queue.workers must be positive, got %d", c.Workers)
+	}
+	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
+	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
+	c.Admin = v.admin(r.Admin, c.Listen)
+	c.DriftInterval = v.driftInterval(r.Drift.Interval)
+	c.Status = v.status(r.Status, c)
+	return c
+}
+
+func (v *validator) coordinators(raw []rawCoordinator) []CoordinatorCredentials {
+	var out []CoordinatorCredentials
+	seen := map[string]bool{}
+	for i, rc := range raw {
+		where := fmt.Sprintf("coordinators[%d]", i)
+		u, err := url.Parse(rc.URLPrefix)
+		if rc.URLPrefix == "" || err != nil || u.Host == "" {
+			v.addf("%s.url_prefix %q is not a URL such as https://coordinator.example.com", where, rc.URLPrefix)
+		}
+		if seen[rc.URLPrefix] {
+			v.addf("%s.url_prefix %q is listed twice", where, rc.URLPrefix)
+		}
+		seen[rc.URLPrefix] = true
+		cc := CoordinatorCredentials{URLPrefix: rc.URLPrefix, Username: rc.Username}
+		switch {
+		case rc.PasswordFile != "" && rc.PasswordEnv != "":
+			v.addf("%s: set password_file or password_env, not both", where)
+		case rc.PasswordFile != "":
+			cc.Password = v.secretFile(where+".password_file", rc.PasswordFile)
+			v.minLength(where+".password_file", cc.Password)
+		case rc.PasswordEnv != "":
+			s, ok := v.lookupEnv(rc.PasswordEnv)
+			if !ok || s == "" {
+				v.addf("%s.password_env: %s is not set", where, rc.PasswordEnv)
+			}
+			cc.Password = NewSecret(s)
+			v.minLength(where+".password_env", cc.Password)
+		}
+		if rc.Username == "" && !cc.Password.Empty() {
+			v.addf("%s: a password needs a username", where)
+		}
+		out = append(out, cc)
+	}
+	return out
+}
+
+func (v *validator) approvers(raw rawApprovers) (users, teams []string) {
+	for i, u := range raw.Users {
+		u = strings.TrimPrefix(strings.TrimSpace(u), "@")
+		if u == "" || strings.ContainsAny(u, "/ ") {
+			v.addf("approvers.users[%d] %q is not a GitHub login", i, raw.Users[i])
+			continue
+		}
+		users = append(users, u)
+	}
+	for i, t := range raw.Teams {
+		org, slug, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(t), "@"), "/")
+		if !ok || org == "" || slug == "" || strings.ContainsAny(slug, "/ ") {
+			v.addf("approvers.teams[%d] %q is not org/team-slug", i, t)
+			continue
+		}
+		teams = append(teams, org+"/"+slug)
+	}
+	if len(users) == 0 && len(teams) == 0 {
+		v.addf("approvers: list at least one user or team (exception labels and attestations need approvers)")
+	}
+	sort.Strings(users)
+	sort.Strings(teams)
+	return users, teams
+}
+
+func (v *validator) policy(raw rawPolicy) (policy.Config, time.Duration, bool) {
+	p := policy.DefaultConfig()
+	if raw.MaxShardDelta != nil {
+		if *raw.MaxShardDelta < 1 {
+			v.addf("policy.max_shard_delta must be at least 1, got %d", *raw.MaxShardDelta)
+		}
+		p.MaxShardDelta = *raw.MaxShardDelta
+	}
+	if raw.MaxScaleFactor != nil {
+		if *raw.MaxScaleFactor < 1 {
+			v.addf("policy.max_scale_factor must be at least 1.0, got %g", *raw.MaxScaleFactor)
+		}
+		p.MaxScaleFactor = *raw.MaxScaleFactor
+	}
+	ttl := v.duration("policy.attestation_ttl", raw.AttestationTTL, DefaultAttestationTTL)
+	allow := true
+	if raw.AllowRepoOverrides != nil {
+		allow = *raw.AllowRepoOverrides
+	}
+	return p, ttl, allow
+}
+
+// MinDriftInterval is the shortest drift.interval: each check plans every
+// project of a repository with terraform.
+const MinDriftInterval = 5 * time.Minute
+
+// driftInterval reads drift.interval: absent or "0" is off.
+func (v *validator) driftInterval(s string) time.Duration {
+	if s == "" || s == "0" {
+		return 0
+	}
+	d := v.duration("drift.interval", s, 0)
+	if d > 0 && d < MinDriftInterval {
+		v.addf("drift.interval %q is shorter than %s (each check plans every project with terraform)", s, MinDriftInterval)
+	}
+	return d
+}

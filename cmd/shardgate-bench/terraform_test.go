@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/testing/tftest"
+)
+
+// The real-terraform plans: made once from an applied root, cached, and the
+// synthesizer checked against them.
+func TestRealPlanIsMadeOnceAndMatchesTheSynthesizer(t *testing.T) {
+	o := options{repo: tftest.RepoRoot(), cache: t.TempDir(), terraform: tftest.Binary(t)}
+	ctx := context.Background()
+	for _, name := range []string{caseDenied, caseAllowed} {
+		c, note, err := realPlan(ctx, o, 100, name)
+		require.NoError(t, err)
+		require.Equal(t, "synthesizer vs terraform at 100 instances, "+name+": identical after normalising random ids, the timestamp and the groups default", note)
+		require.Equal(t, name == caseAllowed, c.allowed)
+		require.Positive(t, c.bytes)
+		if name == caseAllowed {
+			require.Equal(t, []string{"stream-00009"}, c.attest, "10% of 10 prefixes")
+			require.FileExists(t, c.data)
+		}
+	}
+	plans, err := filepath.Glob(filepath.Join(o.cache, "terraform-100-*.json"))
+	require.NoError(t, err)
+	require.Len(t, plans, 2)
+	before, err := os.Stat(plans[0])
+	require.NoError(t, err)
+	stamp := filepath.Join(o.cache, "terraform-100", "applied")
+	applied, err := os.Stat(stamp)
+	require.NoError(t, err)
+
+	t.Run("the second run takes both from the cache", func(t *testing.T) {
+		_, _, err := realPlan(ctx, o, 100, caseDenied)
+		require.NoError(t, err)
+		_, _, err = realPlan(ctx, o, 100, caseAllowed)
+		require.NoError(t, err)
+		after, err := os.Stat(plans[0])
+		require.NoError(t, err)
+		require.Equal(t, before.ModTime(), after.ModTime())
+		again, err := os.Stat(stamp)
+		require.NoError(t, err)
+		require.Equal(t, applied.ModTime(), again.ModTime(), "not applied again")
+	})
+}

@@ -1,0 +1,168 @@
+// Package planrun plans one project of a checkout with the real terraform —
+// init, plan, show -json — and reads the plan into a coordinator change set.
+// What went wrong is data, not an error: the one-line reason and terraform's
+// diagnostics, redacted with the job's secrets, for the caller to report.
+// The plan flow of pull requests and the drift checks both plan this way.
+package planrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/phases"
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/terraform/runner"
+)
+
+// Request is one project to plan.
+type Request struct {
+	// Checkout is the whole tree terraform may read (modules beside the
+	// project); the project's dir is relative to it.
+	Checkout string
+	Project  repoconfig.Project
+	// Commit is what the checkout holds, for messages (may be empty).
+	Commit string
+	// SecretEnv is the plan phase's credentials (plan_env), never apply_env.
+	SecretEnv map[string]string
+	// Output receives terraform's output as it runs (the live log); may be nil.
+	Output io.Writer
+	// OnLockWait hears each wait for the Terraform state lock; may be nil.
+	OnLockWait func(runner.LockWait)
+	// Coordinators, when set, are reached only through a read-only
+	// coordinator broker (coordbroker) with their credentials: terraform
+	// reads them and holds no credential, and a plan that tries to change
+	// one fails.
+	Coordinators []coordbroker.Coordinator
+}
+
+// Result is what the plan gave: a change set, or why there is none.
+type Result struct {
+	// Dir is the project's directory in the checkout.
+	Dir       string
+	ChangeSet *planparse.ChangeSet
+	// Error is why there is no change set, one line, redacted with the job's
+	// secrets; Diagnostics are terraform's, redacted the same way.
+	Error       string
+	Diagnostics []report.Diagnostic
+	// LockWaits are the state-lock waits the job went through.
+	LockWaits []runner.LockWaitRecord
+}
+
+// Failed says whether the plan gave no change set.
+func (r Result) Failed() bool { return r.ChangeSet == nil }
+
+// Run plans req's project with r; it never applies.
+func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
+	p := req.Project
+	res = Result{Dir: filepath.Join(req.Checkout, filepath.FromSlash(p.Dir))}
+	if fi, err := os.Stat(res.Dir); err != nil || !fi.IsDir() {
+		res.Error = fmt.Sprintf("project %q: directory %s does not exist", p.Name, p.Dir)
+		if req.Commit != "" {
+			res.Error += " at " + pullreq.ShortSHA(req.Commit)
+		}
+		return res
+	}
+	varFiles := make([]string, 0, len(p.VarFiles))
+	for _, vf := range p.VarFiles {
+		varFiles = append(varFiles, filepath.Join(res.Dir, filepath.FromSlash(vf)))
+	}
+	env, ports, broker, stop, err := readOnlyBroker(req.Coordinators)
+	if err != nil {
+		res.Error = report.FirstLine(err.Error())
+		return res
+	}
+	defer stop()
+	job, err := r.NewJob(runner.JobConfig{Dir: res.Dir, Root: req.Checkout, Workspace: p.Workspace, VarFiles: varFiles,
+		Env: env, ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait})
+	if err != nil {
+		res.Error = report.FirstLine(err.Error())
+		return res
+	}
+	defer job.Close()
+	defer func() { res.LockWaits = job.LockWaits() }()
+	if err := job.Init(ctx); err != nil {
+		return failed(res, job, err)
+	}
+	_, err = job.Plan(ctx)
+	if refused, ok := refusal(broker); ok {
+		res.Error = "a plan only reads the coordinator; shardgate " + refused
+		return res
+	}
+	if err != nil {
+		return failed(res, job, err)
+	}
+	shown, err := job.Show(ctx)
+	if err != nil {
+		return failed(res, job, err)
+	}
+	endParse := phases.Start(ctx, phases.Parse)
+	cs, err := planparse.ParseBytes(shown.JSON)
+	endParse()
+	if err != nil {
+		res.Error = "terraform's plan could not be read: " + err.Error()
+		return res
+	}
+	res.ChangeSet = cs
+	return res
+}
+
+// failed records a failed terraform command: its error and terraform's
+// diagnostics, redacted with the job's secrets (the server's are removed
+// where the result is shown).
+func failed(res Result, job *runner.Job, err error) Result {
+	res.Error = job.Redact(err.Error())
+	for _, d := range runner.DiagnosticsOf(err) {
+		rd := report.Diagnostic(d)
+		for _, p := range []*string{&rd.Summary, &rd.Detail, &rd.File, &rd.Context, &rd.Snippet} {
+			*p = job.Redact(*p)
+		}
+		res.Diagnostics = append(res.Diagnostics, rd)
+	}
+	return res
+}
+
+// readOnlyBroker starts the plan's broker when coordinators are configured:
+// the environment and port terraform gets, and stop, which ends it.
+func readOnlyBroker(coords []coordbroker.Coordinator) (env map[string]string, ports []int, b *coordbroker.Broker, stop func(), err error) {
+	if len(coords) == 0 {
+		return nil, nil, nil, func() {}, nil
+	}
+	b, err = coordbroker.Start(coordbroker.Config{Coordinators: coords, ReadOnly: true})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "shardgate-broker-")
+	if err != nil {
+		_ = b.Close()
+		return nil, nil, nil, nil, fmt.Errorf("start the coordinator broker: %w", err)
+	}
+	stop = func() {
+		_ = b.Close()
+		_ = os.RemoveAll(dir)
+	}
+	bundle, err := b.WriteCABundle(dir)
+	if err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return b.Env(bundle), []int{b.Port()}, b, stop, nil
+}
+
+// refusal names the first call the plan's broker refused.
+func refusal(b *coordbroker.Broker) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	c, ok := b.Refused()
+	if !ok {
+		return "", false
+	}
+	return "refused a coordinator call that changes it: " + c.Summary, true
+}
