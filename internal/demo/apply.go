@@ -40,7 +40,7 @@ func (w *world) mergeAndApply(ctx context.Context, p printer, res *Result, numbe
 	payload := w.gh.PRPayload(owner, repoName, number)
 	payload.Sender = approver
 	p.note("merge commit %s on main (git merge --no-ff %s); pull_request closed, merged: true", short(sha), branch)
-	jobID, err := w.send("pull_request", githubtest.PullRequestClosedMergedSynthetic(w.tb, payload, approver, sha, time.Now()))
+	jobID, err := w.send("pull_request", githubtest.PullRequestClosedMergedSynthetic(w.tb, payload, approver, sha, w.clock.Now()))
 	if err != nil {
 		return err
 	}
