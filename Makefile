@@ -83,13 +83,14 @@ test: tools
 
 # The packages whose tests run on fake clocks (internal/fakeclock). test-clock
 # runs them again with every fake clock moved by SHARDGATE_FAKECLOCK_SHIFT, so
-# that no test holds only on the dates it was written on. bot's tests that run
-# the real terraform dominate its time and check no more about clocks than its
-# others: shifted, bot runs -short (those tests skip, saying so).
+# that no test holds only on the dates it was written on. bot's and runner's
+# tests that run the real terraform dominate their time: shifted, those two
+# packages run -short (the tests that need terraform skip, saying so; bot's
+# harness needs it, so bot's shifted run is its seams, not its stories).
 CLOCK_PACKAGES       := ./internal/fakeclock ./internal/reach ./internal/livelog ./internal/retry ./internal/loop \
 	./applyqueue ./approval ./bot/githubtest ./coord/... ./drift ./ghapp ./prreport ./records ./retention \
 	./statuspage ./store ./webhook
-CLOCK_SHORT_PACKAGES := ./bot
+CLOCK_SHORT_PACKAGES := ./bot ./runner
 CLOCK_SHIFTS         ?= +3y -3y
 
 ## test-clock: the tests of CLOCK_PACKAGES with every fake clock shifted by each of CLOCK_SHIFTS
