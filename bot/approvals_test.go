@@ -32,8 +32,9 @@ const exceptionLabel = "policy-exception/shard_delta"
 // or terraform state.
 func newApprovalHarness(t *testing.T) (*harness, *fakeclock.Clock) {
 	t.Helper()
-	// Real time to start with: the App's JWTs are signed with it.
-	clock := fakeclock.New(time.Now().UTC().Truncate(time.Second))
+	// GitHub's clock and the service's; the App's credentials keep the real
+	// time (githubtest.WithCredentialClock).
+	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC))
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{}}
 	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n")
 	h.repo.WriteFile("docs/README.md", "streams\n")

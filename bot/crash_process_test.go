@@ -177,7 +177,7 @@ func TestKilledMidApplyResumesOnce(t *testing.T) {
 	merged := h.gh.PRPayload(owner, repoName, pr.Number)
 	merged.Sender = approver
 	mark := len(h.sim.Audit())
-	p.deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, time.Now()))
+	p.deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, h.clock.Now()))
 	// Kill on an observed event: terraform apply has replaced a group and its
 	// create step has called the coordinator (the module's CREATE_GROUP, the
 	// first write after the merge). Its routing read and its scale take 1.5s

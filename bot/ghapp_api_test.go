@@ -18,7 +18,7 @@ import (
 // OpenAPI description): what the flows read is what GitHub answers.
 func TestClientPullRequestsContentsReactionsPermissions(t *testing.T) {
 	ctx := context.Background()
-	clock := fakeclock.New(time.Now().UTC().Truncate(time.Second)) // the App's JWT is checked against it
+	clock := fakeclock.New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC)) // GitHub's; the App's credentials keep the real time (githubtest.WithCredentialClock)
 	gh := githubtest.New(t, githubtest.WithClock(clock.Now))
 	repo := githubtest.NewGitRepo(t)
 	repo.WriteFile(".shardgate.yaml", "version: 1\n")

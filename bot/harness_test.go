@@ -333,7 +333,7 @@ func (h *harness) merge(pr githubtest.PullRequest, mergedBy string) string {
 	h.gh.MergePR(owner, repoName, pr.Number, mergedBy, sha)
 	p := h.gh.PRPayload(owner, repoName, pr.Number)
 	p.Sender = mergedBy
-	h.run("pull_request", githubtest.PullRequestClosedMergedSynthetic(h.t, p, mergedBy, sha, time.Now()))
+	h.run("pull_request", githubtest.PullRequestClosedMergedSynthetic(h.t, p, mergedBy, sha, h.clock.Now()))
 	return sha
 }
 

@@ -144,7 +144,7 @@ func (rs *replicaSet) merge(pr githubtest.PullRequest, i int) string {
 	h.gh.MergePR(owner, repoName, pr.Number, approver, sha)
 	merged := h.gh.PRPayload(owner, repoName, pr.Number)
 	merged.Sender = approver
-	rs.procs[i].deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, time.Now()))
+	rs.procs[i].deliver("pull_request", githubtest.PullRequestClosedMergedSynthetic(t, merged, approver, sha, h.clock.Now()))
 	return sha
 }
 

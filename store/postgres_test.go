@@ -102,7 +102,7 @@ func TestPostgresExpiredLeaseIsTakenOver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := fakeclock.New(time.Now()) // stands still: the lease ends exactly where the steps say
+	clk := fakeclock.New(time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)) // stands still: the lease ends exactly where the steps say
 	rs := replicas(t, 2, clk, WithLease(lease))
 	dead, alive := rs[0], rs[1]
 	a := enqueue(t, dead, "a", "event", []byte("body a"))
@@ -140,7 +140,7 @@ func TestPostgresHeartbeatKeepsTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := fakeclock.New(time.Now())
+	clk := fakeclock.New(time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC))
 	rs := replicas(t, 2, clk, WithLease(lease))
 	j := enqueue(t, rs[0], "a", "event", nil)
 	require.Equal(t, j.ID, claim(t, rs[0], "r0").ID)
@@ -270,7 +270,7 @@ func TestPostgresQueueDepthStaysExact(t *testing.T) {
 				case 1:
 					err = st.Release(ctx, j.ID, j.Owner)
 				case 2:
-					err = st.Retry(ctx, j.ID, j.Owner, errors.New("x"), time.Now().Add(time.Hour))
+					err = st.Retry(ctx, j.ID, j.Owner, errors.New("x"), clk.Now().Add(time.Hour))
 				} // 3: left running, for the takeover below
 				if err != nil {
 					t.Errorf("transition: %v", err)
@@ -297,7 +297,7 @@ func TestPostgresClaimTakesOverExpiredLeases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = 10 * time.Second
-	clk := fakeclock.New(time.Now())
+	clk := fakeclock.New(time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC))
 	rs := replicas(t, 2, clk, WithLease(lease))
 	dead, alive := rs[0], rs[1]
 	a := enqueue(t, dead, "a", "event", nil)
@@ -322,7 +322,7 @@ func TestPostgresReservationsOfOlderReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const ttl = time.Minute // reserve_enqueue's, in the replicas before 0003
-	clk := fakeclock.New(time.Now())
+	clk := fakeclock.New(time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC))
 	p := replicas(t, 1, clk)[0]
 	enqueue(t, p, "a", "event", nil)
 	_, err := p.pool.Exec(ctx, `INSERT INTO queue_reservations (expires_at) VALUES ($1)`, clk.Now().Add(ttl))

@@ -57,8 +57,8 @@ func testLeases(t *testing.T, open opener) {
 		{name: "released", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
 			require.NoError(t, s.Release(ctx, id, "w1"))
 		}},
-		{name: "retried", leave: func(t *testing.T, s Store, _ *fakeclock.Clock, id string) {
-			require.NoError(t, s.Retry(ctx, id, "w1", errors.New("502"), time.Now().Add(time.Hour)))
+		{name: "retried", leave: func(t *testing.T, s Store, clk *fakeclock.Clock, id string) {
+			require.NoError(t, s.Retry(ctx, id, "w1", errors.New("502"), clk.Now().Add(time.Hour)))
 		}},
 		{name: "recovered after its lease and claimed by another", leave: func(t *testing.T, s Store, clk *fakeclock.Clock, id string) {
 			clk.Advance(pastAnyLease)

@@ -14,10 +14,11 @@ import (
 
 func testPrune(t *testing.T, open opener) {
 	ctx := context.Background()
-	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	newClock := func() *fakeclock.Clock { return fakeclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)) }
+	t0 := newClock().Now() // where each starts
 
 	t.Run("prunes finished jobs by their finish time, never live ones", func(t *testing.T) {
-		clk := fakeclock.New(t0)
+		clk := newClock()
 		s := open(t, clk)
 		done := enqueue(t, s, "d-done", "event", []byte("p1"))
 		failed := enqueue(t, s, "d-failed", "event", []byte("p2"))
@@ -71,7 +72,7 @@ func testPrune(t *testing.T, open opener) {
 	})
 
 	t.Run("prunes more than one chunk", func(t *testing.T) {
-		s := open(t, fakeclock.New(t0))
+		s := open(t, newClock())
 		const jobs = pruneChunk*2 + 7 // more than one transaction's worth
 		for i := range jobs {
 			enqueue(t, s, fmt.Sprintf("d%d", i), "event", nil)

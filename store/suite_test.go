@@ -17,6 +17,12 @@ type opener func(t *testing.T, clk *fakeclock.Clock) Store
 // fresh opens a store on a clock that follows the real one.
 func (o opener) fresh(t *testing.T) Store { return o(t, fakeclock.Following()) }
 
+// freshClock is fresh and its clock, for tests that name times by it.
+func (o opener) freshClock(t *testing.T) (Store, *fakeclock.Clock) {
+	clk := fakeclock.Following()
+	return o(t, clk), clk
+}
+
 // testStore is the behaviour every Store implementation must have.
 func testStore(t *testing.T, open opener) {
 	t.Run("jobs", func(t *testing.T) { testJobs(t, open) })

@@ -44,10 +44,10 @@ func testTransitions(t *testing.T, open opener) {
 	})
 
 	t.Run("retry holds the job back until its time, then before younger ones", func(t *testing.T) {
-		s := open.fresh(t)
+		s, clk := open.freshClock(t)
 		a := enqueue(t, s, "a", "a", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Retry(ctx, a.ID, "w1", errors.New("GitHub: 502 Bad Gateway"), time.Now().Add(time.Hour)))
+		require.NoError(t, s.Retry(ctx, a.ID, "w1", errors.New("GitHub: 502 Bad Gateway"), clk.Now().Add(time.Hour)))
 		got := getJob(t, s, a.ID)
 		require.Equal(t, JobQueued, got.State)
 		require.Equal(t, "GitHub: 502 Bad Gateway", got.LastError)
@@ -64,20 +64,20 @@ func testTransitions(t *testing.T, open opener) {
 		b := enqueue(t, s, "b", "b", nil)
 		c := enqueue(t, s, "c", "c", nil)
 		require.Equal(t, b.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Retry(ctx, b.ID, "w1", errors.New("reset"), time.Now().Add(-time.Second)))
+		require.NoError(t, s.Retry(ctx, b.ID, "w1", errors.New("reset"), clk.Now().Add(-time.Second)))
 		again := claim(t, s, "w2")
 		require.Equal(t, b.ID, again.ID, "a due retry goes before younger jobs")
 		require.Equal(t, 2, again.Attempts)
 		require.Equal(t, c.ID, claim(t, s, "w2").ID)
-		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", c.Owner, nil, time.Now()), ErrNotFound)
+		require.ErrorIs(t, s.Retry(ctx, c.ID+"x", c.Owner, nil, clk.Now()), ErrNotFound)
 	})
 
 	t.Run("postpone holds the job back until its time without spending an attempt", func(t *testing.T) {
-		s := open.fresh(t)
+		s, clk := open.freshClock(t)
 		a := enqueue(t, s, "a", "a", nil)
 		b := enqueue(t, s, "b", "b", nil)
 		require.Equal(t, a.ID, claim(t, s, "w1").ID)
-		require.NoError(t, s.Postpone(ctx, a.ID, "w1", errors.New("GitHub rate limit until 14:05"), time.Now().Add(time.Hour)))
+		require.NoError(t, s.Postpone(ctx, a.ID, "w1", errors.New("GitHub rate limit until 14:05"), clk.Now().Add(time.Hour)))
 		got := getJob(t, s, a.ID)
 		require.Equal(t, JobQueued, got.State)
 		require.Zero(t, got.Attempts, "a wait for GitHub is not an attempt")
@@ -88,12 +88,12 @@ func testTransitions(t *testing.T, open opener) {
 		require.NoError(t, err)
 		require.Nil(t, next, "not claimable before its time")
 
-		require.NoError(t, s.Postpone(ctx, b.ID, "w1", nil, time.Now().Add(-time.Second)))
+		require.NoError(t, s.Postpone(ctx, b.ID, "w1", nil, clk.Now().Add(-time.Second)))
 		again := claim(t, s, "w2")
 		require.Equal(t, b.ID, again.ID)
 		require.Equal(t, 1, again.Attempts, "only claims that ran to an outcome count")
-		require.ErrorIs(t, s.Postpone(ctx, b.ID, "w1", nil, time.Now()), ErrLeaseLost)
-		require.ErrorIs(t, s.Postpone(ctx, a.ID+"x", "w1", nil, time.Now()), ErrNotFound)
+		require.ErrorIs(t, s.Postpone(ctx, b.ID, "w1", nil, clk.Now()), ErrLeaseLost)
+		require.ErrorIs(t, s.Postpone(ctx, a.ID+"x", "w1", nil, clk.Now()), ErrNotFound)
 	})
 
 	t.Run("release makes the job claimable again before younger ones", func(t *testing.T) {

@@ -55,6 +55,11 @@ func stores(t *testing.T) map[string]store.Store {
 	return out
 }
 
-var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+// clockStart is where every test clock starts; t0 is where it then stands,
+// moved by SHARDGATE_FAKECLOCK_SHIFT.
+var (
+	clockStart = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	t0         = fakeclock.Shift(clockStart)
+)
 
-func newClock() *fakeclock.Clock { return fakeclock.New(t0) }
+func newClock() *fakeclock.Clock { return fakeclock.New(clockStart) }

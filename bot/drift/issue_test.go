@@ -43,7 +43,7 @@ func TestReporterKeepsOneIssuePerProject(t *testing.T) {
 			require.Equal(t, "open", is.State)
 			require.Equal(t, []string{Label}, is.Labels)
 			require.Contains(t, is.Body, Marker("streams")+"\n")
-			require.Contains(t, is.Body, "| `orders` | `billing` | `http://coord:8080` | 4 | 7 | +3 | 2026-03-01 09:00 UTC |")
+			require.Contains(t, is.Body, "| `orders` | `billing` | `http://coord:8080` | 4 | 7 | +3 | "+t0.Format("2006-01-02 15:04")+" UTC |")
 
 			// Later, and further: edited in place, "since" kept.
 			clock.Advance(time.Hour)
@@ -52,7 +52,7 @@ func TestReporterKeepsOneIssuePerProject(t *testing.T) {
 			require.Equal(t, 2, rec.Issue)
 			require.Equal(t, t0, rec.Since)
 			is, _ = gh.Issue(owner, repoName, 2)
-			require.Contains(t, is.Body, "| 4 | 9 | +5 | 2026-03-01 09:00 UTC |")
+			require.Contains(t, is.Body, "| 4 | 9 | +5 | "+t0.Format("2006-01-02 15:04")+" UTC |")
 			require.Equal(t, 1, gh.Calls("CreateIssue"))
 
 			// A plan error: said on the issue, once; not closed, not drift.

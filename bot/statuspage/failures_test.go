@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/reach"
 	"github.com/shardgate/shardgate/internal/redact"
 )
@@ -33,7 +34,7 @@ func (f *fakeFailures) Reachability() []reach.Seen { return f.seen }
 // last seen, and a drift check that failed for a whole repository.
 func TestFailuresAreShown(t *testing.T) {
 	const secret = "ghs_installationtoken0123456789"
-	now := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	now := fakeclock.Date(2026, 12, 2, 9, 30, 0) // where newScene's clock stands
 	f := &fakeFailures{
 		jobs: []FailingJob{
 			{ID: "7", Event: "pull_request", PR: refOf(12), Repo: "acme/streams", Retrying: true, Attempt: 3, NextTry: now.Add(40 * time.Second),
@@ -54,17 +55,17 @@ func TestFailuresAreShown(t *testing.T) {
 	for _, want := range []string{
 		"1 webhook job failing and to be tried again",
 		"1 webhook job failed for good in the last hour",
-		"GitHub unreachable since 2026-12-02 09:25:00 UTC (answered 500 Internal Server Error)",
+		"GitHub unreachable since " + pageTime(now.Add(-5*time.Minute)) + " (answered 500 Internal Server Error)",
 		"1 drift check failed (see Drift)",
 		// The retrying job: its PR, attempt, next try and first error line.
 		`<td>job 7</td><td><code>pull_request</code></td><td><a href="https://github.com/acme/streams/pull/12" rel="noreferrer">acme/streams#12</a></td>`,
-		`<span class="state wait">retrying</span></td><td>3</td><td>2026-12-02 09:30:40 UTC</td>`,
+		`<span class="state wait">retrying</span></td><td>3</td><td>` + pageTime(now.Add(40*time.Second)) + `</td>`,
 		template.HTMLEscapeString(hostile("job-error")),
 		// The failed one, about a repository, its secret redacted.
 		`<td>job 5</td><td><code>issue_comment</code></td><td>acme/streams</td>`,
 		`<span class="state failed">failed</span></td><td>8</td><td></td>`,
 		// The services.
-		`<td>GitHub</td><td><span class="state failed">unreachable</span></td><td>2026-12-02 09:25:00 UTC</td>`,
+		`<td>GitHub</td><td><span class="state failed">unreachable</span></td><td>` + pageTime(now.Add(-5*time.Minute)) + `</td>`,
 		`<td>coordinator coord:8080</td><td><span class="state applied">reachable</span></td>`,
 		// The drift check that failed for the repository.
 		"every project (the check failed for the repository)",

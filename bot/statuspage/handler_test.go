@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -169,8 +170,9 @@ func TestQueueOrderAndWhoWaitsBehindWhom(t *testing.T) {
 			_, body := get(t, s.srv.URL+"/", "")
 			i1, i2 := strings.Index(body, "acme/streams#11"), strings.Index(body, "acme/streams#12")
 			require.True(t, i1 > 0 && i2 > i1, "merge order on the stream")
-			require.Contains(t, body, "holds the stream lock: applying, lease held by replica-a until 2026-12-02 09:40:00 UTC, fencing token 1")
-			require.Contains(t, body, "waits behind apply 1 (acme/streams#11, project first) on stream orders: stream lock held by apply 1, applying on replica-a, lease until 2026-12-02 09:40:00 UTC")
+			leaseEnd := pageTime(s.clock.Now().Add(10 * time.Minute))
+			require.Contains(t, body, "holds the stream lock: applying, lease held by replica-a until "+leaseEnd+", fencing token 1")
+			require.Contains(t, body, "waits behind apply 1 (acme/streams#11, project first) on stream orders: stream lock held by apply 1, applying on replica-a, lease until "+leaseEnd)
 			require.Contains(t, body, "first in line: starts when a scheduler picks it up")
 			require.Contains(t, body, `href="/jobs/apply-000000000001-1"`)
 			require.Contains(t, body, `href="https://github.com/acme/streams/pull/11"`)
@@ -338,8 +340,8 @@ func TestStateLanesOfAppliesWithoutStreams(t *testing.T) {
 }
 
 func TestTheGitHubBudgetOfEachInstallation(t *testing.T) {
-	now := time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC)
-	s := newScene(t, "bolt", Options{Now: func() time.Time { return now }, GitHub: func() []GitHubBudget {
+	now := fakeclock.Date(2026, 12, 4, 13, 30, 0) // two days after the page's clock (newScene), on any shift
+	s := newScene(t, "bolt", Options{GitHub: func() []GitHubBudget {
 		return []GitHubBudget{
 			{InstallationID: 9, Limit: 5000, Remaining: 0, Reset: now.Add(35 * time.Minute)},
 			{InstallationID: 7, Limit: 5000, Remaining: 4312, Reset: now.Add(20 * time.Minute)},
@@ -349,7 +351,7 @@ func TestTheGitHubBudgetOfEachInstallation(t *testing.T) {
 	resp, body := get(t, s.srv.URL+"/", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "<td>7</td><td>4312 of 5000</td>")
-	require.Contains(t, body, "waiting for GitHub&#39;s rate limit, resets at 2026-12-04 14:05:00 UTC")
-	require.Contains(t, body, "waiting for GitHub&#39;s secondary rate limit until 2026-12-04 13:31:00 UTC")
+	require.Contains(t, body, "waiting for GitHub&#39;s rate limit, resets at "+pageTime(now.Add(35*time.Minute)))
+	require.Contains(t, body, "waiting for GitHub&#39;s secondary rate limit until "+pageTime(now.Add(time.Minute)))
 	require.Less(t, strings.Index(body, "<td>7</td>"), strings.Index(body, "<td>9</td>"), "in installation order")
 }

@@ -52,6 +52,10 @@ type scene struct {
 	srv   *httptest.Server
 }
 
+// pageTime is how the page writes a time (spelt out here, so that a test
+// fails when the page writes it otherwise).
+func pageTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
+
 func newScene(t *testing.T, backend string, o Options) *scene {
 	t.Helper()
 	s := &scene{clock: fakeclock.New(time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)), st: openStore(t, backend)}

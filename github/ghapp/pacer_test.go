@@ -15,12 +15,17 @@ import (
 	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
-var t0 = time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC)
+// pacerStart is where every clock here starts; t0 is where it then stands, moved
+// by SHARDGATE_FAKECLOCK_SHIFT.
+var (
+	pacerStart = time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC)
+	t0         = fakeclock.Shift(pacerStart)
+)
 
 // paceTimes reserves n content requests one after another, each waiting on
 // the clock for its time, and returns when each went and how long it waited.
 func paceTimes(p Pace, n int) (sent []time.Time, waits []time.Duration) {
-	clock := fakeclock.New(t0)
+	clock := fakeclock.New(pacerStart)
 	pc := newPacer(p, clock.Now, nil, nil)
 	for range n {
 		d, ok := pc.reserve(0)
@@ -105,7 +110,7 @@ func do(t *testing.T, rt http.RoundTripper, ctx context.Context, method, path st
 // clock, reads and the token exchange never do, and a wait ends with the
 // request's context (nothing sent).
 func TestPaceTransportPacesWritesOnly(t *testing.T) {
-	clock := fakeclock.New(t0)
+	clock := fakeclock.New(pacerStart)
 	var slept []time.Duration
 	budgets := NewBudgets(clock.Now)
 	pc := newPacer(Pace{ContentPerMinute: 3, ContentBurst: 2}, clock.Now, func(ctx context.Context, d time.Duration) error {
@@ -154,7 +159,7 @@ func TestPaceTransportPacesWritesOnly(t *testing.T) {
 // TestPaceTransportCapsConcurrency: a request waits while MaxConcurrent
 // answers are unread; reading one to its end or closing it frees a slot.
 func TestPaceTransportCapsConcurrency(t *testing.T) {
-	clock := fakeclock.New(t0)
+	clock := fakeclock.New(pacerStart)
 	budgets := NewBudgets(clock.Now)
 	pc := newPacer(Pace{MaxConcurrent: 2}, clock.Now, nil, func(kind string, d time.Duration) { budgets.paced(7, kind, d) })
 	stub := &stubTransport{}
@@ -206,7 +211,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // MaxPaceWait is not sent and fails with a LimitError until its time, which
 // the service's jobs wait for postponed; its place is not kept.
 func TestPaceTransportPostponesLongWaits(t *testing.T) {
-	clock := fakeclock.New(t0)
+	clock := fakeclock.New(pacerStart)
 	pc := newPacer(Pace{ContentPerMinute: 2, ContentBurst: 1}, clock.Now, func(context.Context, time.Duration) error {
 		return nil // requests arriving together: the clock does not move
 	}, nil)

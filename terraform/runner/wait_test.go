@@ -7,19 +7,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/internal/fakeclock"
 )
 
 // fakeClockJob is a Job whose clock only moves when an attempt "runs":
 // terraform spends the whole -lock-timeout waiting, plus one second of work.
-func fakeClockJob(p WaitPolicy) (*Job, *time.Time, *[]LockWait) {
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+func fakeClockJob(p WaitPolicy) (*Job, *fakeclock.Clock, *[]LockWait) {
+	clock := fakeclock.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	var waits []LockWait
 	j := &Job{
-		r:          &Runner{now: func() time.Time { return now }, rand: func() float64 { return 0.5 }},
+		r:          &Runner{now: clock.Now, rand: func() float64 { return 0.5 }},
 		policy:     p.withDefaults(),
 		onLockWait: func(w LockWait) { waits = append(waits, w) },
 	}
-	return j, &now, &waits
+	return j, clock, &waits
 }
 
 func lockBy(id string, created time.Time) *StateLockError {
@@ -28,7 +30,7 @@ func lockBy(id string, created time.Time) *StateLockError {
 
 func TestWaitForLock(t *testing.T) {
 	policy := WaitPolicy{Timeout: time.Minute, InitialBackoff: 2 * time.Second, MaxBackoff: 8 * time.Second, Jitter: 0.5, OrphanAge: time.Hour}
-	t0 := time.Date(2026, 1, 1, 11, 59, 0, 0, time.UTC)
+	t0 := fakeclock.Date(2026, 1, 1, 11, 59, 0) // a minute before fakeClockJob's clock
 	tests := []struct {
 		name          string
 		policy        WaitPolicy
@@ -64,7 +66,7 @@ func TestWaitForLock(t *testing.T) {
 			name:          "gives up at the bound naming the holder",
 			policy:        WaitPolicy{Timeout: 20 * time.Second, InitialBackoff: 4 * time.Second, MaxBackoff: 8 * time.Second},
 			results:       []error{lockBy("A", t0)},
-			wantErr:       "gave up waiting for the state lock after 21s (4 attempts): state lock A is held by A@host running apply since 2026-01-01T11:59:00Z",
+			wantErr:       "gave up waiting for the state lock after 21s (4 attempts): state lock A is held by A@host running apply since " + t0.Format(time.RFC3339),
 			wantAttempts:  4,
 			wantTimeouts:  []time.Duration{0, 4 * time.Second, 8 * time.Second, 5 * time.Second},
 			wantCallbacks: []int{1, 2, 3},
@@ -90,12 +92,12 @@ func TestWaitForLock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j, now, waits := fakeClockJob(tt.policy)
+			j, clock, waits := fakeClockJob(tt.policy)
 			j.policy.Jitter = 0
 			var timeouts []time.Duration
 			err := j.waitForLock(context.Background(), func(_ context.Context, lt time.Duration) error {
 				timeouts = append(timeouts, lt)
-				*now = now.Add(lt + time.Second)
+				clock.Advance(lt + time.Second)
 				return tt.results[min(len(timeouts), len(tt.results))-1]
 			})
 			if tt.wantErr == "" {
@@ -119,10 +121,10 @@ func TestWaitForLock(t *testing.T) {
 }
 
 func TestWaitForLockTimeoutIsAStateLockError(t *testing.T) {
-	j, now, _ := fakeClockJob(WaitPolicy{Timeout: 2 * time.Second})
+	j, clock, _ := fakeClockJob(WaitPolicy{Timeout: 2 * time.Second})
 	err := j.waitForLock(context.Background(), func(_ context.Context, lt time.Duration) error {
-		*now = now.Add(lt + time.Second)
-		return lockBy("A", *now)
+		clock.Advance(lt + time.Second)
+		return lockBy("A", clock.Now())
 	})
 	var lockErr *StateLockError
 	require.True(t, errors.As(err, &lockErr))
@@ -133,16 +135,16 @@ func TestWaitForLockTimeoutIsAStateLockError(t *testing.T) {
 }
 
 func TestWaitForLockOrphanedAndJitter(t *testing.T) {
-	j, now, waits := fakeClockJob(WaitPolicy{Timeout: time.Minute, InitialBackoff: 10 * time.Second, Jitter: 0.4, OrphanAge: 30 * time.Minute})
-	old := now.Add(-2 * time.Hour)
-	fresh := now.Add(-time.Minute)
+	j, clock, waits := fakeClockJob(WaitPolicy{Timeout: time.Minute, InitialBackoff: 10 * time.Second, Jitter: 0.4, OrphanAge: 30 * time.Minute})
+	old := clock.Now().Add(-2 * time.Hour)
+	fresh := clock.Now().Add(-time.Minute)
 	results := []error{lockBy("old", old), lockBy("fresh", fresh), &StateLockError{Message: "Workspace is already locked: default"}, nil}
 	var timeouts []time.Duration
 	rands := []float64{0, 1, 0.5}
 	j.r.rand = func() float64 { r := rands[0]; rands = rands[1:]; return r }
 	err := j.waitForLock(context.Background(), func(_ context.Context, lt time.Duration) error {
 		timeouts = append(timeouts, lt)
-		*now = now.Add(lt)
+		clock.Advance(lt)
 		return results[len(timeouts)-1]
 	})
 	require.NoError(t, err)

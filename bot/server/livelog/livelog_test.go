@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/terraform/runner"
 )
@@ -92,8 +93,9 @@ func TestServerSecretsAreRedactedBeforeTheyAreKept(t *testing.T) {
 }
 
 func TestRunningJobsAndTheirLockWaits(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	h := NewHub(4, 0, nil, func() time.Time { return now })
+	clock := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	now := clock.Now()
+	h := NewHub(4, 0, nil, clock.Now)
 	a := h.Start(Info{ID: "a", Started: now.Add(-time.Minute)})
 	b := h.Start(Info{ID: "b", Started: now.Add(-2 * time.Minute)})
 	a.StateLockWait(&runner.LockWait{Lock: runner.StateLockError{ID: "lock-1", Who: "alice@ops", Operation: "OperationTypeApply"},

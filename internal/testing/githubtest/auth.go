@@ -32,7 +32,7 @@ func (s *Server) issueToken(installationID int64) (string, time.Time) {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
 	tok := "ghs_" + hex.EncodeToString(b)
-	exp := s.now().Add(s.tokenTTL).UTC().Truncate(time.Second)
+	exp := s.credentialNow().Add(s.tokenTTL).UTC().Truncate(time.Second)
 	s.tokens[tok] = issuedToken{installationID: installationID, expiresAt: exp}
 	return tok, exp
 }
@@ -53,7 +53,7 @@ func (s *Server) authenticateInstallation(r *http.Request) (int64, reply, bool) 
 		return 0, requiresAuth(), false
 	}
 	tok, ok := s.tokens[strings.TrimSpace(cred)]
-	if !ok || !s.now().Before(tok.expiresAt) {
+	if !ok || !s.credentialNow().Before(tok.expiresAt) {
 		return 0, badCredentials(), false
 	}
 	return tok.installationID, reply{}, true
@@ -110,7 +110,7 @@ func (s *Server) verifyJWT(token string) error {
 	if iss != strconv.FormatInt(s.appID, 10) {
 		return fmt.Errorf("issuer %q: %w", iss, errBadJWT)
 	}
-	now := s.now()
+	now := s.credentialNow() // not s.now: see WithCredentialClock
 	if claims.Exp == 0 || now.After(time.Unix(claims.Exp, 0).Add(jwtLeeway)) {
 		return fmt.Errorf("expired: %w", errBadJWT)
 	}

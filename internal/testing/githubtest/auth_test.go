@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,11 +131,9 @@ func TestAccessTokenRejectsBadJWTs(t *testing.T) {
 }
 
 func TestInstallationTokenChecks(t *testing.T) {
-	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	var at atomic.Int64 // the server reads the clock from its own goroutines
-	at.Store(now.UnixNano())
-	clock := func() time.Time { return time.Unix(0, at.Load()) }
-	gh := New(t, WithClock(clock), WithTokenTTL(time.Hour))
+	clock := fakeclock.New(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
+	now := clock.Now()
+	gh := New(t, WithCredentialClock(clock.Now), WithTokenTTL(time.Hour))
 	newRepoWithPR(t, gh)
 	tok := gh.InstallationToken(DefaultInstallationID)
 	tests := []struct {
@@ -152,7 +150,7 @@ func TestInstallationTokenChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at.Store(tt.at.UnixNano())
+			clock.Set(tt.at)
 			req, err := http.NewRequest(http.MethodGet, gh.URL()+"repos/acme/infra/pulls/1", nil)
 			require.NoError(t, err)
 			if tt.header != "" {

@@ -41,8 +41,21 @@ func WithBotLogin(login string) Option { return func(s *Server) { s.botLogin = l
 // WithTokenTTL sets the lifetime of installation tokens.
 func WithTokenTTL(d time.Duration) Option { return func(s *Server) { s.tokenTTL = d } }
 
-// WithClock replaces time.Now for timestamps and token expiry.
+// WithClock replaces time.Now for timestamps, rate limits and the Date
+// header: GitHub's clock as the code under test sees it. Credentials keep
+// the real time (WithCredentialClock).
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// WithCredentialClock replaces time.Now for the App JWT's iat/exp checks and
+// installation tokens' expires_at and expiry. It stays the real time unless
+// a test of those checks sets it: GitHub checks credentials against its real
+// clock, and ghinstallation (a library, outside any injected clock) signs
+// JWTs and decides when to refresh an installation token by the wall clock,
+// so a fake clock moved away from today (SHARDGATE_FAKECLOCK_SHIFT) must not
+// reject its JWTs or hand it tokens it deems expired (re-fetched per call).
+func WithCredentialClock(now func() time.Time) Option {
+	return func(s *Server) { s.credentialNow = now }
+}
 
 // Server is the fake GitHub. It is safe for concurrent use.
 type Server struct {
@@ -55,6 +68,9 @@ type Server struct {
 	botLogin string
 	tokenTTL time.Duration
 	now      func() time.Time
+	// credentialNow checks JWTs and installation tokens: the real time
+	// (WithCredentialClock says why)
+	credentialNow func() time.Time
 
 	mu        sync.Mutex
 	nextID    int64
@@ -117,13 +133,15 @@ func New(t TB, opts ...Option) *Server {
 		botLogin: DefaultBotLogin,
 		tokenTTL: DefaultTokenTTL,
 		now:      time.Now,
-		nextID:   1000,
-		userIDs:  map[string]int64{},
-		repos:    map[string]*repo{},
-		tokens:   map[string]issuedToken{},
-		teams:    map[string]map[string]bool{},
-		hangs:    make(chan struct{}),
-		closed:   make(chan struct{}),
+
+		credentialNow: time.Now,
+		nextID:        1000,
+		userIDs:       map[string]int64{},
+		repos:         map[string]*repo{},
+		tokens:        map[string]issuedToken{},
+		teams:         map[string]map[string]bool{},
+		hangs:         make(chan struct{}),
+		closed:        make(chan struct{}),
 
 		installationLimits: map[int64]*installationLimits{},
 	}
