@@ -87,10 +87,10 @@ test: tools
 # tests that run the real terraform dominate their time: shifted, those two
 # packages run -short (the tests that need terraform skip, saying so; bot's
 # harness needs it, so bot's shifted run is its seams, not its stories).
-CLOCK_PACKAGES       := ./internal/fakeclock ./internal/reach ./internal/livelog ./internal/retry ./internal/loop \
-	./applyqueue ./approval ./bot/githubtest ./coord/... ./drift ./ghapp ./prreport ./records ./retention \
-	./statuspage ./store ./webhook
-CLOCK_SHORT_PACKAGES := ./bot ./runner
+CLOCK_PACKAGES       := ./internal/fakeclock ./internal/reach ./internal/retry ./internal/loop ./bot/server/livelog \
+	./store/... ./bot/approval ./internal/testing/githubtest ./coord/... ./bot/drift ./github/ghapp ./bot/prreport \
+	./bot/server/retention ./bot/statuspage ./bot/webhook
+CLOCK_SHORT_PACKAGES := ./bot ./terraform/runner
 CLOCK_SHIFTS         ?= +3y -3y
 
 ## test-clock: the tests of CLOCK_PACKAGES with every fake clock shifted by each of CLOCK_SHIFTS

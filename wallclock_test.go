@@ -21,37 +21,38 @@ import (
 var wallClockAllowed = map[string]string{
 	// Clocks themselves: the default when none is injected.
 	"coord/coordsim/clock.go:realClock.Now":     "the simulator's default clock",
-	"ghapp/retry.go:RetryTransport.now":         "the transport's default clock (the service injects its own)",
-	"webhook/dispatcher.go:Dispatcher.now":      "the dispatcher's default clock (the service injects its own)",
+	"github/ghapp/retry.go:RetryTransport.now":  "the transport's default clock (the service injects its own)",
+	"bot/webhook/dispatcher.go:Dispatcher.now":  "the dispatcher's default clock (the service injects its own)",
 	"internal/fakeclock/fakeclock.go:Clock.Now": "a Following clock is the real time shifted",
+	"internal/fakeclock/fakeclock.go:Following": "a Following clock is the real time shifted",
 
 	// Durations measured for logs and metrics: they decide nothing.
-	"webhook/dispatcher.go:Dispatcher.run":   "job duration for the log and metrics",
-	"coord/request.go:Client.attempt":        "call duration for the log",
-	"coord/coordsim/handler.go:Sim.guard":    "request duration in the simulator's audit",
-	"coord/coordsim/audit.go:Sim.buildAudit": "request duration in the simulator's audit",
-	"runner/exec.go:Job.direct":              "terraform start-up time for the log",
-	"metrics/observe.go:Metrics.TimePlan":    "plan duration histogram",
-	"listener/admin.go:serveBackup":          "backup duration for the log",
-	"bot/planner.go:Planner.planPR":          "phase timings for the log",
-	"bot/planner.go:Planner.logPhases":       "phase timings for the log",
-	"internal/phases/phases.go:Start":        "phase timings for the log",
-	"cmd/shardgate-demo/main.go:runDemo":     "the demo's own running time",
-	"internal/demo/story.go:world.play":      "the demo's own running time",
-	"internal/demo/story.go:since":           "the demo's own running time",
-	"bench/main.go:measureAll":               "benchmarks time real processes",
-	"bench/measure.go:runOnce":               "benchmarks time real processes",
+	"bot/webhook/dispatcher.go:Dispatcher.run":       "job duration for the log and metrics",
+	"coord/request.go:Client.attempt":                "call duration for the log",
+	"coord/coordsim/handler.go:Sim.guard":            "request duration in the simulator's audit",
+	"coord/coordsim/audit.go:Sim.buildAudit":         "request duration in the simulator's audit",
+	"terraform/runner/exec.go:Job.direct":            "terraform start-up time for the log",
+	"bot/server/metrics/observe.go:Metrics.TimePlan": "plan duration histogram",
+	"bot/server/listener/admin.go:serveBackup":       "backup duration for the log",
+	"bot/planner.go:Planner.planPR":                  "phase timings for the log",
+	"bot/planner.go:Planner.logPhases":               "phase timings for the log",
+	"internal/phases/phases.go:Start":                "phase timings for the log",
+	"cmd/shardgate-demo/main.go:runDemo":             "the demo's own running time",
+	"cmd/shardgate-demo/demo/story.go:world.play":    "the demo's own running time",
+	"cmd/shardgate-demo/demo/story.go:since":         "the demo's own running time",
+	"cmd/shardgate-bench/main.go:measureAll":         "benchmarks time real processes",
+	"cmd/shardgate-bench/measure.go:runOnce":         "benchmarks time real processes",
 
 	// Deadlines of network I/O and of waits on real processes, which the
 	// kernel keeps on the real time.
-	"webhook/intake_limits.go:bodyGate.read":   "read deadlines of a webhook body",
-	"statuspage/pages.go:Handler.render":       "write deadline of a page",
-	"statuspage/pages.go:Handler.send":         "write deadline of server-sent events",
-	"internal/demo/apply.go:world.followApply": "the demo polls real processes on the real time",
-	"internal/demo/apply.go:world.settle":      "the demo polls real processes on the real time",
+	"bot/webhook/intake_limits.go:bodyGate.read":         "read deadlines of a webhook body",
+	"bot/statuspage/pages.go:Handler.render":             "write deadline of a page",
+	"bot/statuspage/pages.go:Handler.send":               "write deadline of server-sent events",
+	"cmd/shardgate-demo/demo/apply.go:world.followApply": "the demo polls real processes on the real time",
+	"cmd/shardgate-demo/demo/apply.go:world.settle":      "the demo polls real processes on the real time",
 
 	// Real-time protocols checked by others on their wall clocks.
-	"coordbroker/ca.go:newJobCA": "the broker's TLS certificates, which terraform checks on the wall clock",
+	"coord/coordbroker/ca.go:newJobCA": "the broker's TLS certificates, which terraform checks on the wall clock",
 
 	// The command line is the composition root: its clock is the real one.
 	"cmd/shardgate/judge.go:judge.evaluate": "`shardgate check`'s attestations are made now",
