@@ -145,7 +145,7 @@ func (p *serveProcess) deliver(event string, body []byte) {
 // same end state once and converges: the coordinator sees one stream scale.
 func TestKilledMidApplyResumesOnce(t *testing.T) {
 	tftest.Binary(t)
-	h := newHarnessBase(t)
+	h := newProcessHarnessBase(t)
 	listen := freePort(t)
 	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: writeServeConfig(t, h, listen), url: "http://" + listen}
 	p.start()
@@ -256,7 +256,7 @@ func workDirOf(t *testing.T, cfgPath string) string {
 // and finishes that same check run: none stays in progress, none is doubled.
 func TestKilledMidPlanFinishesItsCheckRun(t *testing.T) {
 	tftest.Binary(t)
-	h := newHarnessBase(t)
+	h := newProcessHarnessBase(t)
 	listen := freePort(t)
 	cfg := writeServeConfig(t, h, listen)
 	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: cfg, url: "http://" + listen}

@@ -106,7 +106,19 @@ func newHarnessBase(t testing.TB) *harness {
 
 func newHarnessBaseOn(t testing.TB, tf string) *harness {
 	t.Helper()
-	clock := fakeclock.Following()
+	return newHarnessBaseClock(t, tf, fakeclock.Following())
+}
+
+// newProcessHarnessBase is newHarnessBase for a test that runs shardgate serve
+// in processes of its own: they read the wall clock, so the fake GitHub's
+// clock must be it, unshifted, or every approval would look years old.
+func newProcessHarnessBase(t testing.TB) *harness {
+	t.Helper()
+	return newHarnessBaseClock(t, tftest.Binary(t), fakeclock.Wall())
+}
+
+func newHarnessBaseClock(t testing.TB, tf string, clock *fakeclock.Clock) *harness {
+	t.Helper()
 	h := &harness{t: t, gh: githubtest.New(t, githubtest.WithClock(clock.Now)), repo: githubtest.NewGitRepo(t), logs: &lockedBuffer{},
 		clock: clock, opts: []Option{WithClock(clock.Now)}}
 	h.sim = coordsim.New(coordsim.WithMembersPerGroup(2))

@@ -186,7 +186,7 @@ func (rs *replicaSet) requireAppliedOnce(pr githubtest.PullRequest, sha string, 
 // applied once.
 func TestReplicasRunEveryDeliveryOnceAndApplyOnce(t *testing.T) {
 	tftest.Binary(t)
-	h := newHarnessBase(t)
+	h := newProcessHarnessBase(t)
 	rs := startReplicas(t, h, 2)
 	pr := rs.planAndApprove()
 
@@ -240,7 +240,7 @@ func countDone(rs *replicaSet, prefix string) int {
 // re-planning, with a higher fencing token: one scale, one audit record.
 func TestReplicaKilledMidApplyIsTakenOverOnceAndFenced(t *testing.T) {
 	tftest.Binary(t)
-	h := newHarnessBase(t)
+	h := newProcessHarnessBase(t)
 	rs := startReplicas(t, h, 2)
 	pr := rs.planAndApprove()
 
@@ -290,7 +290,7 @@ func TestReplicaKilledMidApplyIsTakenOverOnceAndFenced(t *testing.T) {
 // token, and it records and reports nothing.
 func TestReplicaPausedPastItsLeaseIsFenced(t *testing.T) {
 	tftest.Binary(t)
-	h := newHarnessBase(t)
+	h := newProcessHarnessBase(t)
 	rs := startReplicas(t, h, 2)
 	pr := rs.planAndApprove()
 

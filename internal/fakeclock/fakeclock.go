@@ -103,6 +103,12 @@ func Following() *Clock {
 	return &Clock{offset: Shift(now).Sub(now)}
 }
 
+// Wall returns a clock that reads the real time moved only by what Advance
+// added, never by SHARDGATE_FAKECLOCK_SHIFT: for a test whose clock must agree
+// with the wall clock of another process it starts (a shardgate serve reads
+// its own), which no shift reaches.
+func Wall() *Clock { return &Clock{} }
+
 // Now reads the clock.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()

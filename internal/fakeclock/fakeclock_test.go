@@ -69,6 +69,8 @@ func TestHelperShifted(t *testing.T) {
 	}
 	before := time.Now()
 	f := Following().Now()
+	w := Wall().Now()
+	fmt.Printf("wall=%s\n", w.Sub(before).Round(24*time.Hour))
 	fmt.Printf("new=%s date=%s following=%s\n",
 		New(time.Date(2026, 12, 4, 13, 30, 0, 0, time.UTC)).Now().Format(time.RFC3339),
 		Date(2026, 12, 4, 14, 5, 0).Format(time.RFC3339),
@@ -89,6 +91,7 @@ func TestEnvShiftMovesEveryClock(t *testing.T) {
 	now := time.Now()
 	following := now.AddDate(-3, 0, 0).Sub(now).Round(24 * time.Hour) // three calendar years back from today
 	require.Contains(t, out, "new=2023-12-04T13:30:00Z date=2023-12-04T14:05:00Z following="+following.String())
+	require.Contains(t, out, "wall=0s", "a Wall clock is never shifted")
 	out, err = runHelper(t, "+26280h")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "new=2029-12-03T13:30:00Z date=2029-12-03T14:05:00Z following=26280h0m0s")
