@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/prreport"
@@ -59,12 +60,17 @@ func TestAnApplyThatMeetsGitHubsLimitReportsWhenGitHubAllows(t *testing.T) {
 	require.NoError(t, json.Unmarshal(kvs[0].Value, &rec))
 	require.Equal(t, string(applyqueue.Applied), rec.Outcome)
 
-	// The report's job waited for the limit without failing.
-	failing, err := h.st.FailingJobs(context.Background(), time.Time{}, 10)
-	require.NoError(t, err)
-	for _, j := range failing {
-		require.NotEqual(t, eventApplyReport, j.Event, "the report is not failed for the limit: %s", j.LastError)
-	}
+	// The report's job waited for the limit without failing: once it has
+	// finished (it may still be editing the comment, or carry the limit it
+	// was postponed for), it is not among the failing jobs, where a failed
+	// job would stay.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		failing, err := h.st.FailingJobs(context.Background(), time.Time{}, 10)
+		require.NoError(c, err)
+		for _, j := range failing {
+			assert.NotEqual(c, eventApplyReport, j.Event, "the report is not failed for the limit: %s: %s", j.State, j.LastError)
+		}
+	}, time.Minute, 100*time.Millisecond)
 }
 
 // An apply that meets GitHub's rate limit reading the merge commit, before
