@@ -17,8 +17,8 @@ import (
 func outageHarness(t *testing.T) *harness {
 	t.Helper()
 	h := newHarnessBase(t)
-	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 3, Base: 10 * time.Millisecond,
-		MaxWait: time.Second, Timeout: time.Second})}
+	h.opts = append(h.opts, WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 3, Base: 10 * time.Millisecond,
+		MaxWait: time.Second, Timeout: time.Second}))
 	h.tune = func(s *Server) {
 		s.dispatcher.RetryBase, s.dispatcher.RetryMax = 50*time.Millisecond, 200*time.Millisecond
 	}

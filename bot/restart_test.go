@@ -24,8 +24,8 @@ import (
 // completes it as failed and says how to plan again.
 func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 	h := newHarnessBase(t)
-	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: httpTransport(), Attempts: 3, Base: 10 * time.Millisecond,
-		MaxWait: time.Second, Timeout: 5 * time.Second})}
+	h.opts = append(h.opts, WithGitHubTransport(&ghapp.RetryTransport{Next: httpTransport(), Attempts: 3, Base: 10 * time.Millisecond,
+		MaxWait: time.Second, Timeout: 5 * time.Second}))
 	h.tune = func(s *Server) { s.dispatcher.Attempts = 1 }
 	h.start()
 	h.repo.Checkout("main")

@@ -31,12 +31,15 @@ func TestStatusPageShowsWhatFails(t *testing.T) {
 	bctx := browsertest.New(t, ctx)
 	h := newHarnessBase(t)
 	h.cfg.Status = serverconfig.StatusConfig{Listen: "127.0.0.1:0"}
-	h.opts = []Option{WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 2, Base: 10 * time.Millisecond,
-		MaxWait: time.Second, Timeout: time.Second})}
+	h.opts = append(h.opts, WithGitHubTransport(&ghapp.RetryTransport{Next: http.DefaultTransport, Attempts: 2, Base: 10 * time.Millisecond,
+		MaxWait: time.Second, Timeout: time.Second}))
 	h.tune = func(s *Server) {
 		// The retry waits long enough to be seen waiting.
 		s.dispatcher.RetryBase, s.dispatcher.RetryMax = time.Hour, time.Hour
 	}
+	st, err := store.OpenBolt(h.cfg.StorePath, store.WithClock(h.clock.Now)) // the retry is due on the service's clock
+	require.NoError(t, err)
+	h.st = st
 	h.start()
 	stop, err := h.srv.startStatus()
 	require.NoError(t, err)
