@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/bot/livestate"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/server/metrics"
@@ -69,11 +70,11 @@ type Applier struct {
 // pullRequestSide is what an apply takes from the planning side: the checkout
 // of a commit and the pull request's comment.
 type pullRequestSide interface {
-	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
-	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
+	Checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
+	RefreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
 }
 
-var _ pullRequestSide = (*Planner)(nil)
+var _ pullRequestSide = (*plan.Planner)(nil)
 
 // applyRun is one attempt at an apply job, with what it needs along the way.
 type applyRun struct {

@@ -33,7 +33,7 @@ func (h *IssueComment) applyProject(ctx context.Context, gh ghapp.API, ref pullr
 		return err
 	}
 	h.scheduler.Notify()
-	return h.planner.refreshComment(ctx, gh, ref, nil)
+	return h.planner.RefreshComment(ctx, gh, ref, nil)
 }
 
 // queueProject queues the project's apply under the pull request's lock (as

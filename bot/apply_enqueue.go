@@ -44,7 +44,7 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	}
 	queued := 0
 	st.Waiting = nil
-	for _, p := range orderPlans(plans, st.Projects) {
+	for _, p := range records.OrderPlans(plans, st.Projects) {
 		if !changesAnything(p.ChangeSet) {
 			continue
 		}

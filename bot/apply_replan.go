@@ -25,10 +25,10 @@ import (
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
 	r.step(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
-	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+	checkout, cleanup, err := s.pr.Checkout(ctx, job.Ref, job.MergeSHA)
 	for err != nil && r.waitForGitHub(ctx, err) {
 		cleanup()
-		checkout, cleanup, err = s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+		checkout, cleanup, err = s.pr.Checkout(ctx, job.Ref, job.MergeSHA)
 	}
 	r.cleanup = cleanup
 	if err != nil {

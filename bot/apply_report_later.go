@@ -98,7 +98,7 @@ func (h *ApplyReport) Handle(ctx context.Context, _, _ string, payload []byte) e
 	if _, err := h.checks.Finish(ctx, gh, job.Ref, job.CheckRunID, name, job.MergeSHA, rep.Conclusion, rep.Output); err != nil {
 		return err
 	}
-	return h.planner.refreshComment(ctx, gh, job.Ref, job)
+	return h.planner.RefreshComment(ctx, gh, job.Ref, job)
 }
 
 // waitForGitHub waits in place, holding the apply's lease and stream locks,

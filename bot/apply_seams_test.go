@@ -32,15 +32,22 @@ import (
 
 const seamPrefix = "create-order"
 
+const (
+	firstHead  = "1111111111111111111111111111111111111111"
+	pushedHead = "2222222222222222222222222222222222222222"
+)
+
+var seamRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}
+
 // applySide stands in for the planning side: every progress report refreshes
 // the comment, and onRefresh lets a test move the world on meanwhile.
 type applySide struct{ onRefresh func() }
 
-func (a *applySide) checkout(context.Context, pullreq.Ref, string) (string, func(), error) {
+func (a *applySide) Checkout(context.Context, pullreq.Ref, string) (string, func(), error) {
 	return "", func() {}, nil
 }
 
-func (a *applySide) refreshComment(context.Context, ghapp.API, pullreq.Ref, *applyqueue.Job) error {
+func (a *applySide) RefreshComment(context.Context, ghapp.API, pullreq.Ref, *applyqueue.Job) error {
 	if a.onRefresh != nil {
 		a.onRefresh()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/github/ghapp"
@@ -46,11 +47,11 @@ type Base struct {
 
 // planFlow is what the handlers start of the plan flow (the Planner).
 type planFlow interface {
-	planPR(ctx context.Context, req planRequest) error
-	reevaluate(ctx context.Context, ref pullreq.Ref) error
-	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
-	publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
-	headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
+	PlanPR(ctx context.Context, req plan.Request) error
+	Reevaluate(ctx context.Context, ref pullreq.Ref) error
+	RefreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
+	Publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
+	HeadWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
 }
 
 // applyFlow is what the handlers start of the apply flow (the Applier).
@@ -67,7 +68,7 @@ type driftFlow interface {
 }
 
 var (
-	_ planFlow  = (*Planner)(nil)
+	_ planFlow  = (*plan.Planner)(nil)
 	_ applyFlow = (*Applier)(nil)
 	_ driftFlow = (*driftChecks)(nil)
 )
@@ -75,14 +76,9 @@ var (
 // base is what the server's handlers are given.
 func (s *Server) base() *Base {
 	b := &Base{cfg: s.cfg, clients: s.clients, rec: s.rec, prLocks: &s.prLocks, planner: s.planner, applier: s.applier,
-		drift: s.drift, applies: s.applies, scheduler: s.scheduler, now: s.now}
+		drift: s.drift, comments: s.comments, checks: s.checks, approvers: s.approvers, applies: s.applies,
+		scheduler: s.scheduler, now: s.now}
 	// A Server that is not wired (a test listing the handlers) has no flows.
-	if s.planner != nil {
-		b.comments, b.approvers = s.planner.comments, s.planner.approvers
-	}
-	if s.applier != nil {
-		b.checks = s.applier.checks
-	}
 	if s.drift != nil {
 		b.driftRecords = s.drift.store
 	}

@@ -134,7 +134,7 @@ func TestNoSandboxNoPlan(t *testing.T) {
 	require.Contains(t, body, "not planned: this shardgate server cannot sandbox Terraform (landlock is not available on this kernel)")
 	require.Contains(t, body, "`terraform.sandbox: none`")
 	require.NotContains(t, body, "| `create-order` | `billing` |", "nothing was planned")
-	require.Empty(t, h.srv.planner.sandboxNotice())
+	require.Empty(t, h.srv.planner.SandboxNotice())
 	_, err := h.srv.applier.applyJob(t.TempDir(), &records.Plan{}, nil, nil, nil, nil)
 	require.ErrorContains(t, err, "not applied: this shardgate server cannot sandbox Terraform")
 

@@ -23,23 +23,11 @@ func (s *Server) wireLiveLogs() {
 		return
 	}
 	s.liveLogs = livelog.NewHub(0, 0, s.redact, s.now)
-	s.planner.logs, s.applier.logs = s.liveLogs, s.liveLogs
-}
-
-// startLiveLog begins a job's live log on hub and returns it with the
-// function that ends it; without a hub (no status page) there is none, and
-// the writer is a nil interface, as runner.JobConfig.Output wants.
-func startLiveLog(hub *livelog.Hub, info livelog.Info) (io.Writer, func()) {
-	if hub == nil {
-		return nil, func() {}
-	}
-	l := hub.Start(info)
-	return l, l.Close
 }
 
 // liveLog is the live log of an apply job's attempt.
 func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
-	return startLiveLog(s.logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
+	return livelog.StartOn(s.logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
 		Ref: job.Ref, Project: job.Project, SHA: job.MergeSHA, Seq: job.Seq})
 }
 
