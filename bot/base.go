@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/drift"
 	"github.com/shardgate/shardgate/bot/plan"
@@ -56,8 +57,8 @@ type planFlow interface {
 
 // applyFlow is what the handlers start of the apply flow (the Applier).
 type applyFlow interface {
-	enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error
-	enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error)
+	EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error
+	EnqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error)
 }
 
 // driftFlow is what the handlers start of the drift checks.
@@ -69,7 +70,7 @@ type driftFlow interface {
 
 var (
 	_ planFlow  = (*plan.Planner)(nil)
-	_ applyFlow = (*Applier)(nil)
+	_ applyFlow = (*apply.Applier)(nil)
 	_ driftFlow = (*driftChecks)(nil)
 )
 

@@ -29,7 +29,7 @@ func (s *Base) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest
 		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
 	if pr.Merged {
-		if err := s.applier.enqueueApplies(ctx, gh, st, pr); err != nil {
+		if err := s.applier.EnqueueApplies(ctx, gh, st, pr); err != nil {
 			return err
 		}
 	} else {

@@ -1,11 +1,12 @@
 package bot
 
 import (
-	"time"
-
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/policy/repopolicy"
 )
 
@@ -28,10 +29,22 @@ func (s *Server) wireFlows() {
 		Comments: s.comments, Checks: s.checks, Labels: s.labels,
 		Render:  &prreport.Renderer{Rules: s.rules, Approvers: s.approvers.Text(), Redact: s.redact},
 		Applies: s.applies, PRLocks: &s.prLocks, Metrics: s.metrics, Now: s.now, Logs: s.liveLogs}
-	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
-		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: s.checks,
-		policies: s.policies, metrics: s.metrics, redact: s.redact, now: s.now, logs: s.liveLogs,
-		preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
-		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second, queue: s.store}
-	s.applier.notify = func() { s.dispatcher.Notify() }
+	s.applier = &apply.Applier{Config: cfg, Records: s.rec, Applies: s.applies, Scheduler: s.scheduler, Clients: s.clients,
+		Runner: s.runner, SandboxErr: s.sandboxErr, Engine: s.engine, Coords: s.coords, Coordinators: coordinators,
+		PR: s.planner, Checks: s.checks, Policies: s.policies, Metrics: s.metrics, Redact: s.redact, Now: s.now,
+		Logs: s.liveLogs, Queue: s.store, Notify: func() { s.dispatcher.Notify() },
+		PreflightWait: apply.DefaultPreflightWait, AttestationWait: apply.DefaultAttestationWait,
+		Poll: apply.DefaultPoll, ProgressEvery: apply.DefaultProgressEvery}
+}
+
+// The applies reach the planner for a commit's checkout and the comment.
+var _ apply.PullRequest = (*plan.Planner)(nil)
+
+// brokerCoordinators are the configured coordinators with their credentials.
+func brokerCoordinators(cfg *serverconfig.Config) []coordbroker.Coordinator {
+	var out []coordbroker.Coordinator
+	for _, c := range cfg.Coordinators {
+		out = append(out, coordbroker.Coordinator{URL: c.URLPrefix, Username: c.Username, Password: c.Password.Reveal()})
+	}
+	return out
 }

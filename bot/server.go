@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/drift"
 	"github.com/shardgate/shardgate/bot/livestate"
@@ -31,7 +32,6 @@ import (
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/internal/reach"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/policy"
@@ -88,7 +88,7 @@ type Server struct {
 	applies   *applyqueue.Queue
 	scheduler *applyqueue.Scheduler
 	// applier runs the applies the scheduler starts.
-	applier *Applier
+	applier *apply.Applier
 
 	// drift checks a repository's projects for drift, on driftSched's
 	// schedule (drift.interval) and on /shardgate drift.
@@ -134,26 +134,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.trackedCoordinatorHTTP())
 	s.coords.Now = s.now
 	if s.clients == nil {
-		base := s.ghTransport
-		if base == nil {
-			rt := ghapp.NewRetryTransport(http.DefaultTransport)
-			rt.PassRateLimits = true // jobs wait for them postponed (githubWait)
-			rt.Now = s.now
-			base = rt
-		}
-		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
-		base = phases.Transport(phases.GitHub, base)       // a plan job's time in GitHub calls
-		// Redacted before the retries, which then replay the redacted body.
-		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
-		if err != nil && cfg.PrivateKeyFile != "" {
-			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
-		}
-		if err != nil {
+		if s.clients, err = s.githubClients(); err != nil {
 			return nil, err
 		}
-		cc.Budgets().SetClock(s.now)
-		cc.SetPace(cfg.GitHubPace)
-		s.clients = cc
 	}
 	if err := s.openWorkDir(); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
@@ -261,7 +244,7 @@ func (s *Server) openWorkDir() error {
 // runApplyRedacted runs an apply; its reason, which the queue stores and the
 // comment shows, is redacted.
 func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
-	state, reason := s.applier.runApply(ctx, job)
+	state, reason := s.applier.RunApply(ctx, job)
 	return state, s.redact.Redact(reason)
 }
 

@@ -1,14 +1,12 @@
 package bot
 
 import (
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/shardgate/shardgate/bot/server/listener"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/statuspage"
-	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // WithDriftSource shows another source of drift on the status page in place
@@ -23,12 +21,6 @@ func (s *Server) wireLiveLogs() {
 		return
 	}
 	s.liveLogs = livelog.NewHub(0, 0, s.redact, s.now)
-}
-
-// liveLog is the live log of an apply job's attempt.
-func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
-	return livelog.StartOn(s.logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
-		Ref: job.Ref, Project: job.Project, SHA: job.MergeSHA, Seq: job.Seq})
 }
 
 // StatusHandler is the status page (status.listen).

@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	if !r.record(ctx, state, detail) {
 		return
 	}
-	if err := r.s.pr.RefreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
+	if err := r.s.PR.RefreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
@@ -39,7 +39,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 // process no longer holds the job (then it shows nothing either).
 func (r *applyRun) record(ctx context.Context, state applyqueue.State, detail string) bool {
 	r.job.State, r.job.Progress = state, detail
-	err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
+	err := r.s.Applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
 		j.State, j.Progress = state, detail
 		return nil
 	})
@@ -58,17 +58,17 @@ func (r *applyRun) startCheck(ctx context.Context) {
 	if r.job.CheckRunID != 0 {
 		return
 	}
-	if err := r.s.applies.Fenced(ctx, r.job.Seq); err != nil {
+	if err := r.s.Applies.Fenced(ctx, r.job.Seq); err != nil {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.checks.Start(ctx, r.gh, r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.Checks.Start(ctx, r.gh, r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
 	}
 	r.job.CheckRunID = id
-	if err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil }); err != nil {
+	if err := r.s.Applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil }); err != nil {
 		// A later attempt finds the run by its external id instead.
 		logctx.Logger(ctx).WithError(err).Warn("record the apply check run's id")
 	}
@@ -76,17 +76,17 @@ func (r *applyRun) startCheck(ctx context.Context) {
 
 // finish completes the check run, writes the audit record and shows the outcome.
 func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
-	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
+	reason = r.s.Redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.recordBrokerCalls()
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
-	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.now().UTC()
-	r.s.metrics.ObserveApply(string(state), r.s.now().Sub(r.started))
+	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.Now().UTC()
+	r.s.Metrics.ObserveApply(string(state), r.s.Now().Sub(r.started))
 	// The audit record is written only while this process holds the job
 	// (its fencing token checked in the same transaction): a process that
 	// lost it reports nothing, here or on GitHub.
 	raw, err := json.Marshal(r.audit)
 	if err == nil {
-		err = r.s.applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
+		err = r.s.Applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
 	}
 	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
@@ -102,7 +102,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
 	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, report.Hide(r.job.Sensitive, reason))
-	_, err = r.s.checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out)
+	_, err = r.s.Checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out)
 	if limited(err) {
 		r.reportLater(ctx, conclusion, out, err)
 		return
@@ -110,7 +110,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
-	err = r.s.pr.RefreshComment(ctx, r.gh, r.job.Ref, &final)
+	err = r.s.PR.RefreshComment(ctx, r.gh, r.job.Ref, &final)
 	if limited(err) {
 		r.reportLater(ctx, conclusion, out, err)
 		return
