@@ -89,7 +89,7 @@ test: tools
 # harness needs it, so bot's shifted run is its seams, not its stories).
 CLOCK_PACKAGES       := ./internal/fakeclock ./internal/reach ./internal/retry ./internal/loop ./bot/server/livelog \
 	./store/... ./bot/approval ./internal/testing/githubtest ./coord/... ./bot/drift ./github/ghapp ./bot/prreport \
-	./bot/server/retention ./bot/statuspage ./bot/webhook
+	./bot/server/retention ./bot/statuspage ./bot/webhook ./bot/plan ./bot/apply
 CLOCK_SHORT_PACKAGES := ./bot ./terraform/runner
 CLOCK_SHIFTS         ?= +3y -3y
 

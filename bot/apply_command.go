@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
@@ -33,7 +34,7 @@ func (h *IssueComment) applyProject(ctx context.Context, gh ghapp.API, ref pullr
 		return err
 	}
 	h.scheduler.Notify()
-	return h.planner.refreshComment(ctx, gh, ref, nil)
+	return h.planner.RefreshComment(ctx, gh, ref, nil)
 }
 
 // queueProject queues the project's apply under the pull request's lock (as
@@ -60,7 +61,7 @@ func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullr
 		return fmt.Sprintf("shardgate has no reviewed plan of project %s for the merged head %s; nothing queued.",
 			report.Code(project), report.Code(pullreq.ShortSHA(pr.HeadSHA))), nil
 	}
-	if !changesAnything(plan.ChangeSet) {
+	if !apply.ChangesAnything(plan.ChangeSet) {
 		return fmt.Sprintf("the reviewed plan of project %s changes nothing; nothing to apply.", report.Code(project)), nil
 	}
 	jobs, err := h.applies.ListForPR(ctx, ref)
@@ -79,7 +80,7 @@ func (h *IssueComment) queueProject(ctx context.Context, gh ghapp.API, ref pullr
 		}
 		return "", h.applyingStatus(ctx, ref, project, actor)
 	}
-	ok, err := h.applier.enqueueApply(ctx, ref, plan, pr, actor)
+	ok, err := h.applier.EnqueueApply(ctx, ref, plan, pr, actor)
 	if err != nil {
 		return "", err
 	}

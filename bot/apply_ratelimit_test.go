@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
@@ -68,7 +69,7 @@ func TestAnApplyThatMeetsGitHubsLimitReportsWhenGitHubAllows(t *testing.T) {
 		failing, err := h.st.FailingJobs(context.Background(), time.Time{}, 10)
 		require.NoError(c, err)
 		for _, j := range failing {
-			assert.NotEqual(c, eventApplyReport, j.Event, "the report is not failed for the limit: %s: %s", j.State, j.LastError)
+			assert.NotEqual(c, apply.EventReport, j.Event, "the report is not failed for the limit: %s: %s", j.State, j.LastError)
 		}
 	}, time.Minute, 100*time.Millisecond)
 }
@@ -101,9 +102,9 @@ func TestADeliveredApplyReportEventIsIgnored(t *testing.T) {
 		t.Skip("terraform")
 	}
 	h := newHarness(t)
-	payload, err := json.Marshal(applyReport{Seq: "1", State: applyqueue.Applied, Conclusion: "success"})
+	payload, err := json.Marshal(apply.Report{Seq: "1", State: applyqueue.Applied, Conclusion: "success"})
 	require.NoError(t, err)
-	code, r := h.deliver(eventApplyReport, payload)
+	code, r := h.deliver(apply.EventReport, payload)
 	require.Equal(t, 202, code)
 	require.Equal(t, "ignored", r.Status, r.Reason)
 	require.Empty(t, r.JobID)

@@ -113,7 +113,7 @@ func (h *harness) judgedLabels(pr githubtest.PullRequest) map[string]policy.Labe
 	require.NoError(h.t, err)
 	st, err := h.srv.rec.PR(ctx, h.ref(pr))
 	require.NoError(h.t, err)
-	labels, err := h.srv.planner.labels.Judge(ctx, gh, st)
+	labels, err := h.srv.labels.Judge(ctx, gh, st)
 	require.NoError(h.t, err)
 	out := map[string]policy.Label{}
 	for _, l := range labels {
@@ -329,7 +329,7 @@ func (h *harness) isApprover(login string) bool {
 	h.t.Helper()
 	gh, err := ghapp.APIFor(h.srv.clients, 1)
 	require.NoError(h.t, err)
-	ok, err := h.srv.planner.approvers.IsApprover(context.Background(), gh, login)
+	ok, err := h.srv.approvers.IsApprover(context.Background(), gh, login)
 	require.NoError(h.t, err)
 	return ok
 }

@@ -8,8 +8,10 @@ import (
 	"github.com/google/go-github/v60/github"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/github/ghapp"
@@ -46,17 +48,17 @@ type Base struct {
 
 // planFlow is what the handlers start of the plan flow (the Planner).
 type planFlow interface {
-	planPR(ctx context.Context, req planRequest) error
-	reevaluate(ctx context.Context, ref pullreq.Ref) error
-	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
-	publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
-	headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
+	PlanPR(ctx context.Context, req plan.Request) error
+	Reevaluate(ctx context.Context, ref pullreq.Ref) error
+	RefreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
+	Publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
+	HeadWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
 }
 
 // applyFlow is what the handlers start of the apply flow (the Applier).
 type applyFlow interface {
-	enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error
-	enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error)
+	EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error
+	EnqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error)
 }
 
 // driftFlow is what the handlers start of the drift checks.
@@ -67,22 +69,17 @@ type driftFlow interface {
 }
 
 var (
-	_ planFlow  = (*Planner)(nil)
-	_ applyFlow = (*Applier)(nil)
+	_ planFlow  = (*plan.Planner)(nil)
+	_ applyFlow = (*apply.Applier)(nil)
 	_ driftFlow = (*driftChecks)(nil)
 )
 
 // base is what the server's handlers are given.
 func (s *Server) base() *Base {
 	b := &Base{cfg: s.cfg, clients: s.clients, rec: s.rec, prLocks: &s.prLocks, planner: s.planner, applier: s.applier,
-		drift: s.drift, applies: s.applies, scheduler: s.scheduler, now: s.now}
+		drift: s.drift, comments: s.comments, checks: s.checks, approvers: s.approvers, applies: s.applies,
+		scheduler: s.scheduler, now: s.now}
 	// A Server that is not wired (a test listing the handlers) has no flows.
-	if s.planner != nil {
-		b.comments, b.approvers = s.planner.comments, s.planner.approvers
-	}
-	if s.applier != nil {
-		b.checks = s.applier.checks
-	}
 	if s.drift != nil {
 		b.driftRecords = s.drift.store
 	}

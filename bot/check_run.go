@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/webhook"
 )
 
@@ -37,7 +38,7 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	if err != nil {
 		return err
 	}
-	return h.planner.planPR(withPR(ctx, ref), planRequest{ref: ref, explicit: true, trigger: "check run re-run"})
+	return h.planner.PlanPR(withPR(ctx, ref), plan.Request{Ref: ref, Explicit: true, Trigger: "check run re-run"})
 }
 
 // prForHead finds the pull request shardgate planned at sha (check_run events

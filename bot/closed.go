@@ -6,6 +6,7 @@ import (
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // closed queues the applies of a merged pull request (in merge order) and
@@ -28,7 +29,7 @@ func (s *Base) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest
 		logctx.Logger(ctx).WithError(err).Warn("read the merged pull request; using the event's copy")
 	}
 	if pr.Merged {
-		if err := s.applier.enqueueApplies(ctx, gh, st, pr); err != nil {
+		if err := s.applier.EnqueueApplies(ctx, gh, st, pr); err != nil {
 			return err
 		}
 	} else {
@@ -38,5 +39,5 @@ func (s *Base) closed(ctx context.Context, ref pullreq.Ref, pr ghapp.PullRequest
 	if err != nil {
 		return err
 	}
-	return s.planner.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+	return s.planner.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
 }

@@ -22,8 +22,8 @@ type driftChecks struct {
 // drift.interval is set); the health check's pause stops scheduled passes.
 func (s *Server) wireDrift() {
 	ds := drift.NewStore(s.store)
-	s.drift = &driftChecks{store: ds, Checker: &drift.Checker{Clients: s.clients, Policies: s.planner.policies,
-		Checkout: s.planner.checkout, Runner: s.runner, SandboxErr: s.sandboxErr,
+	s.drift = &driftChecks{store: ds, Checker: &drift.Checker{Clients: s.clients, Policies: s.policies,
+		Checkout: s.checkouts.Checkout, Runner: s.runner, SandboxErr: s.sandboxErr,
 		PlanEnv:      func() map[string]string { return serverconfig.RevealEnv(s.cfg.PlanEnv) },
 		Coordinators: brokerCoordinators(s.cfg),
 		Live:         driftLive{s.coords}, Store: ds, Metrics: s.metrics, Redact: s.redact.Redact, Now: s.now}}

@@ -205,7 +205,7 @@ func (h *harness) start() {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	h.srv, err = New(h.cfg, h.st, append([]Option{WithLogEntry(logrus.NewEntry(log))}, h.opts...)...)
 	require.NoError(h.t, err)
-	h.srv.applier.applyPoll, h.srv.applier.progressEvery = 200*time.Millisecond, 0
+	h.srv.applier.Poll, h.srv.applier.ProgressEvery = 200*time.Millisecond, 0
 	if h.tune != nil {
 		h.tune(h.srv)
 	}

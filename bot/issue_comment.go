@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prcommand"
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/github/ghapp"
@@ -113,7 +114,7 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 		if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 			return err
 		}
-		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: "/shardgate plan by " + c.Actor})
+		return h.planner.PlanPR(ctx, plan.Request{Ref: ref, Explicit: true, Trigger: "/shardgate plan by " + c.Actor})
 	case prcommand.CmdDrift:
 		return h.driftNow(ctx, gh, ref, c)
 	}
@@ -148,7 +149,7 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return h.answer(ctx, gh, ref, c.ID, "-1",
 			fmt.Sprintf("@%s, only %s may attest that producers are quiesced; not recorded.", c.Actor, strings.TrimPrefix(h.approvers.Text(), "an ")))
 	}
-	head, current, err := h.planner.headWhen(ctx, gh, ref, c.MadeAt)
+	head, current, err := h.planner.HeadWhen(ctx, gh, ref, c.MadeAt)
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,7 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	if err := react(ctx, gh, ref, c.ID, "+1"); err != nil {
 		return err
 	}
-	return h.planner.reevaluate(ctx, ref)
+	return h.planner.Reevaluate(ctx, ref)
 }
 
 // retryApply puts this pull request's failed applies back in the queue (at its
@@ -209,7 +210,7 @@ func (h *IssueComment) retryApply(ctx context.Context, gh ghapp.API, ref pullreq
 		return err
 	}
 	h.scheduler.Notify()
-	return h.planner.refreshComment(ctx, gh, ref, nil)
+	return h.planner.RefreshComment(ctx, gh, ref, nil)
 }
 
 // answer acknowledges a command with a reaction and replies with text.

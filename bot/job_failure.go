@@ -117,7 +117,7 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+
 			"\n\nComment `/shardgate plan` on the pull request to try again."
 		out := &ghapp.CheckOutput{Title: title, Summary: summary}
-		if _, err := s.planner.checks.Finish(ctx, gh, ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
+		if _, err := s.checks.Finish(ctx, gh, ref, p.CheckRunID, prreport.CheckPlanPrefix+p.Project, p.HeadSHA, "failure", out); err != nil {
 			return err
 		}
 		if err := s.rec.PutPlan(ctx, ref, p); err != nil {
@@ -127,13 +127,13 @@ func (s *Server) reportJobFailureLocked(ctx context.Context, ref pullreq.Ref, jo
 	if err := s.finishJobChecks(ctx, gh, ref, job.ID, reason); err != nil {
 		return err
 	}
-	return s.planner.publish(ctx, gh, st, plans)
+	return s.planner.Publish(ctx, gh, st, plans)
 }
 
 // finishJobChecks completes the plan check runs the failed job left open (a
 // project's check run is started before its plan is stored).
 func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.Ref, jobID, reason string) error {
-	open, _, err := s.planner.checks.ListOpen(ctx, &ref)
+	open, _, err := s.checks.ListOpen(ctx, &ref)
 	if err != nil {
 		return err
 	}

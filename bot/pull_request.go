@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
@@ -37,9 +38,9 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	h.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
 	switch ev.GetAction() {
 	case "opened", "reopened", "synchronize":
-		return h.planner.planPR(ctx, planRequest{ref: ref, trigger: ev.GetAction(), event: eventOf(ev)})
+		return h.planner.PlanPR(ctx, plan.Request{Ref: ref, Trigger: ev.GetAction(), Event: plan.EventOf(ev)})
 	case "ready_for_review":
-		return h.planner.planPR(ctx, planRequest{ref: ref, explicit: true, trigger: ev.GetAction(), event: eventOf(ev)})
+		return h.planner.PlanPR(ctx, plan.Request{Ref: ref, Explicit: true, Trigger: ev.GetAction(), Event: plan.EventOf(ev)})
 	case "labeled", "unlabeled":
 		return h.label(ctx, ref, ev)
 	case "closed":
@@ -60,7 +61,7 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 		if err := h.rec.DeleteLabel(ctx, ref, name); err != nil {
 			return err
 		}
-		return h.planner.reevaluate(ctx, ref)
+		return h.planner.Reevaluate(ctx, ref)
 	}
 	gh, err := ghapp.APIFor(h.clients, ref.Installation)
 	if err != nil {
@@ -79,7 +80,7 @@ func (h *PullRequest) label(ctx context.Context, ref pullreq.Ref, ev *github.Pul
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
 		return err
 	}
-	if err := h.planner.reevaluate(ctx, ref); err != nil {
+	if err := h.planner.Reevaluate(ctx, ref); err != nil {
 		return err
 	}
 	return h.rec.MarkHandled(ctx, key, h.now())

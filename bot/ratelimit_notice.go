@@ -9,6 +9,7 @@ import (
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/store/records"
 )
 
 // limitNotices wraps the event handlers so that a pull request whose job
@@ -78,7 +79,7 @@ func (s *Server) showLimitWait(ctx context.Context, ref pullreq.Ref, limit strin
 	}
 	shown := *st
 	shown.Status = notice
-	err = s.planner.comments.Upsert(ctx, gh, &shown, s.planner.renderComment(ctx, &shown, orderPlans(plans, st.Projects)))
+	err = s.comments.Upsert(ctx, gh, &shown, s.planner.RenderComment(ctx, &shown, records.OrderPlans(plans, st.Projects)))
 	if err != nil {
 		log.WithError(err).Info("the wait for GitHub's limit is not shown: GitHub refuses the edit too")
 	}
@@ -106,7 +107,7 @@ func (s *Server) limitLifted(ctx context.Context, ref pullreq.Ref) {
 	}
 	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
 	if err == nil {
-		err = s.planner.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+		err = s.planner.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
 	}
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the pull request's status again after a wait for GitHub's limit")

@@ -91,11 +91,11 @@ func TestSecretsInPlanNamesNeverLeaveTheServer(t *testing.T) {
 		Error: "Error: Invalid value for stream_prefix: \"" + redacttest.PEMBody(key)[6] + "\" (from file(\"/etc/shardgate/app.pem\"))"}
 	st := &records.PRState{Ref: g.ref, HeadSHA: g.pr.HeadSHA, Status: "planning " + testSecret, Projects: []string{"streams", "other"}}
 	for _, p := range []*records.Plan{rec, failed} {
-		p.CheckRunID, err = g.srv.planner.checks.Start(ctx, gh, g.ref, prreport.CheckPlanPrefix+p.Project, p.HeadSHA)
+		p.CheckRunID, err = g.srv.checks.Start(ctx, gh, g.ref, prreport.CheckPlanPrefix+p.Project, p.HeadSHA)
 		require.NoError(t, err)
-		require.NoError(t, g.srv.planner.finishPlan(ctx, gh, st, p))
+		require.NoError(t, g.srv.planner.FinishPlan(ctx, gh, st, p))
 	}
-	require.NoError(t, g.srv.planner.publish(ctx, gh, st, []*records.Plan{rec, failed}))
+	require.NoError(t, g.srv.planner.Publish(ctx, gh, st, []*records.Plan{rec, failed}))
 	logctx.Logger(ctx).WithField(logctx.FieldStream, testSecret).WithError(fmt.Errorf("coordinator said no to %s", password)).Warn("planned " + redacttest.PEMBody(key)[3])
 	// A job failing on an error that quotes a secret is reported on the PR.
 	payload := githubtest.PullRequestOpened(t, g.gh.PRPayload(owner, repoName, g.pr.Number))

@@ -25,7 +25,7 @@ const (
 // own when the scheduler resumes it). A check GitHub cannot be told about now
 // stays recorded for the next start.
 func (s *Server) finishAbandonedChecks(ctx context.Context) {
-	checks := s.planner.checks
+	checks := s.checks
 	open, unreadable, err := checks.ListOpen(ctx, nil)
 	if err != nil {
 		s.log.WithError(err).Warn("list check runs left in progress")
@@ -61,7 +61,7 @@ func (s *Server) finishAbandonedChecks(ctx context.Context) {
 func (s *Server) finishAbandoned(ctx context.Context, seen prreport.OpenCheck) (bool, error) {
 	unlock := s.prLocks.Lock(seen.Ref.Key())
 	defer unlock()
-	cur, err := s.planner.checks.Open(ctx, seen.Key)
+	cur, err := s.checks.Open(ctx, seen.Key)
 	if err != nil || cur == nil {
 		return false, err // finished meanwhile
 	}
@@ -121,14 +121,14 @@ func (s *Server) finishOpen(ctx context.Context, oc prreport.OpenCheck, conclusi
 		return false, err
 	}
 	if oc.ID == 0 {
-		if oc.ID, err = s.planner.checks.Find(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
+		if oc.ID, err = s.checks.Find(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
 			return false, err
 		}
 		if oc.ID == 0 {
-			return false, s.planner.checks.Forget(ctx, oc.Key)
+			return false, s.checks.Forget(ctx, oc.Key)
 		}
 	}
-	if _, err := s.planner.checks.Finish(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
+	if _, err := s.checks.Finish(ctx, gh, oc.Ref, oc.ID, oc.Name, oc.SHA, conclusion, out); err != nil {
 		return false, err
 	}
 	return true, nil

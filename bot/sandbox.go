@@ -60,21 +60,3 @@ func sandboxRunnerOptions(cfg *serverconfig.Config) (opts []runner.Option, refus
 	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable,
 		ConnectPorts: cfg.SandboxConnectPorts})}, nil
 }
-
-// sandboxRefusedStatus is the PR status when the sandbox is required and
-// missing.
-func sandboxRefusedStatus(refusal error) string {
-	return "not planned: this shardgate server cannot sandbox Terraform (" + refusal.Error() +
-		"), and it does not run pull-request code unconfined. Its operator can run shardgate on Linux 6.2 or later " +
-		"with Landlock enabled, or set `terraform.sandbox: none` to plan without a sandbox."
-}
-
-// SandboxNotice is the line every comment carries when plans run without a
-// sandbox (terraform.sandbox: none); empty otherwise.
-func (s *Planner) sandboxNotice() string {
-	if s.cfg.Sandbox != serverconfig.SandboxNone {
-		return ""
-	}
-	return "⚠️ **Plans run unsandboxed** on this shardgate server (`terraform.sandbox: none`): " +
-		"a pull request's Terraform code runs with the server's own access to its files."
-}

@@ -146,3 +146,10 @@ func duplicateNote(ctx context.Context) string {
 	d.said = true
 	return "\n\n" + d.note
 }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

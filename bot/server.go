@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
+	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/drift"
 	"github.com/shardgate/shardgate/bot/livestate"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/listener"
 	"github.com/shardgate/shardgate/bot/server/livelog"
@@ -30,7 +32,6 @@ import (
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
-	"github.com/shardgate/shardgate/internal/phases"
 	"github.com/shardgate/shardgate/internal/reach"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/policy"
@@ -74,13 +75,20 @@ type Server struct {
 	coords    *livestate.Coordinators
 
 	prLocks keyedmutex.Mutex
+	// The services the handlers and the flows share (flows.go).
+	approvers *approval.Approvers
+	comments  *prreport.Comments
+	checks    *prreport.Checks
+	labels    *approval.Labels
+	checkouts *plan.Checkouts
+	policies  *repopolicy.Loader
 	// planner is the plan flow the event handlers call.
-	planner *Planner
+	planner *plan.Planner
 
 	applies   *applyqueue.Queue
 	scheduler *applyqueue.Scheduler
 	// applier runs the applies the scheduler starts.
-	applier *Applier
+	applier *apply.Applier
 
 	// drift checks a repository's projects for drift, on driftSched's
 	// schedule (drift.interval) and on /shardgate drift.
@@ -126,26 +134,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.coords = livestate.New(cfg, st, s.log, s.metrics, s.trackedCoordinatorHTTP())
 	s.coords.Now = s.now
 	if s.clients == nil {
-		base := s.ghTransport
-		if base == nil {
-			rt := ghapp.NewRetryTransport(http.DefaultTransport)
-			rt.PassRateLimits = true // jobs wait for them postponed (githubWait)
-			rt.Now = s.now
-			base = rt
-		}
-		base = s.reach.Transport(ServiceGitHub, nil, base) // as the retries ended
-		base = phases.Transport(phases.GitHub, base)       // a plan job's time in GitHub calls
-		// Redacted before the retries, which then replay the redacted body.
-		cc, err := ghapp.NewClientCreator(cfg.GitHubAPIURL, cfg.AppID, []byte(cfg.PrivateKey.Reveal()), redact.NewTransport(base, s.redact))
-		if err != nil && cfg.PrivateKeyFile != "" {
-			return nil, fmt.Errorf("github.private_key_file %s: %w (want the App's private key as GitHub gave it, a PEM file)", cfg.PrivateKeyFile, err)
-		}
-		if err != nil {
+		if s.clients, err = s.githubClients(); err != nil {
 			return nil, err
 		}
-		cc.Budgets().SetClock(s.now)
-		cc.SetPace(cfg.GitHubPace)
-		s.clients = cc
 	}
 	if err := s.openWorkDir(); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
@@ -193,30 +184,18 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	return s, nil
 }
 
-// wireQueues builds the apply queue and its scheduler, the planner and the
-// applier the handlers and the scheduler call, the dispatcher of the event
-// handlers and the intake that feeds it, the store health check that pauses
-// them and the pruner; every part reports to the metrics. owner names this
-// process in leases.
+// wireQueues builds the apply queue and its scheduler, the live logs, the
+// planner and the applier the handlers and the scheduler call (flows.go), the
+// dispatcher of the event handlers and the intake that feeds it, the store
+// health check that pauses them and the pruner; every part reports to the
+// metrics. owner names this process in leases.
 func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
-	approvers := approval.NewApprovers(cfg, s.now)
-	checks := prreport.NewChecks(st, cfg.AppID, s.redact, s.now)
-	s.planner = &Planner{cfg: cfg, store: st, rec: s.rec, clients: s.clients, runner: s.runner, sandboxErr: s.sandboxErr,
-		approvers: approvers, labels: approval.NewLabels(s.rec, approvers), comments: prreport.NewComments(s.redact),
-		checks: checks, render: &prreport.Renderer{Rules: s.rules, Approvers: approvers.Text(), Redact: s.redact},
-		coords: s.coords, engine: s.engine, rules: s.rules, applies: s.applies, prLocks: &s.prLocks, metrics: s.metrics,
-		redact: s.redact, now: s.now, workDir: s.workDir}
-	s.planner.policies = repopolicy.NewLoader(cfg.Policy, cfg.AllowRepoOverride, s.engine, s.planner.checkout)
-	s.applier = &Applier{cfg: cfg, rec: s.rec, applies: s.applies, scheduler: s.scheduler, clients: s.clients,
-		runner: s.runner, sandboxErr: s.sandboxErr, engine: s.engine, coords: s.coords, pr: s.planner, checks: checks, policies: s.planner.policies, metrics: s.metrics,
-		redact: s.redact, now: s.now, preflightWait: DefaultPreflightWait, attestationWait: DefaultAttestationWait,
-		applyPoll: defaultApplyPoll, progressEvery: 10 * time.Second, queue: st}
-	s.applier.notify = func() { s.dispatcher.Notify() }
-	s.wireDrift()
 	s.wireLiveLogs()
+	s.wireFlows()
+	s.wireDrift()
 	handlers := webhook.Guard(s.limitNotices(s.handlers()), s.redact, s.metrics.JobStarted)
 	if s.dispatcher, err = webhook.NewDispatcher(st, handlers, cfg.Workers, owner, s.log); err != nil {
 		return err
@@ -265,7 +244,7 @@ func (s *Server) openWorkDir() error {
 // runApplyRedacted runs an apply; its reason, which the queue stores and the
 // comment shows, is redacted.
 func (s *Server) runApplyRedacted(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
-	state, reason := s.applier.runApply(ctx, job)
+	state, reason := s.applier.RunApply(ctx, job)
 	return state, s.redact.Redact(reason)
 }
 

@@ -1,14 +1,12 @@
 package bot
 
 import (
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/shardgate/shardgate/bot/server/listener"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/statuspage"
-	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
 // WithDriftSource shows another source of drift on the status page in place
@@ -23,24 +21,6 @@ func (s *Server) wireLiveLogs() {
 		return
 	}
 	s.liveLogs = livelog.NewHub(0, 0, s.redact, s.now)
-	s.planner.logs, s.applier.logs = s.liveLogs, s.liveLogs
-}
-
-// startLiveLog begins a job's live log on hub and returns it with the
-// function that ends it; without a hub (no status page) there is none, and
-// the writer is a nil interface, as runner.JobConfig.Output wants.
-func startLiveLog(hub *livelog.Hub, info livelog.Info) (io.Writer, func()) {
-	if hub == nil {
-		return nil, func() {}
-	}
-	l := hub.Start(info)
-	return l, l.Close
-}
-
-// liveLog is the live log of an apply job's attempt.
-func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
-	return startLiveLog(s.logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
-		Ref: job.Ref, Project: job.Project, SHA: job.MergeSHA, Seq: job.Seq})
 }
 
 // StatusHandler is the status page (status.listen).

@@ -150,6 +150,22 @@ func (st *PRState) HeadAt(t time.Time) string {
 	return ""
 }
 
+// OrderPlans puts plan records in the order of a pull request's project
+// list (PRState.Projects).
+func OrderPlans(plans []*Plan, order []string) []*Plan {
+	pos := map[string]int{}
+	for i, n := range order {
+		pos[n] = i
+	}
+	out := append([]*Plan(nil), plans...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && pos[out[j].Project] < pos[out[j-1].Project]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
 // Audit is kept for every finished apply job (BucketAudit).
 type Audit struct {
 	Seq      string      `json:"seq"`

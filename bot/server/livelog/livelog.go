@@ -10,6 +10,7 @@ package livelog
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,17 @@ func (h *Hub) Start(info Info) *Log {
 	}
 	h.jobs.Add(info.ID, l)
 	return l
+}
+
+// StartOn begins a job's live log on hub and returns it with the function
+// that ends it; without a hub (no status page) there is none, and the writer
+// is a nil interface, as runner.JobConfig.Output wants.
+func StartOn(hub *Hub, info Info) (io.Writer, func()) {
+	if hub == nil {
+		return nil, func() {}
+	}
+	l := hub.Start(info)
+	return l, l.Close
 }
 
 // Get returns the log of job id, if it is still kept.

@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"context"
@@ -12,16 +12,16 @@ import (
 	"github.com/shardgate/shardgate/store/records"
 )
 
-// prEvent is what a pull_request delivery says of its pull request: the
+// Event is what a pull_request delivery says of its pull request: the
 // pull request and its labels as GitHub sent them with the event.
-type prEvent struct {
+type Event struct {
 	pr     ghapp.PullRequest
 	labels []string
 }
 
-// eventOf reads a pull_request event's pull request and labels.
-func eventOf(ev *github.PullRequestEvent) *prEvent {
-	e := &prEvent{pr: ghapp.PullRequestOf(ev.GetPullRequest()), labels: []string{}}
+// EventOf reads a pull_request event's pull request and labels.
+func EventOf(ev *github.PullRequestEvent) *Event {
+	e := &Event{pr: ghapp.PullRequestOf(ev.GetPullRequest()), labels: []string{}}
 	for _, l := range ev.GetPullRequest().Labels {
 		e.labels = append(e.labels, l.GetName())
 	}
@@ -32,7 +32,7 @@ func eventOf(ev *github.PullRequestEvent) *prEvent {
 // the pull request (st, nil when nothing): its head is the known head, or
 // one shardgate has not seen, pushed no earlier than the known head was seen.
 // A delivery handled late, after a newer one, is not: its job reads GitHub.
-func (e *prEvent) current(st *records.PRState) bool {
+func (e *Event) current(st *records.PRState) bool {
 	if e == nil || e.pr.HeadSHA == "" {
 		return false
 	}
@@ -49,7 +49,7 @@ func (e *prEvent) current(st *records.PRState) bool {
 type eventAPI struct {
 	ghapp.API
 	ref pullreq.Ref
-	ev  *prEvent
+	ev  *Event
 }
 
 // GetPullRequest implements ghapp.PullRequests.

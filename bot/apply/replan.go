@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -25,10 +25,10 @@ import (
 func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Job, applyqueue.State, string, bool) {
 	s, job := r.s, r.job
 	r.step(ctx, applyqueue.Planning, "re-planning the merge commit "+pullreq.ShortSHA(job.MergeSHA))
-	checkout, cleanup, err := s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+	checkout, cleanup, err := s.PR.Checkout(ctx, job.Ref, job.MergeSHA)
 	for err != nil && r.waitForGitHub(ctx, err) {
 		cleanup()
-		checkout, cleanup, err = s.pr.checkout(ctx, job.Ref, job.MergeSHA)
+		checkout, cleanup, err = s.PR.Checkout(ctx, job.Ref, job.MergeSHA)
 	}
 	r.cleanup = cleanup
 	if err != nil {
@@ -95,7 +95,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 // and still-fresh attestations.
 func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
 	s := r.s
-	pol, err := s.policies.For(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
+	pol, err := s.Policies.For(ctx, r.gh, r.job.Ref, "", r.job.MergeSHA)
 	if err != nil {
 		return "the base branch's policy could not be read: " + report.FirstLine(err.Error()), false
 	}
@@ -103,14 +103,14 @@ func (r *applyRun) judgeMerged(ctx context.Context, current *planparse.ChangeSet
 	for _, e := range r.reviewed.Decision.ExceptionsApplied {
 		labels = append(labels, policy.Label{Name: e.Label, Actor: e.Actor, Counted: true})
 	}
-	atts, err := s.rec.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+	atts, err := s.Records.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
 	if err != nil {
 		return "store: " + err.Error(), false
 	}
-	coordinator, live := s.coords.Read(ctx, current)
+	coordinator, live := s.Coords.Read(ctx, current)
 	dec, err := pol.Engine.Evaluate(ctx, policy.Request{ChangeSet: current, Coordinator: coordinator, Live: live,
-		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.Config, Now: s.now()})
-	r.s.metrics.ObserveDecision("merge", dec)
+		Labels: dedupeLabels(labels), Attestations: atts, Config: pol.Config, Now: s.Now()})
+	r.s.Metrics.ObserveDecision("merge", dec)
 	if err == nil && dec.Allowed {
 		r.judged = judgedChanges(current, dec)
 		return "", true
@@ -136,8 +136,8 @@ func dedupeLabels(in []policy.Label) []policy.Label {
 
 // judgeUnreviewed evaluates a plan no one reviewed: no labels, no attestations.
 func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) string {
-	coordinator, live := s.coords.Read(ctx, cs)
-	dec, err := s.engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.cfg.Policy, Now: s.now()})
+	coordinator, live := s.Coords.Read(ctx, cs)
+	dec, err := s.Engine.Evaluate(ctx, policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live, Config: s.Config.Policy, Now: s.Now()})
 	if err != nil {
 		return "denied (the policy could not be evaluated: " + report.FirstLine(err.Error()) + ")"
 	}
@@ -153,18 +153,18 @@ func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) 
 
 // applyJob prepares the terraform job of the merge commit. Terraform gets a
 // placeholder for the coordinator credentials (modules declare them without
-// defaults); the job's broker adds the real ones (apply_broker.go). It
+// defaults); the job's broker adds the real ones (broker.go). It
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
 func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coordbroker.Broker, env map[string]string, out io.Writer, onLockWait func(runner.LockWait)) (*runner.Job, error) {
-	if s.sandboxErr != nil {
-		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.sandboxErr)
+	if s.SandboxErr != nil {
+		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.SandboxErr)
 	}
-	secret := serverconfig.RevealEnv(s.cfg.ApplyEnv)
+	secret := serverconfig.RevealEnv(s.Config.ApplyEnv)
 	for _, st := range endstate.Streams(reviewed.ChangeSet) {
 		coordinator, _ := planparse.SplitStreamKey(st)
-		if _, ok := s.cfg.CoordinatorFor(coordinator); ok {
+		if _, ok := s.Config.CoordinatorFor(coordinator); ok {
 			secret[serverconfig.TFVarCoordinatorUsername] = coordbroker.PlaceholderCredential
 			secret[serverconfig.TFVarCoordinatorPassword] = coordbroker.PlaceholderCredential
 		}
@@ -178,7 +178,7 @@ func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coor
 	if broker != nil {
 		ports = []int{broker.Port()}
 	}
-	job, err := s.runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
+	job, err := s.Runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
 		Env: env, SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out})
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)

@@ -1,20 +1,24 @@
-package bot
+package apply
 
 import (
 	"context"
 	"io"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/shardgate/shardgate/bot/livestate"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/server/metrics"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/bot/statuspage"
 	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/coord/endstate"
 	"github.com/shardgate/shardgate/coord/traceability"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
@@ -29,51 +33,60 @@ import (
 const (
 	DefaultPreflightWait   = 15 * time.Minute
 	DefaultAttestationWait = time.Hour
-	defaultApplyPoll       = 5 * time.Second
+	// DefaultPoll is the wait between two reads of a wait's condition
+	// (a migration to end, a fresh attestation).
+	DefaultPoll = 5 * time.Second
+	// DefaultProgressEvery is how long convergence runs before the comment
+	// shows it.
+	DefaultProgressEvery = 10 * time.Second
 )
 
 // Applier runs the applies merges start (merge → guarded, converged apply):
 // it turns a merge into apply jobs, and runs each the scheduler hands it —
 // pre-flight, re-plan of the merge commit, the end-state guard, terraform
 // apply, convergence — reporting every step on the pull request through the
-// planning side (pullRequestSide). It holds only what it uses.
+// planning side (PullRequest). The Server wires it with the services it
+// uses, and nothing else.
 type Applier struct {
-	cfg        *serverconfig.Config
-	rec        records.Store
-	applies    *applyqueue.Queue
-	scheduler  *applyqueue.Scheduler
-	clients    ghapp.ClientCreator
-	runner     *runner.Runner
-	sandboxErr error
-	engine     *policy.Engine
-	coords     *livestate.Coordinators
-	pr         pullRequestSide
-	checks     *prreport.Checks
-	policies   *repopolicy.Loader
-	metrics    *metrics.Metrics
-	redact     *redact.Redactor
-	now        func() time.Time
-	// logs keeps the terraform output for the status page (nil: not served).
-	logs *livelog.Hub
-	// queue takes the reports GitHub's rate limit held back (reportLater);
-	// notify wakes a worker for them.
-	queue  store.Store
-	notify func()
+	Config     *serverconfig.Config
+	Records    records.Store
+	Applies    *applyqueue.Queue
+	Scheduler  *applyqueue.Scheduler
+	Clients    ghapp.ClientCreator
+	Runner     *runner.Runner
+	SandboxErr error
+	// Engine judges a merge commit's plan no one reviewed (the built-in
+	// policy settings), for the message of a refused apply.
+	Engine *policy.Engine
+	Coords *livestate.Coordinators
+	// Coordinators are reached through the job's broker, with these
+	// credentials (broker.go).
+	Coordinators []coordbroker.Coordinator
+	PR           PullRequest
+	Checks       *prreport.Checks
+	Policies     *repopolicy.Loader
+	Metrics      *metrics.Metrics
+	Redact       *redact.Redactor
+	Now          func() time.Time
+	// Logs keeps the terraform output for the status page (nil: not served).
+	Logs *livelog.Hub
+	// Queue takes the reports GitHub's rate limit held back (reportLater);
+	// Notify wakes a worker for them.
+	Queue  store.Store
+	Notify func()
 
-	preflightWait   time.Duration
-	attestationWait time.Duration
-	applyPoll       time.Duration
-	progressEvery   time.Duration
+	PreflightWait   time.Duration
+	AttestationWait time.Duration
+	Poll            time.Duration
+	ProgressEvery   time.Duration
 }
 
-// pullRequestSide is what an apply takes from the planning side: the checkout
-// of a commit and the pull request's comment.
-type pullRequestSide interface {
-	checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
-	refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
+// PullRequest is what an apply takes from the planning side (plan.Planner):
+// the checkout of a commit and the pull request's comment.
+type PullRequest interface {
+	Checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error)
+	RefreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
 }
-
-var _ pullRequestSide = (*Planner)(nil)
 
 // applyRun is one attempt at an apply job, with what it needs along the way.
 type applyRun struct {
@@ -90,23 +103,23 @@ type applyRun struct {
 	cleanup func()
 	// live is the status page's live log of the job's terraform output.
 	live io.Writer
-	// broker passes terraform's coordinator calls, judged (apply_broker.go);
+	// broker passes terraform's coordinator calls, judged (broker.go);
 	// stop ends the job when it refuses one.
 	broker *coordbroker.Broker
 	stop   func()
 }
 
-// runApply runs one apply job to the end: pre-flight, re-plan of the merge
+// RunApply runs one apply job to the end: pre-flight, re-plan of the merge
 // commit, the plan-equivalence guard, terraform apply, convergence. It is
 // called by the scheduler with the job's stream locks held, and again after a
 // crash (the lease expired): every step re-reads the world, so resuming is
 // re-planning from the current state, never re-applying a stale plan.
-func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
+func (s *Applier) RunApply(ctx context.Context, job *applyqueue.Job) (applyqueue.State, string) {
 	// An earlier attempt of this apply (cut short by a crash, or failed and
 	// retried with /shardgate apply) may have moved the starting point itself.
-	r := &applyRun{s: s, job: job, started: s.now(),
+	r := &applyRun{s: s, job: job, started: s.Now(),
 		resuming: job.RetryOf != "" || job.Attempt > 1}
-	ctx = withPR(ctx, job.Ref)
+	ctx = withJob(ctx, job)
 	var endLog func()
 	r.live, endLog = s.liveLog(job)
 	defer endLog()
@@ -121,10 +134,10 @@ func (s *Applier) runApply(ctx context.Context, job *applyqueue.Job) (applyqueue
 func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 	s, job := r.s, r.job
 	var err error
-	if r.gh, err = ghapp.APIFor(s.clients, job.Ref.Installation); err != nil {
+	if r.gh, err = ghapp.APIFor(s.Clients, job.Ref.Installation); err != nil {
 		return applyqueue.Failed, "GitHub: " + err.Error()
 	}
-	if r.reviewed, err = s.rec.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
+	if r.reviewed, err = s.Records.Plan(ctx, job.Ref, job.ReviewedSHA, job.Project); err != nil || r.reviewed == nil || r.reviewed.ChangeSet == nil {
 		return applyqueue.Failed, "no reviewed plan of " + pullreq.ShortSHA(job.ReviewedSHA) + " is stored for this project"
 	}
 	r.audit = records.Audit{Seq: job.Seq, Ref: job.Ref, Project: job.Project, MergedBy: job.MergedBy, AppliedBy: job.RequestedBy, MergeSHA: job.MergeSHA,
@@ -150,7 +163,7 @@ func (r *applyRun) run(ctx context.Context) (applyqueue.State, string) {
 		return state, reason
 	}
 	defer tj.Close()
-	defer func() { s.metrics.ObserveLockWaits("apply", tj.LockWaits()) }()
+	defer func() { s.Metrics.ObserveLockWaits("apply", tj.LockWaits()) }()
 	if state, reason, ok := r.apply(ctx, tj, current); !ok {
 		return state, reason
 	}
@@ -167,4 +180,16 @@ func judgedChanges(cs *planparse.ChangeSet, dec policy.Decision) []planparse.Cha
 		return nil
 	}
 	return cs.Changes
+}
+
+// withJob enriches the context's logger with the job's pull request.
+func withJob(ctx context.Context, job *applyqueue.Job) context.Context {
+	return logctx.WithLogger(ctx, logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldInstallation: job.Ref.Installation,
+		logctx.FieldRepo: job.Ref.FullName(), logctx.FieldPR: job.Ref.Number}))
+}
+
+// liveLog is the live log of an apply job's attempt.
+func (s *Applier) liveLog(job *applyqueue.Job) (io.Writer, func()) {
+	return livelog.StartOn(s.Logs, livelog.Info{ID: statuspage.ApplyLogID(job.Seq, job.Attempt), Kind: livelog.KindApply,
+		Ref: job.Ref, Project: job.Project, SHA: job.MergeSHA, Seq: job.Seq})
 }

@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/github/ghapp"
-	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy/report"
 	"github.com/shardgate/shardgate/store/applyqueue"
@@ -31,7 +30,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 	if !r.record(ctx, state, detail) {
 		return
 	}
-	if err := r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
+	if err := r.s.PR.RefreshComment(ctx, r.gh, r.job.Ref, nil); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show apply progress on the PR")
 	}
 }
@@ -40,7 +39,7 @@ func (r *applyRun) progress(ctx context.Context, state applyqueue.State, detail 
 // process no longer holds the job (then it shows nothing either).
 func (r *applyRun) record(ctx context.Context, state applyqueue.State, detail string) bool {
 	r.job.State, r.job.Progress = state, detail
-	err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
+	err := r.s.Applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error {
 		j.State, j.Progress = state, detail
 		return nil
 	})
@@ -59,17 +58,17 @@ func (r *applyRun) startCheck(ctx context.Context) {
 	if r.job.CheckRunID != 0 {
 		return
 	}
-	if err := r.s.applies.Fenced(ctx, r.job.Seq); err != nil {
+	if err := r.s.Applies.Fenced(ctx, r.job.Seq); err != nil {
 		logctx.Logger(ctx).WithError(err).Error("apply check run not created: this process no longer holds the job")
 		return
 	}
-	id, err := r.s.checks.Start(ctx, r.gh, r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
+	id, err := r.s.Checks.Start(ctx, r.gh, r.job.Ref, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("create the apply check run")
 		return
 	}
 	r.job.CheckRunID = id
-	if err := r.s.applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil }); err != nil {
+	if err := r.s.Applies.Update(ctx, r.job.Seq, func(j *applyqueue.Job) error { j.CheckRunID = id; return nil }); err != nil {
 		// A later attempt finds the run by its external id instead.
 		logctx.Logger(ctx).WithError(err).Warn("record the apply check run's id")
 	}
@@ -77,17 +76,17 @@ func (r *applyRun) startCheck(ctx context.Context) {
 
 // finish completes the check run, writes the audit record and shows the outcome.
 func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason string) {
-	reason = r.s.redact.Redact(reason) // stored in the audit record, shown on GitHub
+	reason = r.s.Redact.Redact(reason) // stored in the audit record, shown on GitHub
 	r.recordBrokerCalls()
 	r.job.State, r.job.Reason, r.job.Progress = state, reason, ""
-	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.now().UTC()
-	r.s.metrics.ObserveApply(string(state), r.s.now().Sub(r.started))
+	r.audit.Outcome, r.audit.Reason, r.audit.FinishedAt = string(state), reason, r.s.Now().UTC()
+	r.s.Metrics.ObserveApply(string(state), r.s.Now().Sub(r.started))
 	// The audit record is written only while this process holds the job
 	// (its fencing token checked in the same transaction): a process that
 	// lost it reports nothing, here or on GitHub.
 	raw, err := json.Marshal(r.audit)
 	if err == nil {
-		err = r.s.applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
+		err = r.s.Applies.PutFenced(ctx, r.job.Seq, records.BucketAudit, records.AuditKey(r.job.Seq, r.job.Attempt), raw)
 	}
 	if errors.Is(err, applyqueue.ErrNotHolder) {
 		logctx.Logger(ctx).WithError(err).Error("apply outcome not recorded nor reported: this process no longer holds the job")
@@ -103,7 +102,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	// comment shows it already, from this run's own copy of the job.
 	final := *r.job
 	conclusion, out := prreport.ApplyCheckOutput(state == applyqueue.Applied, report.Hide(r.job.Sensitive, reason))
-	_, err = r.s.checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out)
+	_, err = r.s.Checks.Finish(ctx, r.gh, r.job.Ref, r.job.CheckRunID, prreport.CheckApplyPrefix+r.job.Project, r.job.MergeSHA, conclusion, out)
 	if limited(err) {
 		r.reportLater(ctx, conclusion, out, err)
 		return
@@ -111,7 +110,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("complete the apply check run")
 	}
-	err = r.s.pr.refreshComment(ctx, r.gh, r.job.Ref, &final)
+	err = r.s.PR.RefreshComment(ctx, r.gh, r.job.Ref, &final)
 	if limited(err) {
 		r.reportLater(ctx, conclusion, out, err)
 		return
@@ -128,63 +127,4 @@ func limited(err error) bool {
 		return false
 	}
 	return ghapp.IsLimit(err)
-}
-
-// refreshComment re-renders the PR's comment with its plans and applies;
-// final is an apply job whose outcome the queue has not recorded yet (the run
-// that just finished: the scheduler records it once the run returns), nil
-// for none.
-func (s *Planner) refreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error {
-	unlock := s.prLocks.Lock(ref.Key())
-	defer unlock()
-	st, err := s.rec.PR(ctx, ref)
-	if err != nil || st == nil {
-		return err
-	}
-	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
-	if err != nil {
-		return err
-	}
-	jobs := s.appliesForPR(ctx, ref, final)
-	if status := prreport.ApplyStatus(jobs, st.Waiting); status != "" {
-		st.Status = status
-	}
-	return s.publishWith(ctx, gh, st, orderPlans(plans, st.Projects), s.applySection(ctx, jobs, st.Waiting))
-}
-
-// renderApplies is the comment's Apply section: one line per apply job, and
-// one per merged project that waits for `/shardgate apply <project>`.
-func (s *Planner) renderApplies(ctx context.Context, st *records.PRState) string {
-	return s.applySection(ctx, s.appliesForPR(ctx, st.Ref, nil), st.Waiting)
-}
-
-func (s *Planner) applySection(ctx context.Context, jobs []*applyqueue.Job, waiting []records.WaitingApply) string {
-	return prreport.ApplySection(jobs, waiting, func(seq string) []applyqueue.Blocker {
-		blockers, err := s.applies.Blockers(ctx, seq)
-		if err != nil {
-			logctx.Logger(ctx).WithError(err).Warn("read what an apply waits behind")
-		}
-		return blockers
-	})
-}
-
-// appliesForPR lists the PR's apply jobs, final in place of its stored copy;
-// none when there is no queue or it cannot be read (logged).
-func (s *Planner) appliesForPR(ctx context.Context, ref pullreq.Ref, final *applyqueue.Job) []*applyqueue.Job {
-	if s.applies == nil {
-		return nil
-	}
-	jobs, err := s.applies.ListForPR(ctx, ref)
-	if err != nil {
-		logctx.Logger(ctx).WithError(err).Warn("list the pull request's applies")
-		return nil
-	}
-	if final != nil {
-		for i, j := range jobs {
-			if j.Seq == final.Seq {
-				jobs[i] = final
-			}
-		}
-	}
-	return jobs
 }

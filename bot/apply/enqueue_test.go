@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestEnqueueAppliesFollowsTheBaseBranchApplyModes(t *testing.T) {
 			clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			rec := records.New(st, redact.New())
 			q := applyqueue.New(st, "test", 0, clock.Now)
-			a := &Applier{rec: rec, applies: q, scheduler: applyqueue.NewScheduler(q, nil, logrus.NewEntry(logrus.New()))}
+			a := &Applier{Records: rec, Applies: q, Scheduler: applyqueue.NewScheduler(q, nil, logrus.NewEntry(logrus.New()))}
 			for _, p := range []*records.Plan{
 				{Project: "alarms", Dir: "alarms", Workspace: "default", HeadSHA: firstHead, ChangeSet: alarmsOnly},
 				{Project: "idle", Dir: "idle", Workspace: "default", HeadSHA: firstHead, ChangeSet: &planparse.ChangeSet{}},
@@ -68,7 +68,7 @@ func TestEnqueueAppliesFollowsTheBaseBranchApplyModes(t *testing.T) {
 			pr := ghapp.PullRequest{Merged: true, HeadSHA: firstHead, BaseRef: "main", BaseSHA: base, DefaultBranch: "main",
 				MergeSHA: pushedHead, MergedBy: "alice"}
 
-			err = a.enqueueApplies(ctx, gh, prs, pr)
+			err = a.EnqueueApplies(ctx, gh, prs, pr)
 			jobs, lerr := q.ListForPR(ctx, seamRef)
 			require.NoError(t, lerr)
 			if tt.wantError {

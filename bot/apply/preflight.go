@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -28,11 +28,11 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 			continue // unmanage/delete only: nothing to scale
 		}
 		coordinator, prefix := planparse.SplitStreamKey(stream)
-		client, err := r.s.coords.Client(coordinator)
+		client, err := r.s.Coords.Client(coordinator)
 		if err != nil {
 			return applyqueue.Failed, err.Error(), false
 		}
-		deadline := r.s.now().Add(r.s.preflightWait)
+		deadline := r.s.Now().Add(r.s.PreflightWait)
 		for {
 			res, err := client.Preflight(ctx, prefix, target)
 			if err != nil {
@@ -53,11 +53,11 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 			if !waitable {
 				return applyqueue.Failed, "pre-flight refused: " + res.Summary(), false
 			}
-			if r.s.now().After(deadline) {
-				return applyqueue.Failed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.preflightWait, res.Summary()), false
+			if r.s.Now().After(deadline) {
+				return applyqueue.Failed, fmt.Sprintf("pre-flight: stream %s still has an active migration after %s: %s", prefix, r.s.PreflightWait, res.Summary()), false
 			}
 			r.progress(ctx, applyqueue.Preflight, "waiting: "+res.Summary())
-			if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
+			if err := retry.Sleep(ctx, r.s.Poll); err != nil {
 				return applyqueue.Failed, "interrupted", false
 			}
 		}
@@ -68,30 +68,30 @@ func (r *applyRun) preflight(ctx context.Context) (applyqueue.State, string, boo
 // waitAttestations makes sure every attestation the review relied on is still
 // fresh; an expired one is asked for again on the PR, and waited for.
 func (r *applyRun) waitAttestations(ctx context.Context) (string, bool) {
-	deadline := r.s.now().Add(r.s.attestationWait)
+	deadline := r.s.Now().Add(r.s.AttestationWait)
 	for {
 		var expired []string
-		atts, err := r.s.rec.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
+		atts, err := r.s.Records.Attestations(ctx, r.job.Ref, r.job.ReviewedSHA)
 		if err != nil {
 			return "store: " + err.Error(), false
 		}
 		for _, used := range r.reviewed.Decision.AttestationsUsed {
-			if !freshAttestation(atts, used.StreamPrefix, r.s.now()) {
+			if !freshAttestation(atts, used.StreamPrefix, r.s.Now()) {
 				expired = append(expired, used.StreamPrefix)
 			}
 		}
 		if len(expired) == 0 {
 			return "", true
 		}
-		if r.s.now().After(deadline) {
-			return fmt.Sprintf("the producer-quiesce attestation for %s expired and no fresh one came within %s", strings.Join(expired, ", "), r.s.attestationWait), false
+		if r.s.Now().After(deadline) {
+			return fmt.Sprintf("the producer-quiesce attestation for %s expired and no fresh one came within %s", strings.Join(expired, ", "), r.s.AttestationWait), false
 		}
 		var cmds []string
 		for _, p := range expired {
 			cmds = append(cmds, "`/shardgate attest quiesce "+p+"`")
 		}
 		r.progress(ctx, applyqueue.Preflight, "waiting for a fresh producer-quiesce attestation: the one given at review has expired; an approver comments "+strings.Join(cmds, " and ")+" once producers are paused again")
-		if err := retry.Sleep(ctx, r.s.applyPoll); err != nil {
+		if err := retry.Sleep(ctx, r.s.Poll); err != nil {
 			return "interrupted", false
 		}
 	}

@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"context"
@@ -14,17 +14,15 @@ import (
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/server/metrics"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/keyedmutex"
 	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/internal/phases"
-	"github.com/shardgate/shardgate/internal/redact"
-	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/policy/repoconfig"
 	"github.com/shardgate/shardgate/policy/repopolicy"
 	"github.com/shardgate/shardgate/policy/report"
-	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
 	"github.com/shardgate/shardgate/terraform/planrun"
@@ -35,61 +33,59 @@ import (
 // pull request, checks out its head, plans each affected project with
 // terraform, judges the plans by the policy with the coordinators' live state
 // and the pull request's labels and attestations, and keeps the comment and
-// the check runs up to date, applies included. It holds only what it uses.
+// the check runs up to date, applies included. The Server wires it with the
+// services it uses, and nothing else.
 type Planner struct {
-	cfg        *serverconfig.Config
-	store      store.Store
-	rec        records.Store
-	clients    ghapp.ClientCreator
-	runner     *runner.Runner
-	sandboxErr error
-	coords     *livestate.Coordinators
-	engine     *policy.Engine
-	policies   *repopolicy.Loader
-	rules      []policy.RuleInfo
-	approvers  *approval.Approvers
-	comments   *prreport.Comments
-	checks     *prreport.Checks
-	render     *prreport.Renderer
-	labels     *approval.Labels
-	applies    applyView
-	// prLocks are the server's: one job of a pull request at a time.
-	prLocks *keyedmutex.Mutex
-	metrics *metrics.Metrics
-	redact  *redact.Redactor
-	now     func() time.Time
-	// logs keeps the terraform output for the status page (nil: not served).
-	logs *livelog.Hub
-	// workDir is where checkouts go.
-	workDir string
+	Config     *serverconfig.Config
+	Records    records.Store
+	Clients    ghapp.ClientCreator
+	Checkouts  *Checkouts
+	Runner     *runner.Runner
+	SandboxErr error
+	// Coordinators are reached through the plan's read-only broker (planrun).
+	Coordinators []coordbroker.Coordinator
+	Coords       *livestate.Coordinators
+	Policies     *repopolicy.Loader
+	Comments     *prreport.Comments
+	Checks       *prreport.Checks
+	Render       *prreport.Renderer
+	Labels       *approval.Labels
+	// Applies are the apply queue as the comment shows it (nil: none).
+	Applies ApplyView
+	// PRLocks are the server's: one job of a pull request at a time.
+	PRLocks *keyedmutex.Mutex
+	Metrics *metrics.Metrics
+	Now     func() time.Time
+	// Logs keeps the terraform output for the status page (nil: not served).
+	Logs *livelog.Hub
 }
 
-// applyView is what the Planner reads of the apply queue for the comment: a
+// ApplyView is what the Planner reads of the apply queue for the comment: a
 // pull request's applies, and what a queued one waits behind.
-type applyView interface {
+type ApplyView interface {
 	ListForPR(ctx context.Context, ref pullreq.Ref) ([]*applyqueue.Job, error)
 	Blockers(ctx context.Context, seq string) ([]applyqueue.Blocker, error)
 }
 
-var _ applyView = (*applyqueue.Queue)(nil)
+var _ ApplyView = (*applyqueue.Queue)(nil)
 
-// planRequest says which pull request to plan and why.
-type planRequest struct {
-	ref pullreq.Ref
-	// explicit is set when someone asked (a /shardgate plan comment, a re-run
+// Request says which pull request to plan and why.
+type Request struct {
+	Ref pullreq.Ref
+	// Explicit is set when someone asked (a /shardgate plan comment, a re-run
 	// check): drafts are planned then too.
-	explicit bool
-	trigger  string
-	// event is the pull_request event that asked, nil for none.
-	event *prEvent
+	Explicit bool
+	Trigger  string
+	// Event is the pull_request event that asked, nil for none.
+	Event *Event
 }
 
-// planPR plans every affected project of a pull request's head commit and
+// PlanPR plans every affected project of a pull request's head commit and
 // reports on the PR. Problems of the pull request itself (bad configuration,
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
-func (s *Planner) planPR(ctx context.Context, req planRequest) error {
-	unlock := s.prLocks.LockOrWait(req.ref.Key(), func() { s.noteQueued(ctx, req.ref) })
+func (s *Planner) PlanPR(ctx context.Context, req Request) error {
+	unlock := s.PRLocks.LockOrWait(req.Ref.Key(), func() { s.noteQueued(ctx, req.Ref) })
 	defer unlock()
 	ctx, timings := phases.With(ctx)
 	defer s.logPhases(ctx, timings, time.Now())
@@ -99,7 +95,7 @@ func (s *Planner) planPR(ctx context.Context, req planRequest) error {
 // logPhases says where a plan job's time went, in its log and metrics.
 func (s *Planner) logPhases(ctx context.Context, t *phases.Timings, start time.Time) {
 	d := t.Get()
-	s.metrics.ObservePlanPhases(d)
+	s.Metrics.ObservePlanPhases(d)
 	fields := t.Millis()
 	fields["total_ms"] = time.Since(start).Milliseconds()
 	logctx.Logger(ctx).WithFields(fields).Info("plan job phases")
@@ -109,64 +105,64 @@ func (s *Planner) logPhases(ctx context.Context, t *phases.Timings, start time.T
 // same pull request. Best effort: the running job owns the comment and its
 // next edit may replace this line, and this job's own edits follow soon.
 func (s *Planner) noteQueued(ctx context.Context, ref pullreq.Ref) {
-	st, err := s.rec.PR(ctx, ref)
+	st, err := s.Records.PR(ctx, ref)
 	if err != nil || st == nil || st.CommentID == 0 {
 		return
 	}
-	gh, err := ghapp.APIFor(s.clients, ref.Installation)
+	gh, err := ghapp.APIFor(s.Clients, ref.Installation)
 	if err != nil {
 		return
 	}
-	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
+	plans, err := s.Records.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status: read the stored plans")
 		return
 	}
 	st.Status = "queued: another shardgate job of this pull request is running; this plan follows it."
-	if err := s.comments.Upsert(ctx, gh, st, s.renderComment(ctx, st, orderPlans(plans, st.Projects))); err != nil {
+	if err := s.Comments.Upsert(ctx, gh, st, s.RenderComment(ctx, st, records.OrderPlans(plans, st.Projects))); err != nil {
 		logctx.Logger(ctx).WithError(err).Warn("show the queued status")
 	}
 }
 
-func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
-	gh, pr, st, err := s.loadPREvent(ctx, req.ref, req.event)
+func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
+	gh, pr, st, err := s.loadPREvent(ctx, req.Ref, req.Event)
 	if err != nil {
 		return err
 	}
-	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.ref.FullName(), logctx.FieldPR: req.ref.Number, logctx.FieldSHA: st.HeadSHA})
+	log := logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: req.Ref.FullName(), logctx.FieldPR: req.Ref.Number, logctx.FieldSHA: st.HeadSHA})
 	switch {
 	case pr.State != "open":
 		log.Info("pull request is not open; not planning")
 		return nil
-	case isFork(pr) && !s.cfg.AllowForkPRs:
+	case isFork(pr) && !s.Config.AllowForkPRs:
 		st.Status = "not planned: this pull request comes from a fork, and this shardgate server does not run Terraform for forks (`allow_fork_prs` is off). Push the branch to this repository instead."
-		return s.publish(ctx, gh, st, nil)
-	case s.sandboxErr != nil:
-		st.Status = sandboxRefusedStatus(s.sandboxErr)
-		return s.publish(ctx, gh, st, nil)
-	case pr.Draft && !req.explicit:
+		return s.Publish(ctx, gh, st, nil)
+	case s.SandboxErr != nil:
+		st.Status = sandboxRefusedStatus(s.SandboxErr)
+		return s.Publish(ctx, gh, st, nil)
+	case pr.Draft && !req.Explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
-		return s.publish(ctx, gh, st, nil)
+		return s.Publish(ctx, gh, st, nil)
 	}
 	st.Status = fmt.Sprintf("planning `%s`…", pullreq.ShortSHA(st.HeadSHA))
 	st.ConfigError = ""
-	if err := s.publish(ctx, gh, st, nil); err != nil {
+	if err := s.Publish(ctx, gh, st, nil); err != nil {
 		return err
 	}
 
-	pol, err := s.policies.For(ctx, gh, req.ref, pr.BaseRef, pr.BaseSHA)
+	pol, err := s.Policies.For(ctx, gh, req.Ref, pr.BaseRef, pr.BaseSHA)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		return s.reportConfigError(ctx, gh, st, err)
 	}
 	if err != nil {
 		st.Status = "failed: " + report.FirstLine(err.Error())
-		if perr := s.publish(ctx, gh, st, nil); perr != nil {
+		if perr := s.Publish(ctx, gh, st, nil); perr != nil {
 			logctx.Logger(ctx).WithError(perr).Warn("show the failure on the PR")
 		}
 		return err
 	}
-	projects, err := projectsOf(ctx, gh, req.ref, pol.Repo)
+	projects, err := projectsOf(ctx, gh, req.Ref, pol.Repo)
 	if err != nil {
 		return err
 	}
@@ -176,11 +172,11 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 	}
 	if len(projects) == 0 {
 		st.Status = "done: no Terraform project changed in this pull request."
-		return s.publish(ctx, gh, st, nil)
+		return s.Publish(ctx, gh, st, nil)
 	}
 
 	stop := phases.Start(ctx, phases.Checkout)
-	checkout, skipped, cleanup, coErr := s.checkoutTree(phases.Within(ctx, phases.Checkout), req.ref, st.HeadSHA)
+	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
 	stop()
 	defer cleanup()
 	var plans []*records.Plan
@@ -197,8 +193,8 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 			return err
 		}
 	}
-	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.now().UTC().Format("2006-01-02 15:04 MST"))
-	return s.publish(ctx, gh, st, plans)
+	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.Now().UTC().Format("2006-01-02 15:04 MST"))
+	return s.Publish(ctx, gh, st, plans)
 }
 
 // planAndReport plans one project (unless rec already says why not), judges
@@ -207,7 +203,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req planRequest) error {
 // secondary limits count); the check runs show each as it finishes.
 func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, rec *records.Plan,
 	checkout string, p repoconfig.Project, plans []*records.Plan) (err error) {
-	if rec.CheckRunID, err = s.checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
+	if rec.CheckRunID, err = s.Checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
 		return err
 	}
 	if rec.Error == "" {
@@ -218,11 +214,11 @@ func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.P
 			return err
 		}
 	}
-	rec.PlannedAt = s.now().UTC()
-	if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+	rec.PlannedAt = s.Now().UTC()
+	if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
 		return err
 	}
-	return s.rec.PutPR(ctx, st)
+	return s.Records.PutPR(ctx, st)
 }
 
 func errText(err error) string {
@@ -234,22 +230,22 @@ func errText(err error) string {
 
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
-	defer s.metrics.TimePlan(func() bool { return rec.Error != "" })()
-	live, endLog := startLiveLog(s.logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
+	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
+	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
-		SecretEnv: serverconfig.RevealEnv(s.cfg.PlanEnv), Output: live, Coordinators: brokerCoordinators(s.cfg),
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
+		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
 				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
-			if err := s.publish(ctx, gh, st, plans); err != nil {
+			if err := s.Publish(ctx, gh, st, plans); err != nil {
 				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
 			}
 		}})
 	for _, w := range res.LockWaits {
 		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
 	}
-	s.metrics.ObserveLockWaits("plan", res.LockWaits)
+	s.Metrics.ObserveLockWaits("plan", res.LockWaits)
 	if res.Failed() {
 		rec.Error, rec.Diagnostics = res.Error, res.Diagnostics
 		return
@@ -258,7 +254,7 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	rec.ChangeSet = cs
 	rec.Fingerprint = records.Fingerprint(cs)
 	stop := phases.Start(ctx, phases.LiveReads)
-	rec.Coordinator, rec.Live = s.coords.Read(ctx, cs)
+	rec.Coordinator, rec.Live = s.Coords.Read(ctx, cs)
 	stop()
 }
 
@@ -269,26 +265,26 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// reevaluate judges the stored plans of the head commit again (labels or
+// Reevaluate judges the stored plans of the head commit again (labels or
 // attestations changed), planning first when there are none.
-func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
-	unlock := s.prLocks.Lock(ref.Key())
+func (s *Planner) Reevaluate(ctx context.Context, ref pullreq.Ref) error {
+	unlock := s.PRLocks.Lock(ref.Key())
 	defer unlock()
 	gh, pr, st, err := s.loadPR(ctx, ref)
 	if err != nil {
 		return err
 	}
-	plans, err := s.rec.Plans(ctx, ref, st.HeadSHA)
+	plans, err := s.Records.Plans(ctx, ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
 	if len(plans) == 0 {
 		if pr.State != "open" || (pr.Draft && st.Projects == nil) {
-			return s.rec.PutPR(ctx, st)
+			return s.Records.PutPR(ctx, st)
 		}
-		return s.planPRLocked(ctx, planRequest{ref: ref, trigger: "re-evaluation"})
+		return s.planPRLocked(ctx, Request{Ref: ref, Trigger: "re-evaluation"})
 	}
-	pol, err := s.policies.For(ctx, gh, ref, pr.BaseRef, pr.BaseSHA)
+	pol, err := s.Policies.For(ctx, gh, ref, pr.BaseRef, pr.BaseSHA)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		return s.reportConfigError(ctx, gh, st, err)
@@ -303,9 +299,9 @@ func (s *Planner) reevaluate(ctx context.Context, ref pullreq.Ref) error {
 		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
 			return err
 		}
-		if err := s.finishPlan(ctx, gh, st, rec); err != nil {
+		if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
 			return err
 		}
 	}
-	return s.publish(ctx, gh, st, orderPlans(plans, st.Projects))
+	return s.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
 }

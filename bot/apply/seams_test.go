@@ -1,13 +1,15 @@
-package bot
+package apply
 
 import (
 	"context"
+	"io"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/livestate"
@@ -32,15 +34,22 @@ import (
 
 const seamPrefix = "create-order"
 
+const (
+	firstHead  = "1111111111111111111111111111111111111111"
+	pushedHead = "2222222222222222222222222222222222222222"
+)
+
+var seamRef = pullreq.Ref{Installation: 1, Owner: "acme", Repo: "streams", Number: 7}
+
 // applySide stands in for the planning side: every progress report refreshes
 // the comment, and onRefresh lets a test move the world on meanwhile.
 type applySide struct{ onRefresh func() }
 
-func (a *applySide) checkout(context.Context, pullreq.Ref, string) (string, func(), error) {
+func (a *applySide) Checkout(context.Context, pullreq.Ref, string) (string, func(), error) {
 	return "", func() {}, nil
 }
 
-func (a *applySide) refreshComment(context.Context, ghapp.API, pullreq.Ref, *applyqueue.Job) error {
+func (a *applySide) RefreshComment(context.Context, ghapp.API, pullreq.Ref, *applyqueue.Job) error {
 	if a.onRefresh != nil {
 		a.onRefresh()
 	}
@@ -80,8 +89,8 @@ func newApplyWorld(t *testing.T, membersPerGroup, target int) *applyWorld {
 
 	rec := records.New(st, redact.New())
 	side := &applySide{}
-	a := &Applier{cfg: cfg, rec: rec, applies: applyqueue.New(st, "test", 0, now), coords: coords, pr: side, now: now,
-		preflightWait: 10 * time.Minute, attestationWait: 10 * time.Minute, progressEvery: time.Hour}
+	a := &Applier{Config: cfg, Records: rec, Applies: applyqueue.New(st, "test", 0, now), Coords: coords, PR: side, Now: now,
+		PreflightWait: 10 * time.Minute, AttestationWait: 10 * time.Minute, ProgressEvery: time.Hour}
 	stream := planparse.StreamKey(planparse.NormalizeURL(srv.URL), seamPrefix)
 	change := planparse.Change{Action: planparse.ActionScale, StreamPrefix: seamPrefix, ConsumerGroup: "billing",
 		Coordinator: planparse.NormalizeURL(srv.URL), Stream: stream, ShardsBefore: intp(2), ShardsAfter: intp(target)}
@@ -92,6 +101,12 @@ func newApplyWorld(t *testing.T, membersPerGroup, target int) *applyWorld {
 }
 
 func intp(n int) *int { return &n }
+
+func quietLog() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return logrus.NewEntry(l)
+}
 
 // scale starts a migration of the stream to n shards, as another change would.
 func (w *applyWorld) scale(t *testing.T, n int) {
@@ -159,7 +174,7 @@ func TestPreflightDecisions(t *testing.T) {
 	})
 	t.Run("a coordinator outside the configuration: never called", func(t *testing.T) {
 		w := newApplyWorld(t, 2, 4)
-		w.run.s.cfg.Coordinators = nil
+		w.run.s.Config.Coordinators = nil
 		state, reason, ok := w.run.preflight(ctx)
 		require.False(t, ok)
 		require.Equal(t, applyqueue.Failed, state)
@@ -230,7 +245,7 @@ func TestConvergenceDecisions(t *testing.T) {
 	t.Run("not converged within the timeout", func(t *testing.T) {
 		w := newApplyWorld(t, 2, 4)
 		w.scale(t, 4) // never ticked: the migration stays active
-		w.run.s.cfg.ConvergeTimeout = time.Nanosecond
+		w.run.s.Config.ConvergeTimeout = time.Nanosecond
 		state, reason := w.run.converge(ctx, w.run.reviewed.ChangeSet.Changes)
 		require.Equal(t, applyqueue.Failed, state)
 		require.Contains(t, reason, "applied, but stream "+seamPrefix+" did not converge within 1ns")

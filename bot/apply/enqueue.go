@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -20,21 +20,21 @@ import (
 // whyManual is why a project with `apply: manual` waits after its merge.
 const whyManual = "`apply: manual` in `.shardgate.yaml`: shardgate does not apply it on merge."
 
-// enqueueApplies turns a merge into one apply job per project whose reviewed
+// EnqueueApplies turns a merge into one apply job per project whose reviewed
 // plan changes anything (coordinator or not), in merge order, but for the
 // projects the base branch's .shardgate.yaml applies by hand: those are
 // listed in st.Waiting. A redelivered merge adds nothing.
-func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error {
+func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp.PullRequest) error {
 	if def := pr.DefaultBranch; def != "" && pr.BaseRef != def {
 		st.Status = fmt.Sprintf("merged into `%s`, not the default branch `%s`: shardgate applies merges into the default branch only.", pr.BaseRef, def)
 		return nil
 	}
 	reviewed := pr.HeadSHA
-	plans, err := s.rec.Plans(ctx, st.Ref, reviewed)
+	plans, err := s.Records.Plans(ctx, st.Ref, reviewed)
 	if err != nil {
 		return err
 	}
-	existing, err := s.applies.ListForPR(ctx, st.Ref)
+	existing, err := s.Applies.ListForPR(ctx, st.Ref)
 	if err != nil {
 		return err
 	}
@@ -44,8 +44,8 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	}
 	queued := 0
 	st.Waiting = nil
-	for _, p := range orderPlans(plans, st.Projects) {
-		if !changesAnything(p.ChangeSet) {
+	for _, p := range records.OrderPlans(plans, st.Projects) {
+		if !ChangesAnything(p.ChangeSet) {
 			continue
 		}
 		if whyNot != "" || modes.ApplyModeOf(p.Project) == repoconfig.ApplyManual {
@@ -59,7 +59,7 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
-		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
+		if ok, err := s.EnqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
 			return err
 		} else if ok {
 			queued++
@@ -76,19 +76,19 @@ func (s *Applier) enqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	default:
 		st.Status = fmt.Sprintf("merged by %s; applying in merge order, one stream and one Terraform state at a time.", pr.MergedBy)
 	}
-	s.scheduler.Notify()
+	s.Scheduler.Notify()
 	return nil
 }
 
-// enqueueApply queues the apply of one reviewed plan of a merged pull
+// EnqueueApply queues the apply of one reviewed plan of a merged pull
 // request, asked for by an approver's command (requestedBy) or by the merge
 // (""); false when the queue already holds it (a redelivered merge event, a
 // repeated command).
-func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
+func (s *Applier) EnqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
 	job := &applyqueue.Job{Ref: ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), StateKey: stateKey(ref, p),
 		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: pr.MergedBy,
 		RequestedBy: requestedBy}
-	if err := s.applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
+	if err := s.Applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -119,9 +119,9 @@ func stateKey(ref pullreq.Ref, p *records.Plan) string {
 	return strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
 }
 
-// changesAnything says whether a plan changes the coordinator or any other
+// ChangesAnything says whether a plan changes the coordinator or any other
 // resource: a plan that does is applied after its merge.
-func changesAnything(cs *planparse.ChangeSet) bool {
+func ChangesAnything(cs *planparse.ChangeSet) bool {
 	return cs != nil && (len(endstate.Streams(cs)) > 0 || len(cs.OtherChanges) > 0)
 }
 

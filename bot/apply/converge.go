@@ -1,4 +1,4 @@
-package bot
+package apply
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // lock held by someone else is reported with its holder and waited out; it is
 // never broken.
 func (r *applyRun) apply(ctx context.Context, tj *runner.Job, current *planparse.ChangeSet) (applyqueue.State, string, bool) {
-	if !changesAnything(current) {
+	if !ChangesAnything(current) {
 		r.audit.TerraformOutcome = "nothing to apply: the state already holds the reviewed change"
 		return "", "", true
 	}
@@ -57,7 +57,7 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 		// Resumed after the apply: wait for the reviewed targets.
 		targets = endstate.ScaleTargets(judgedChanges(r.reviewed.ChangeSet, r.reviewed.Decision))
 	}
-	start := r.s.now()
+	start := r.s.Now()
 	var done []string
 	for _, stream := range r.job.Streams {
 		target, ok := targets[stream]
@@ -65,23 +65,23 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 			continue
 		}
 		coordinator, prefix := planparse.SplitStreamKey(stream)
-		client, err := r.s.coords.Client(coordinator)
+		client, err := r.s.Coords.Client(coordinator)
 		if err != nil {
 			return applyqueue.Failed, "applied, but " + err.Error()
 		}
 		r.step(ctx, applyqueue.Converging, fmt.Sprintf("waiting until stream `%s` is complete and safe at %d shards", prefix, target))
-		wctx, cancel := context.WithTimeout(ctx, r.s.cfg.ConvergeTimeout)
+		wctx, cancel := context.WithTimeout(ctx, r.s.Config.ConvergeTimeout)
 		// Convergence shows on the PR once it has taken progressEvery.
-		last := r.s.now()
+		last := r.s.Now()
 		err = client.WaitConverged(wctx, prefix, target, func(st coord.ConvergenceStatus) {
-			if r.s.now().Sub(last) < r.s.progressEvery || st.Converged {
+			if r.s.Now().Sub(last) < r.s.ProgressEvery || st.Converged {
 				return
 			}
-			last = r.s.now()
+			last = r.s.Now()
 			r.progress(ctx, applyqueue.Converging, fmt.Sprintf("stream `%s` → %d shards: %s", prefix, target, convergenceText(st)))
 		})
 		cancel()
-		r.s.metrics.ObserveConvergence(err, r.s.now().Sub(start))
+		r.s.Metrics.ObserveConvergence(err, r.s.Now().Sub(start))
 		if err != nil {
 			if ctx.Err() != nil {
 				return applyqueue.Converging, "interrupted"
@@ -91,15 +91,15 @@ func (r *applyRun) converge(ctx context.Context, current []planparse.Change) (ap
 				return applyqueue.Failed, fmt.Sprintf("applied, but stream %s's coordinator metadata went back while converging (%s): "+
 					"Redis was probably restored from older data; stop admin changes to the stream and check the coordinator", prefix, report.FirstLine(err.Error()))
 			}
-			return applyqueue.Failed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.cfg.ConvergeTimeout, report.FirstLine(err.Error()))
+			return applyqueue.Failed, fmt.Sprintf("applied, but stream %s did not converge within %s: %s", prefix, r.s.Config.ConvergeTimeout, report.FirstLine(err.Error()))
 		}
 		done = append(done, fmt.Sprintf("`%s` at %d shards", prefix, target))
 	}
-	r.audit.ConvergenceSeconds = r.s.now().Sub(start).Seconds()
+	r.audit.ConvergenceSeconds = r.s.Now().Sub(start).Seconds()
 	if len(done) == 0 {
 		return applyqueue.Applied, "applied; nothing to converge (no shard count changed)"
 	}
-	return applyqueue.Applied, fmt.Sprintf("applied and converged in %s: %s", r.s.now().Sub(start).Round(time.Second), strings.Join(done, ", "))
+	return applyqueue.Applied, fmt.Sprintf("applied and converged in %s: %s", r.s.Now().Sub(start).Round(time.Second), strings.Join(done, ", "))
 }
 
 func convergenceText(st coord.ConvergenceStatus) string {

@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"context"

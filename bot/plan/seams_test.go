@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"path/filepath"
@@ -38,9 +38,9 @@ func seamPlanner(t *testing.T, cfg *serverconfig.Config, secrets ...string) (*Pl
 	r := redact.New(secrets...)
 	rec := records.New(st, r)
 	approvers := approval.NewApprovers(cfg, clock.Now)
-	s := &Planner{cfg: cfg, store: st, rec: rec, redact: r, now: clock.Now, prLocks: &keyedmutex.Mutex{},
-		approvers: approvers, labels: approval.NewLabels(rec, approvers), comments: prreport.NewComments(r),
-		checks: prreport.NewChecks(st, 0, r, clock.Now), render: &prreport.Renderer{Approvers: approvers.Text(), Redact: r}}
+	s := &Planner{Config: cfg, Records: rec, Now: clock.Now, PRLocks: &keyedmutex.Mutex{},
+		Labels: approval.NewLabels(rec, approvers), Comments: prreport.NewComments(r),
+		Checks: prreport.NewChecks(st, 0, r, clock.Now), Render: &prreport.Renderer{Approvers: approvers.Text(), Redact: r}}
 	return s, ghapptest.New(clock.Now), clock
 }
 

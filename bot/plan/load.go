@@ -1,48 +1,15 @@
-package bot
+package plan
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
-	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/store/records"
 )
-
-// checkout fetches the tree of sha into a fresh directory; cleanup removes it.
-// The symlinks it leaves out fail a plan that needs them (checkoutTree), and
-// change any other plan that would, so a replan or drift check needs no list.
-func (s *Planner) checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
-	dir, _, cleanup, err := s.checkoutTree(ctx, ref, sha)
-	return dir, cleanup, err
-}
-
-// checkoutTree is checkout saying which of the tree's symlinks were not made.
-func (s *Planner) checkoutTree(ctx context.Context, ref pullreq.Ref, sha string) (string, []ghapp.SkippedLink, func(), error) {
-	hc, err := s.clients.InstallationHTTPClient(ref.Installation)
-	if err != nil {
-		return "", nil, func() {}, err
-	}
-	dir, err := os.MkdirTemp(s.workDir, "checkout-")
-	if err != nil {
-		return "", nil, func() {}, fmt.Errorf("make checkout dir: %w", err)
-	}
-	cleanup := func() {
-		// Left behind, it goes with the run dir at Close or the next start.
-		if err := os.RemoveAll(dir); err != nil {
-			logctx.Logger(ctx).WithError(err).Warn("remove a checkout")
-		}
-	}
-	skipped, err := ghapp.DownloadTarball(ctx, hc, s.cfg.GitHubAPIURL, ref.Owner, ref.Repo, sha, dir, s.now)
-	if err != nil {
-		return "", nil, cleanup, err
-	}
-	return dir, skipped, cleanup, nil
-}
 
 // loadPR reads the pull request from GitHub and the state shardgate kept of it,
 // voiding what an earlier head commit earned.
@@ -55,18 +22,18 @@ func (s *Planner) loadPR(ctx context.Context, ref pullreq.Ref) (ghapp.API, *ghap
 // read again from GitHub (the API the job gets answers them). The head seen
 // in it counts from the later of the event's updated_at and this moment, as
 // an answer GitHub gave now would.
-func (s *Planner) loadPREvent(ctx context.Context, ref pullreq.Ref, ev *prEvent) (ghapp.API, *ghapp.PullRequest, *records.PRState, error) {
-	gh, err := ghapp.APIFor(s.clients, ref.Installation)
+func (s *Planner) loadPREvent(ctx context.Context, ref pullreq.Ref, ev *Event) (ghapp.API, *ghapp.PullRequest, *records.PRState, error) {
+	gh, err := ghapp.APIFor(s.Clients, ref.Installation)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if ev != nil {
-		known, err := s.rec.PR(ctx, ref)
+		known, err := s.Records.PR(ctx, ref)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		if ev.current(known) {
-			ev.pr.AnsweredAt = s.now()
+			ev.pr.AnsweredAt = s.Now()
 			gh = eventAPI{API: gh, ref: ref, ev: ev}
 		}
 	}
@@ -81,7 +48,7 @@ func (s *Planner) readPR(ctx context.Context, gh ghapp.API, ref pullreq.Ref) (*g
 	if err != nil {
 		return nil, nil, fmt.Errorf("get pull request %s: %w", ref, err)
 	}
-	st, err := s.rec.PR(ctx, ref)
+	st, err := s.Records.PR(ctx, ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,10 +61,10 @@ func (s *Planner) readPR(ctx context.Context, gh ghapp.API, ref pullreq.Ref) (*g
 	st.Draft = pr.Draft
 	if head := pr.HeadSHA; head != st.HeadSHA {
 		old := st.HeadSHA
-		st.SawHead(head, githubTime(pr, s.now()))
+		st.SawHead(head, githubTime(pr, s.Now()))
 		st.Notes = nil
 		if old != "" {
-			if err := s.labels.VoidExceptions(ctx, gh, st); err != nil {
+			if err := s.Labels.VoidExceptions(ctx, gh, st); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -111,17 +78,17 @@ func isFork(pr *ghapp.PullRequest) bool {
 	return pr.HeadRepo == "" || !strings.EqualFold(pr.HeadRepo, pr.BaseRepo)
 }
 
-// headWhen is the head commit an approval made at GitHub time t counts for,
+// HeadWhen is the head commit an approval made at GitHub time t counts for,
 // and the current head. It first updates the PR's head sightings from GitHub,
 // so a push shardgate has not processed yet is known to follow t.
-func (s *Planner) headWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error) {
-	unlock := s.prLocks.Lock(ref.Key())
+func (s *Planner) HeadWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error) {
+	unlock := s.PRLocks.Lock(ref.Key())
 	defer unlock()
 	_, st, err := s.readPR(ctx, gh, ref)
 	if err != nil {
 		return "", "", err
 	}
-	if err := s.rec.PutPR(ctx, st); err != nil {
+	if err := s.Records.PutPR(ctx, st); err != nil {
 		return "", "", err
 	}
 	return st.HeadAt(t), st.HeadSHA, nil

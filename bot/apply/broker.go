@@ -1,11 +1,10 @@
-package bot
+package apply
 
 import (
 	"context"
 	"fmt"
 	"os"
 
-	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/coord/traceability"
 	"github.com/shardgate/shardgate/github/pullreq"
@@ -22,7 +21,7 @@ import (
 func (r *applyRun) startBroker(ctx context.Context, stop func()) (map[string]string, error) {
 	job := r.job
 	b, err := coordbroker.Start(coordbroker.Config{
-		Coordinators:    brokerCoordinators(r.s.cfg),
+		Coordinators:    r.s.Coordinators,
 		ReadOnly:        true,
 		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq),
 		RequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", job.Ref.FullName(), job.Ref.Number, job.MergedBy),
@@ -52,15 +51,6 @@ func (r *applyRun) startBroker(ctx context.Context, stop func()) (map[string]str
 		return nil, err
 	}
 	return b.Env(bundle), nil
-}
-
-// brokerCoordinators are the configured coordinators with their credentials.
-func brokerCoordinators(cfg *serverconfig.Config) []coordbroker.Coordinator {
-	var out []coordbroker.Coordinator
-	for _, c := range cfg.Coordinators {
-		out = append(out, coordbroker.Coordinator{URL: c.URLPrefix, Username: c.Username, Password: c.Password.Reveal()})
-	}
-	return out
 }
 
 // brokerChanges is the judged change set as the broker allows it: per

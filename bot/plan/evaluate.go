@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"context"
@@ -16,16 +16,16 @@ import (
 // attestations. Evaluation errors deny (the decision says so); only GitHub or
 // store failures are returned.
 func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, pol *repopolicy.Policy) error {
-	labels, err := s.labels.Judge(ctx, gh, st)
+	labels, err := s.Labels.Judge(ctx, gh, st)
 	if err != nil {
 		return err
 	}
-	atts, err := s.rec.Attestations(ctx, st.Ref, st.HeadSHA)
+	atts, err := s.Records.Attestations(ctx, st.Ref, st.HeadSHA)
 	if err != nil {
 		return err
 	}
 	req := policy.Request{ChangeSet: rec.ChangeSet, Coordinator: rec.Coordinator, Live: rec.Live, Labels: labels,
-		Attestations: atts, Config: pol.Config, Now: s.now()}
+		Attestations: atts, Config: pol.Config, Now: s.Now()}
 	stop := phases.Start(ctx, phases.Policy)
 	dec, err := pol.Engine.Evaluate(ctx, req)
 	stop()
@@ -36,21 +36,6 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 		dec.Warnings = append(dec.Warnings, linksWarning(rec.SkippedLinks))
 	}
 	rec.Decision = dec
-	s.metrics.ObserveDecision("review", dec)
+	s.Metrics.ObserveDecision("review", dec)
 	return nil
-}
-
-// orderPlans puts plan records in the order of the PR's project list.
-func orderPlans(plans []*records.Plan, order []string) []*records.Plan {
-	pos := map[string]int{}
-	for i, n := range order {
-		pos[n] = i
-	}
-	out := append([]*records.Plan(nil), plans...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && pos[out[j].Project] < pos[out[j-1].Project]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package bot
+package plan
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/shardgate/shardgate/store/records"
 )
 
-// storedApplies is the apply queue as the Planner reads it (applyView): the
+// storedApplies is the apply queue as the Planner reads it (ApplyView): the
 // jobs as stored.
 type storedApplies struct{ jobs []*applyqueue.Job }
 
@@ -34,22 +34,22 @@ func (v storedApplies) Blockers(context.Context, string) ([]applyqueue.Blocker, 
 func TestRefreshCommentShowsTheOutcomeNotRecordedYet(t *testing.T) {
 	ctx := context.Background()
 	s, gh, _ := seamPlanner(t, nil)
-	require.NoError(t, s.rec.PutPR(ctx, &records.PRState{Ref: seamRef, HeadSHA: firstHead, Status: "merged by alice; applying"}))
+	require.NoError(t, s.Records.PutPR(ctx, &records.PRState{Ref: seamRef, HeadSHA: firstHead, Status: "merged by alice; applying"}))
 	stored := &applyqueue.Job{Seq: "1", Ref: seamRef, Project: "streams", Streams: []string{"create-order"}, State: applyqueue.Converging, Progress: "waiting"}
-	s.applies = storedApplies{jobs: []*applyqueue.Job{stored}}
+	s.Applies = storedApplies{jobs: []*applyqueue.Job{stored}}
 	body := func() string {
 		cs := gh.Comments(seamRef.Owner, seamRef.Repo, seamRef.Number)
 		require.Len(t, cs, 1)
 		return cs[0].Body
 	}
 
-	require.NoError(t, s.refreshComment(ctx, gh, seamRef, nil))
+	require.NoError(t, s.RefreshComment(ctx, gh, seamRef, nil))
 	require.Contains(t, body(), "🔄 converging")
 	require.Contains(t, body(), "merged by alice; applying")
 
 	final := *stored
 	final.State, final.Reason = applyqueue.Applied, "applied and converged"
-	require.NoError(t, s.refreshComment(ctx, gh, seamRef, &final))
+	require.NoError(t, s.RefreshComment(ctx, gh, seamRef, &final))
 	require.Contains(t, body(), "| `streams` | ✅ applied | applied and converged |")
 	require.Contains(t, body(), "merged and applied (1 project); the coordinator has converged.")
 }
