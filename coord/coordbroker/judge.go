@@ -1,7 +1,6 @@
 package coordbroker
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -44,15 +43,17 @@ type verdict struct {
 	// "POST /coord/v1/streams/payment-events/scale (targetShardCount 40)".
 	summary string
 	reason  string
-	// body is the request body to forward (requestedBy and reason rewritten).
+	// body is the request body to forward for a passed mutation, built from
+	// the judged change (never the caller's bytes).
 	body []byte
 }
 
 // countField is the body field that carries the count of each mutation.
 var countField = map[string]string{"create": "initialShardCount", "scale": "targetShardCount"}
 
-// judge decides one request to coordinator up (path is the escaped path).
-func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
+// judge decides one request to coordinator up (path is the escaped path,
+// query its raw query).
+func (b *Broker) judge(up *upstream, method, path, query string, body []byte) verdict {
 	v := verdict{summary: clip(method, 16) + " " + clip(path, maxPathShown)}
 	if method == http.MethodGet || method == http.MethodHead {
 		v.allowed = true
@@ -69,21 +70,20 @@ func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
 		v.reason = "the review judged no such call"
 		return v
 	}
-	fields := map[string]any{}
-	if len(body) > 0 {
-		if err := json.Unmarshal(body, &fields); err != nil {
-			v.reason = "its body is not a JSON object"
-			return v
-		}
+	if query != "" {
+		v.reason = "the review judged no call with a query"
+		return v
 	}
-	count, hasCount := -1, false
+	m, err := readBody(kind, body)
+	if err != nil {
+		v.reason = err.Error()
+		return v
+	}
 	if name := countField[kind]; name != "" {
-		n, isNum := fields[name].(float64)
-		if isNum && n == float64(int(n)) {
-			count, hasCount = int(n), true
-			v.summary += fmt.Sprintf(" (%s %d)", name, count)
+		if m.count < 0 {
+			v.summary += " (" + name + " missing)"
 		} else {
-			v.summary += " (" + name + " " + describe(fields[name]) + ")"
+			v.summary += fmt.Sprintf(" (%s %d)", name, m.count)
 		}
 	}
 	for _, c := range changes {
@@ -92,23 +92,18 @@ func (b *Broker) judge(up *upstream, method, path string, body []byte) verdict {
 		}
 		switch kind {
 		case "create":
-			v.allowed = c.ConsumerGroup == group && c.Action != Delete && hasCount && count == c.Shards
+			v.allowed = c.ConsumerGroup == group && c.Action != Delete && m.count >= 0 && m.count == c.Shards
 		case "scale":
-			v.allowed = c.Action != Delete && hasCount && count == c.Shards
+			v.allowed = c.Action != Delete && m.count >= 0 && m.count == c.Shards
 		case "delete":
 			v.allowed = c.ConsumerGroup == group && c.Action == Delete
 		}
 		if v.allowed {
-			break
+			v.body = b.judgedBody(kind, c, m)
+			return v
 		}
 	}
-	if !v.allowed {
-		v.reason = "the review judged no such call"
-		return v
-	}
-	fields["requestedBy"] = b.cfg.RequestedBy
-	fields["reason"] = b.cfg.Reason
-	v.body, _ = json.Marshal(fields)
+	v.reason = "the review judged no such call"
 	return v
 }
 
@@ -121,17 +116,6 @@ func clip(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
-func describe(v any) string {
-	if v == nil {
-		return "missing"
-	}
-	b, _ := json.Marshal(v)
-	if len(b) > 40 {
-		b = append(b[:40], "…"...)
-	}
-	return string(b)
 }
 
 // route names the judged kinds of mutation: "create" (POST

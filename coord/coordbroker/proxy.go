@@ -97,10 +97,7 @@ func (b *Broker) serveCoordinator(w http.ResponseWriter, r *http.Request, up *up
 		http.Error(w, "shardgate broker: request body unreadable or too large", http.StatusBadRequest)
 		return
 	}
-	v := b.judge(up, r.Method, path, body)
-	if r.URL.RawQuery != "" && v.mutation {
-		v.allowed, v.reason = false, "the review judged no call with a query"
-	}
+	v := b.judge(up, r.Method, path, r.URL.RawQuery, body)
 	call := Call{Method: clip(r.Method, 16), Path: clip(path, maxPathShown), Allowed: v.allowed, Summary: v.summary, Reason: v.reason}
 	if !v.allowed {
 		call.Status = http.StatusForbidden
@@ -113,19 +110,22 @@ func (b *Broker) serveCoordinator(w http.ResponseWriter, r *http.Request, up *up
 		http.Error(w, "shardgate broker: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	out.Header = r.Header.Clone()
-	for _, h := range hopHeaders {
-		out.Header.Del(h)
-	}
-	out.Header.Del("Authorization")
-	out.Header.Del("Cookie")
-	if up.coord.Username != "" || up.coord.Password != "" {
-		out.SetBasicAuth(up.coord.Username, up.coord.Password)
-	}
 	if v.mutation {
+		// Only what the broker wrote: the judged body and its own headers.
 		body = v.body
 		call.RequestID = b.nextRequestID()
-		out.Header.Set("X-Request-Id", call.RequestID)
+		out.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"},
+			"User-Agent": {clip(r.UserAgent(), 100)}, "X-Request-Id": {call.RequestID}}
+	} else {
+		out.Header = r.Header.Clone()
+		for _, h := range hopHeaders {
+			out.Header.Del(h)
+		}
+		out.Header.Del("Authorization")
+		out.Header.Del("Cookie")
+	}
+	if up.coord.Username != "" || up.coord.Password != "" {
+		out.SetBasicAuth(up.coord.Username, up.coord.Password)
 	}
 	if len(body) > 0 || r.ContentLength > 0 {
 		out.Body = io.NopCloser(bytes.NewReader(body))
