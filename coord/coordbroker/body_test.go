@@ -20,7 +20,9 @@ import (
 // meets a fresh coordinator behind one broker.
 type swappableSim struct{ cur atomic.Pointer[coordsim.Sim] }
 
-func (s *swappableSim) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) }
+func (s *swappableSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.cur.Load().ServeHTTP(w, r)
+}
 
 // fresh puts a new simulator behind the server, with orders/billing at 4.
 func (s *swappableSim) fresh(t testing.TB) *coordsim.Sim {

@@ -1,6 +1,7 @@
 package coordbroker
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"crypto/tls"
@@ -9,11 +10,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Coordinator is one configured coordinator: the broker intercepts its host
@@ -42,6 +46,15 @@ type Config struct {
 	Reason      string
 	// OnRefuse, when set, hears each refused call as it happens (the job stops).
 	OnRefuse func(Call)
+	// TunnelIdle ends a tunnel idle that long; DefaultTunnelIdle when 0.
+	TunnelIdle time.Duration
+	// Egress are the hosts besides the coordinators the job's processes may
+	// reach through the broker, tunnelled untouched: host:port or
+	// *.suffix:port (terraform.egress). Every other is refused with 403.
+	Egress []string
+	// Output, when set, is the job's output: the broker writes each refused
+	// connection's reason there.
+	Output io.Writer
 }
 
 // Call is one coordinator call through the broker, for the audit record.
@@ -65,6 +78,11 @@ type upstream struct {
 	origin   string
 	scheme   string
 	hostport string
+	port     string
+	// addrs are the coordinator's addresses, resolved when the broker starts:
+	// a request to any of them on port is this coordinator's, whatever name
+	// it uses.
+	addrs []net.IP
 	// basePath is the configured prefix's path, without trailing slash.
 	basePath string
 	coord    Coordinator
@@ -81,18 +99,42 @@ type Broker struct {
 	srv       *http.Server
 	ca        *jobCA
 	direct    *http.Transport
-	tls       *tlsFront
-	done      chan struct{}
-	closeOnce sync.Once
+	// egress are the parsed Config.Egress; egressTransport reaches them.
+	egress          []egressRule
+	egressTransport *http.Transport
+	outMu           sync.Mutex
+	tls             *tlsFront
+	done            chan struct{}
+	closeOnce       sync.Once
 
 	mu    sync.Mutex
 	calls []Call
 	seq   int
+	// reads and mutations count the calls kept; omittedReads the reads
+	// beyond MaxReads, counted only.
+	reads, mutations, omittedReads int
+	// tunnels are the open CONNECT tunnels, which Close ends.
+	tunnels map[net.Conn]struct{}
 }
+
+// MaxReads bounds the reads a broker keeps in Calls; later ones are only
+// counted (OmittedReads). Every mutation is kept: a job may make at most
+// MaxMutations, and the broker refuses the next (the job stops).
+const (
+	MaxReads     = 200
+	MaxMutations = 1000
+)
+
+// DefaultTunnelIdle ends a tunnel through which nothing passed for that
+// long (Config.TunnelIdle).
+const DefaultTunnelIdle = 5 * time.Minute
 
 // Start starts a broker on 127.0.0.1 on a random port.
 func Start(cfg Config) (*Broker, error) {
-	b := &Broker{cfg: cfg, done: make(chan struct{})}
+	b := &Broker{cfg: cfg, done: make(chan struct{}), tunnels: map[net.Conn]struct{}{}}
+	if b.cfg.TunnelIdle <= 0 {
+		b.cfg.TunnelIdle = DefaultTunnelIdle
+	}
 	for _, c := range cfg.Coordinators {
 		up, err := parseUpstream(c)
 		if err != nil {
@@ -100,6 +142,12 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.upstreams = append(b.upstreams, up)
 	}
+	egress, err := parseEgress(cfg.Egress)
+	if err != nil {
+		return nil, fmt.Errorf("egress: %w", err)
+	}
+	b.egress = egress
+	b.egressTransport = &http.Transport{Proxy: nil, DisableCompression: true, DialContext: b.guardedDialer().DialContext}
 	var tok [16]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("make broker token: %w", err)
@@ -117,7 +165,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.ln = ln
 	b.tls = newTLSFront(b)
-	b.srv = &http.Server{Handler: http.HandlerFunc(b.serveProxy)}
+	b.srv = &http.Server{Handler: http.HandlerFunc(b.serveProxy), ReadHeaderTimeout: time.Minute, IdleTimeout: b.cfg.TunnelIdle}
 	go func() { _ = b.srv.Serve(ln) }()
 	return b, nil
 }
@@ -134,7 +182,11 @@ func parseUpstream(c Coordinator) (upstream, error) {
 	}
 	hostport := net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 	t := &http.Transport{Proxy: nil, DisableCompression: true, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.RootCAs}}
-	return upstream{origin: scheme + "://" + hostport, scheme: scheme, hostport: hostport,
+	addrs := lookup(context.Background(), u.Hostname())
+	if addrs == nil {
+		return upstream{}, fmt.Errorf("coordinator %q: its host does not resolve", c.URL)
+	}
+	return upstream{origin: scheme + "://" + hostport, scheme: scheme, hostport: hostport, port: port, addrs: addrs,
 		basePath: strings.TrimRight(u.EscapedPath(), "/"), coord: c, transport: t}, nil
 }
 
@@ -146,13 +198,19 @@ func (b *Broker) ProxyURL() string {
 // Port is the broker's port on 127.0.0.1 (a sandbox limiting ports allows it).
 func (b *Broker) Port() int { return b.ln.Addr().(*net.TCPAddr).Port }
 
-// Close stops the broker; calls in flight fail.
+// Close stops the broker; calls in flight fail and open tunnels end.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() { close(b.done) })
+	b.mu.Lock()
+	for c := range b.tunnels {
+		c.Close()
+	}
+	b.mu.Unlock()
 	for _, up := range b.upstreams {
 		up.transport.CloseIdleConnections()
 	}
 	b.direct.CloseIdleConnections()
+	b.egressTransport.CloseIdleConnections()
 	return b.srv.Close()
 }
 
@@ -174,7 +232,8 @@ func (b *Broker) judgement() ([]Change, bool) {
 	return b.cfg.Changes, b.cfg.ReadOnly
 }
 
-// Calls lists every coordinator call so far, in order.
+// Calls lists the coordinator calls so far, in order: every mutation and
+// the first MaxReads reads.
 func (b *Broker) Calls() []Call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -198,6 +257,28 @@ var ErrRefused = errors.New("refused a coordinator call the review did not judge
 // did not judge: POST …/payment-events/scale (targetShardCount 40)".
 func RefusedError(c Call) error {
 	return fmt.Errorf("%w: %s", ErrRefused, c.Summary)
+}
+
+// track keeps an open tunnel's connections for Close; the returned func
+// forgets them. ok is false when the broker is closed already.
+func (b *Broker) track(conns ...net.Conn) (untrack func(), ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.done:
+		return nil, false
+	default:
+	}
+	for _, c := range conns {
+		b.tunnels[c] = struct{}{}
+	}
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, c := range conns {
+			delete(b.tunnels, c)
+		}
+	}, true
 }
 
 // authorized checks the job's secret in Proxy-Authorization.
@@ -233,19 +314,110 @@ func (b *Broker) upstreamFor(scheme, hostport, path string) (*upstream, bool) {
 	return best, best != nil
 }
 
-// interceptsHost says whether CONNECT host:port is a configured https coordinator.
-func (b *Broker) interceptsHost(hostport string) bool {
+// resolveTarget names what a request to scheme://hostport reaches: a
+// configured coordinator (target is then its configured host:port), by its
+// spelling or by its address under any other name, or a host of the egress
+// list. why, when not empty, is why the broker refuses it.
+func (b *Broker) resolveTarget(ctx context.Context, scheme, hostport string) (target string, coordinator bool, why string) {
 	for _, up := range b.upstreams {
-		if up.scheme == "https" && up.hostport == hostport {
+		if up.hostport == hostport {
+			return b.asCoordinator(up, scheme)
+		}
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", false, "not host:port"
+	}
+	ips := lookup(ctx, host)
+	for _, up := range b.upstreams {
+		if up.port != port {
+			continue
+		}
+		for _, ip := range ips {
+			if slices.ContainsFunc(up.addrs, ip.Equal) {
+				return b.asCoordinator(up, scheme)
+			}
+		}
+	}
+	if why := b.egressRefusal(hostport); why != "" {
+		return "", false, why
+	}
+	return hostport, false, ""
+}
+
+// asCoordinator is resolveTarget's answer for a request that reached up: a
+// coordinator is called only with its configured scheme.
+func (b *Broker) asCoordinator(up upstream, scheme string) (string, bool, string) {
+	if up.scheme != scheme {
+		return "", false, "it is the coordinator " + up.origin + ", reached only as configured"
+	}
+	return up.hostport, true, ""
+}
+
+// lookup resolves host (an address is itself); nil when it does not resolve.
+func lookup(ctx context.Context, host string) []net.IP {
+	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil
+	}
+	out := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, a.IP)
+	}
+	return out
+}
+
+// isCoordinatorAddress says whether ip:port is a configured coordinator's.
+func (b *Broker) isCoordinatorAddress(ip net.IP, port string) bool {
+	for _, up := range b.upstreams {
+		if up.port == port && slices.ContainsFunc(up.addrs, ip.Equal) {
 			return true
 		}
 	}
 	return false
 }
 
-func (b *Broker) record(c Call) {
+// noteDenied tells the job's output why the broker refused a connection.
+func (b *Broker) noteDenied(msg string) {
+	if b.cfg.Output == nil {
+		return
+	}
+	b.outMu.Lock()
+	defer b.outMu.Unlock()
+	_, _ = fmt.Fprintln(b.cfg.Output, msg)
+}
+
+// OmittedReads counts the reads beyond MaxReads that Calls does not list.
+func (b *Broker) OmittedReads() int {
 	b.mu.Lock()
-	b.calls = append(b.calls, c)
+	defer b.mu.Unlock()
+	return b.omittedReads
+}
+
+// mutationsFull says whether the job made MaxMutations already.
+func (b *Broker) mutationsFull() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mutations >= MaxMutations
+}
+
+func (b *Broker) record(c Call, mutation bool) {
+	b.mu.Lock()
+	switch {
+	case mutation || !c.Allowed:
+		b.mutations++
+		b.calls = append(b.calls, c)
+	case b.reads < MaxReads:
+		b.reads++
+		b.calls = append(b.calls, c)
+	default:
+		b.omittedReads++
+	}
 	b.mu.Unlock()
 	if !c.Allowed && b.cfg.OnRefuse != nil {
 		b.cfg.OnRefuse(c)

@@ -211,7 +211,7 @@ func TestBrokerHTTPSCoordinator(t *testing.T) {
 	}))
 	t.Cleanup(other.Close)
 
-	b := startBroker(t, coordbroker.Config{
+	b := startBroker(t, coordbroker.Config{Egress: []string{other.Listener.Addr().String()},
 		Coordinators: []coordbroker.Coordinator{{URL: srv.URL, Username: simUser, Password: simPassword, RootCAs: upstreamRoots}},
 		Changes:      []coordbroker.Change{{Coordinator: srv.URL, StreamPrefix: "orders", ConsumerGroup: "billing", Action: coordbroker.Scale, Shards: 6}}})
 	bundle, err := b.WriteCABundle(t.TempDir())

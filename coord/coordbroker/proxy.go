@@ -3,6 +3,7 @@ package coordbroker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -33,15 +34,27 @@ func (b *Broker) serveProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hostport := withPort(r.URL.Host, "80")
-	if up, ok := b.upstreamFor("http", hostport, r.URL.EscapedPath()); ok {
+	target, coordinator, why := b.resolveTarget(r.Context(), "http", hostport)
+	if why != "" {
+		b.denyEgress(w, r.Method, hostport, why)
+		return
+	}
+	if !coordinator {
+		b.passThrough(w, r, b.egressTransport)
+		return
+	}
+	if up, ok := b.upstreamFor("http", target, r.URL.EscapedPath()); ok {
 		b.serveCoordinator(w, r, up)
 		return
 	}
+	// A path outside every configured prefix of a coordinator's host:
+	// forwarded as it came, without credentials.
+	r.URL.Host = target
 	b.passThrough(w, r, b.direct)
 }
 
-// connect terminates TLS for a configured https coordinator and tunnels every
-// other host untouched.
+// connect terminates TLS for a configured https coordinator and tunnels the
+// hosts of the egress list untouched; it refuses every other.
 func (b *Broker) connect(w http.ResponseWriter, r *http.Request) {
 	hostport := withPort(r.Host, "443")
 	hj, ok := w.(http.Hijacker)
@@ -49,11 +62,19 @@ func (b *Broker) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shardgate broker: cannot tunnel", http.StatusInternalServerError)
 		return
 	}
-	intercept := b.interceptsHost(strings.ToLower(hostport))
-	var target net.Conn
+	target, intercept, why := b.resolveTarget(r.Context(), "https", hostport)
+	if why != "" {
+		b.denyEgress(w, r.Method, hostport, why)
+		return
+	}
+	var conn net.Conn
 	if !intercept {
 		var err error
-		target, err = net.DialTimeout("tcp", hostport, 30*time.Second)
+		conn, err = b.dialEgress(r.Context(), hostport)
+		if why, denied := deniedBy(err); denied {
+			b.denyEgress(w, r.Method, hostport, why)
+			return
+		}
 		if err != nil {
 			http.Error(w, "shardgate broker: connect "+hostport+": "+err.Error(), http.StatusBadGateway)
 			return
@@ -61,31 +82,24 @@ func (b *Broker) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	client, buf, err := hj.Hijack()
 	if err != nil {
-		if target != nil {
-			target.Close()
+		if conn != nil {
+			conn.Close()
 		}
 		return
 	}
 	if _, err := client.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 		client.Close()
-		if target != nil {
-			target.Close()
+		if conn != nil {
+			conn.Close()
 		}
 		return
 	}
 	if intercept {
-		b.tls.serve(client, strings.ToLower(hostport))
+		host, _, _ := net.SplitHostPort(hostport)
+		b.tls.serve(client, target, host)
 		return
 	}
-	go func() {
-		_, _ = io.Copy(target, io.MultiReader(io.LimitReader(buf, int64(buf.Reader.Buffered())), client))
-		if tc, ok := target.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-	}()
-	_, _ = io.Copy(client, target)
-	client.Close()
-	target.Close()
+	b.tunnel(client, conn, io.LimitReader(buf, int64(buf.Reader.Buffered())))
 }
 
 // serveCoordinator judges one call to a configured coordinator and forwards it
@@ -98,10 +112,13 @@ func (b *Broker) serveCoordinator(w http.ResponseWriter, r *http.Request, up *up
 		return
 	}
 	v := b.judge(up, r.Method, path, r.URL.RawQuery, body)
+	if v.allowed && v.mutation && b.mutationsFull() {
+		v.allowed, v.reason = false, fmt.Sprintf("the job made %d coordinator changes already", MaxMutations)
+	}
 	call := Call{Method: clip(r.Method, 16), Path: clip(path, maxPathShown), Allowed: v.allowed, Summary: v.summary, Reason: v.reason}
 	if !v.allowed {
 		call.Status = http.StatusForbidden
-		b.record(call)
+		b.record(call, v.mutation)
 		refuse(w, "shardgate refused a coordinator call the review did not judge: "+v.summary+": "+v.reason)
 		return
 	}
@@ -134,13 +151,13 @@ func (b *Broker) serveCoordinator(w http.ResponseWriter, r *http.Request, up *up
 	resp, err := up.transport.RoundTrip(out)
 	if err != nil {
 		call.Status = http.StatusBadGateway
-		b.record(call)
+		b.record(call, v.mutation)
 		http.Error(w, "shardgate broker: the coordinator did not answer", http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
 	call.Status = resp.StatusCode
-	b.record(call)
+	b.record(call, v.mutation)
 	copyResponse(w, resp)
 }
 
@@ -153,6 +170,10 @@ func (b *Broker) passThrough(w http.ResponseWriter, r *http.Request, t http.Roun
 		out.Header.Del(h)
 	}
 	resp, err := t.RoundTrip(out)
+	if why, denied := deniedBy(err); denied {
+		b.denyEgress(w, r.Method, r.URL.Host, why)
+		return
+	}
 	if err != nil {
 		http.Error(w, "shardgate broker: "+err.Error(), http.StatusBadGateway)
 		return
@@ -184,8 +205,43 @@ func refuse(w http.ResponseWriter, message string) {
 
 // withPort adds the scheme's default port when hostport has none.
 func withPort(hostport, port string) string {
-	if _, _, err := net.SplitHostPort(hostport); err == nil {
-		return strings.ToLower(hostport)
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, p = strings.Trim(hostport, "[]"), port
 	}
-	return net.JoinHostPort(strings.ToLower(strings.Trim(hostport, "[]")), port)
+	// "coord.example." is the name "coord.example".
+	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(host), "."), p)
+}
+
+// tunnel copies between a CONNECT client and its target until either ends,
+// nothing passes for TunnelIdle, or the broker closes.
+func (b *Broker) tunnel(client, target net.Conn, buffered io.Reader) {
+	defer client.Close()
+	defer target.Close()
+	untrack, ok := b.track(client, target)
+	if !ok {
+		return
+	}
+	defer untrack()
+	idle := b.cfg.TunnelIdle
+	go func() {
+		_, _ = io.Copy(target, io.MultiReader(buffered, idleReader{client, idle}))
+		if tc, ok := target.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+	}()
+	_, _ = io.Copy(client, idleReader{target, idle})
+}
+
+// idleReader fails a Read that waits longer than idle for data.
+type idleReader struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	if err := r.c.SetReadDeadline(time.Now().Add(r.idle)); err != nil {
+		return 0, err
+	}
+	return r.c.Read(p)
 }

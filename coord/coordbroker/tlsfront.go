@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // tlsFront serves the https coordinator calls whose CONNECT the broker
@@ -29,7 +30,7 @@ type taggedConn struct {
 func newTLSFront(b *Broker) *tlsFront {
 	f := &tlsFront{b: b, conns: make(chan net.Conn)}
 	f.srv = &http.Server{
-		Handler: http.HandlerFunc(f.serveHTTP),
+		Handler: http.HandlerFunc(f.serveHTTP), ReadHeaderTimeout: time.Minute, IdleTimeout: b.cfg.TunnelIdle,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if tc, ok := c.(taggedConn); ok {
 				return context.WithValue(ctx, targetKey{}, tc.hostport)
@@ -40,13 +41,14 @@ func newTLSFront(b *Broker) *tlsFront {
 	return f
 }
 
-func (f *tlsFront) serve(client net.Conn, hostport string) {
+// serve serves one terminated tunnel to the coordinator at hostport (as
+// configured), with a leaf certificate for host (as the job named it).
+func (f *tlsFront) serve(client net.Conn, hostport, host string) {
 	f.once.Do(func() {
 		ln := &chanListener{conns: f.conns, addr: f.b.ln.Addr(), done: make(chan struct{})}
 		go func() { _ = f.srv.Serve(ln) }()
 		go func() { <-f.b.closed(); _ = f.srv.Close(); ln.Close() }()
 	})
-	host, _, _ := net.SplitHostPort(hostport)
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 		return f.b.ca.leaf(host)
 	}}
