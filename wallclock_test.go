@@ -48,6 +48,7 @@ var wallClockAllowed = map[string]string{
 	"bot/webhook/intake_limits.go:bodyGate.read":         "read deadlines of a webhook body",
 	"bot/statuspage/pages.go:Handler.render":             "write deadline of a page",
 	"bot/statuspage/pages.go:Handler.send":               "write deadline of server-sent events",
+	"coord/coordbroker/proxy.go:idleReader.Read":         "idle deadline of a broker tunnel",
 	"cmd/shardgate-demo/demo/apply.go:world.followApply": "the demo polls real processes on the real time",
 	"cmd/shardgate-demo/demo/apply.go:world.settle":      "the demo polls real processes on the real time",
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store/applyqueue"
@@ -156,26 +157,30 @@ func TestApplyBrokerLeavesNoCredentialToTerraform(t *testing.T) {
 	}
 }
 
-// A call around the broker (curl --noproxy '*') reaches the coordinator
-// without credentials and gets 401; with terraform.sandbox_connect_ports it
-// does not even connect, while the judged apply still passes the broker.
+// A call around the broker (curl --noproxy '*') does not even connect where
+// Landlock limits ports (by default to the broker's, or to
+// terraform.sandbox_connect_ports besides), while the judged apply still
+// passes the broker; without the sandbox it reaches the coordinator without
+// credentials and gets 401.
 func TestApplyBrokerBypass(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		ports []int
-		want  string
+		name    string
+		ports   []int
+		sandbox string
+		want    string
 	}{
-		{name: "answered 401", want: "bypass=401"},
+		{name: "no connection: only the broker's port by default", want: "bypass=000"},
 		{name: "no connection with the ports limited", ports: []int{9}, want: "bypass=000"},
+		{name: "answered 401 without the sandbox", sandbox: serverconfig.SandboxNone, want: "bypass=401"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.ports != nil {
+			if tc.sandbox == "" {
 				if err := runner.SandboxConnectSupported(); err != nil {
 					t.Fatalf("this kernel cannot limit ports: %v", err)
 				}
 			}
 			h := newHarnessBase(t)
-			h.cfg.SandboxConnectPorts = tc.ports
+			h.cfg.SandboxConnectPorts, h.cfg.Sandbox = tc.ports, tc.sandbox
 			h.start()
 			probe := filepath.Join(filepath.Dir(h.state), "bypass")
 			h.repo.Checkout("main")

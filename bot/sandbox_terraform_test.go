@@ -3,6 +3,7 @@ package bot
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,6 +80,9 @@ func TestPhaseCredentials(t *testing.T) {
 	h := newHarnessBase(t)
 	h.cfg.PlanEnv = map[string]serverconfig.Secret{"TF_HTTP_USERNAME": serverconfig.NewSecret("reader"), "TF_HTTP_PASSWORD": serverconfig.NewSecret("plan-phase-pw")}
 	h.cfg.ApplyEnv = map[string]serverconfig.Secret{"TF_HTTP_USERNAME": serverconfig.NewSecret("writer"), "TF_HTTP_PASSWORD": serverconfig.NewSecret("apply-phase-pw")}
+	// The backend is on loopback, which terraform reaches directly: its port
+	// is listed, as an operator would (terraform.sandbox_connect_ports).
+	h.cfg.SandboxConnectPorts = []int{probe.srv.Listener.Addr().(*net.TCPAddr).Port}
 	h.start()
 
 	pr := h.openPRWith("probe", with(baseGroups, map[string]int{"create-order/billing": 6, "create-order/audit": 6}),

@@ -164,6 +164,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
 	s.sandboxErr = sandboxErr
 	logSandbox(s.log, cfg, sandboxErr)
+	logEnforcement(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}

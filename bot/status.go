@@ -35,7 +35,15 @@ func (s *Server) StatusHandler() http.Handler {
 	return statuspage.New(statuspage.Options{Queue: s.applies, History: s.rec, Drift: driftSource, Logs: logs,
 		Failures: failures{store: s.store, reach: s.reach, now: s.now},
 		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
-		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets})
+		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets,
+		Enforcement: s.enforcementLines()})
+}
+
+// enforcementLines are enforcement's lines for the status page, what is
+// not enforced first.
+func (s *Server) enforcementLines() []string {
+	lines, warnings := enforcement(s.cfg, s.sandboxErr)
+	return append(warnings, lines...)
 }
 
 // startStatus serves the status page when status.listen is set, until stop;
@@ -43,6 +51,9 @@ func (s *Server) StatusHandler() http.Handler {
 func (s *Server) startStatus() (stop func(), err error) {
 	if !s.cfg.Status.Enabled() {
 		return func() {}, nil
+	}
+	if err := checkStatusReach(s.cfg, s.sandboxErr); err != nil {
+		return func() {}, err
 	}
 	s.statusAddr, stop, err = listener.Start("status page listener", s.cfg.Status.Listen,
 		statuspage.NewServer(s.cfg.Status.Listen, s.StatusHandler()), statusShutdownGrace, s.log)

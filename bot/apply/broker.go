@@ -22,6 +22,8 @@ func (r *applyRun) startBroker(ctx context.Context, stop func()) (map[string]str
 	job := r.job
 	b, err := coordbroker.Start(coordbroker.Config{
 		Coordinators:    r.s.Coordinators,
+		Egress:          r.s.Config.Egress,
+		Output:          r.live,
 		ReadOnly:        true,
 		RequestIDPrefix: traceability.RequestIDPrefix(job.Ref, job.Seq),
 		RequestedBy:     fmt.Sprintf("shardgate:%s#%d merged by %s", job.Ref.FullName(), job.Ref.Number, job.MergedBy),
@@ -93,12 +95,14 @@ func (r *applyRun) brokerRefusal() (string, bool) {
 	return coordbroker.RefusedError(c).Error(), true
 }
 
-// recordBrokerCalls lists every coordinator call of the job in its audit record.
+// recordBrokerCalls lists the job's coordinator calls in its audit record:
+// every mutation, the first reads, and the count of the others.
 func (r *applyRun) recordBrokerCalls() {
 	if r.broker == nil {
 		return
 	}
 	r.audit.CoordinatorCalls, r.audit.RequestIDs = nil, nil
+	r.audit.OmittedCoordinatorReads = r.broker.OmittedReads()
 	for _, c := range r.broker.Calls() {
 		r.audit.CoordinatorCalls = append(r.audit.CoordinatorCalls, records.CoordinatorCall{Method: c.Method, Path: c.Path,
 			Status: c.Status, RequestID: c.RequestID, Allowed: c.Allowed, Summary: c.Summary, Reason: c.Reason})

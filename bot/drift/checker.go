@@ -40,9 +40,11 @@ type Checker struct {
 	PlanEnv func() map[string]string
 	// Coordinators are reached through a read-only broker (planrun).
 	Coordinators []coordbroker.Coordinator
-	Live         LiveReader
-	Store        Store
-	Metrics      *metrics.Metrics
+	// Egress are the other hosts terraform may reach (terraform.egress).
+	Egress  []string
+	Live    LiveReader
+	Store   Store
+	Metrics *metrics.Metrics
 	// Redact removes the server's secrets from what reaches GitHub.
 	Redact func(string) string
 	Now    func() time.Time
@@ -137,7 +139,7 @@ func (d *Checker) checkProject(ctx context.Context, checkout string, coErr error
 		return fail("the default branch's files could not be fetched: "+reason, "")
 	}
 	res := planrun.Run(ctx, d.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: sha, SecretEnv: d.PlanEnv(),
-		Coordinators: d.Coordinators, OnLockWait: func(w runner.LockWait) {
+		Coordinators: d.Coordinators, Egress: d.Egress, OnLockWait: func(w runner.LockWait) {
 			logctx.Logger(ctx).WithField(logctx.FieldProject, p.Name).Infof("drift: waiting for the state lock held by %s; never force-unlocked", w.Lock.Holder())
 		}})
 	d.Metrics.ObserveLockWaits("plan", res.LockWaits)

@@ -98,8 +98,11 @@ type Options struct {
 	// Replica names this process (the apply queue's lease owner): live logs
 	// are kept by the replica running the job.
 	Replica string
-	Now     func() time.Time
-	Log     *logrus.Entry
+	// Enforcement says what the server enforces on terraform's network and
+	// the coordinators, and what it does not (shown as given).
+	Enforcement []string
+	Now         func() time.Time
+	Log         *logrus.Entry
 }
 
 // Handler serves the status page.

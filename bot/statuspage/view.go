@@ -22,12 +22,14 @@ type overview struct {
 	Now      string
 	Replica  string
 	Problems []string
-	Streams  []streamView
-	Running  []runningView
-	Plans    []planView
-	Applies  []applyView
-	DriftOff bool
-	Drift    []driftView
+	// Enforcement is Options.Enforcement.
+	Enforcement []string
+	Streams     []streamView
+	Running     []runningView
+	Plans       []planView
+	Applies     []applyView
+	DriftOff    bool
+	Drift       []driftView
 	// What is failing (failures.go): the banner's items, the failing jobs,
 	// the services as last seen; FailuresOn when the page has a source.
 	Banner     []string
@@ -321,7 +323,7 @@ func lockWaitText(w *livelog.LockWait) string {
 // build reads every source; a source that fails is named in Problems and
 // its section left empty.
 func (h *Handler) build(ctx context.Context) *overview {
-	v := &overview{Now: stamp(h.o.Now()), Replica: h.o.Replica, DriftOff: h.o.Drift == nil}
+	v := &overview{Now: stamp(h.o.Now()), Replica: h.o.Replica, DriftOff: h.o.Drift == nil, Enforcement: h.o.Enforcement}
 	problem := func(what string, err error) {
 		h.o.Log.WithError(err).Warn("status page: " + what)
 		v.Problems = append(v.Problems, what+": "+err.Error())

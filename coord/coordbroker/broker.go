@@ -182,10 +182,9 @@ func parseUpstream(c Coordinator) (upstream, error) {
 	}
 	hostport := net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 	t := &http.Transport{Proxy: nil, DisableCompression: true, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.RootCAs}}
+	// A coordinator that does not resolve now is known by its spelling only
+	// (and its calls fail); other names cannot reach it either.
 	addrs := lookup(context.Background(), u.Hostname())
-	if addrs == nil {
-		return upstream{}, fmt.Errorf("coordinator %q: its host does not resolve", c.URL)
-	}
 	return upstream{origin: scheme + "://" + hostport, scheme: scheme, hostport: hostport, port: port, addrs: addrs,
 		basePath: strings.TrimRight(u.EscapedPath(), "/"), coord: c, transport: t}, nil
 }

@@ -195,10 +195,13 @@ type Audit struct {
 	// RequestIDs are the X-Request-Id of every coordinator mutation the apply
 	// made: the broker's, which it sets whatever the module sends.
 	RequestIDs []string `json:"request_ids,omitempty"`
-	// CoordinatorCalls are every call terraform's processes made to a
-	// configured coordinator through the job's broker, allowed or refused.
+	// CoordinatorCalls are the calls terraform's processes made to a
+	// configured coordinator through the job's broker, allowed or refused:
+	// every mutation and the first coordbroker.MaxReads reads.
 	CoordinatorCalls []CoordinatorCall `json:"coordinator_calls,omitempty"`
-	FinishedAt       time.Time         `json:"finished_at"`
+	// OmittedCoordinatorReads counts the reads beyond those listed.
+	OmittedCoordinatorReads int       `json:"omitted_coordinator_reads,omitempty"`
+	FinishedAt              time.Time `json:"finished_at"`
 }
 
 // CoordinatorCall is one coordinator call of an apply (coordbroker.Call).

@@ -40,6 +40,9 @@ type Request struct {
 	// reads them and holds no credential, and a plan that tries to change
 	// one fails.
 	Coordinators []coordbroker.Coordinator
+	// Egress are the other hosts (host:port, *.suffix:port) terraform may
+	// reach through the broker (terraform.egress); every other is refused.
+	Egress []string
 }
 
 // Result is what the plan gave: a change set, or why there is none.
@@ -73,7 +76,8 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 	for _, vf := range p.VarFiles {
 		varFiles = append(varFiles, filepath.Join(res.Dir, filepath.FromSlash(vf)))
 	}
-	env, ports, broker, stop, err := readOnlyBroker(req.Coordinators)
+	env, ports, broker, stop, err := readOnlyBroker(coordbroker.Config{Coordinators: req.Coordinators, Egress: req.Egress,
+		ReadOnly: true, Output: req.Output})
 	if err != nil {
 		res.Error = report.FirstLine(err.Error())
 		return res
@@ -128,13 +132,11 @@ func failed(res Result, job *runner.Job, err error) Result {
 	return res
 }
 
-// readOnlyBroker starts the plan's broker when coordinators are configured:
-// the environment and port terraform gets, and stop, which ends it.
-func readOnlyBroker(coords []coordbroker.Coordinator) (env map[string]string, ports []int, b *coordbroker.Broker, stop func(), err error) {
-	if len(coords) == 0 {
-		return nil, nil, nil, func() {}, nil
-	}
-	b, err = coordbroker.Start(coordbroker.Config{Coordinators: coords, ReadOnly: true})
+// readOnlyBroker starts the plan's broker, through which terraform reaches
+// the coordinators (read-only) and the egress list, and nothing else: the
+// environment and port terraform gets, and stop, which ends it.
+func readOnlyBroker(cfg coordbroker.Config) (env map[string]string, ports []int, b *coordbroker.Broker, stop func(), err error) {
+	b, err = coordbroker.Start(cfg)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -64,3 +64,28 @@ func TestIsolatedJobEnv(t *testing.T) {
 		require.ErrorContains(t, err, "HOME (use WithSandbox: the job's scratch dir)")
 	})
 }
+
+// A job with a port of its own (its broker's) is limited to it by default
+// where the kernel has Landlock's port rules; a job without keeps the
+// network as configured.
+func TestSandboxLimitsAJobToItsOwnPorts(t *testing.T) {
+	if err := SandboxConnectSupported(); err != nil {
+		t.Fatalf("this kernel cannot limit ports, which this test checks: %v", err)
+	}
+	launcher := filepath.Join(t.TempDir(), "shardgate")
+	require.NoError(t, os.WriteFile(launcher, nil, 0o755))
+	dir := t.TempDir()
+	r := testRunner(t, map[string]string{"PATH": "/usr/bin"}, WithSandbox(Sandbox{Launcher: launcher}))
+	policy := func(cfg JobConfig) SandboxPolicy {
+		j, err := r.NewJob(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, j.Close()) })
+		var p SandboxPolicy
+		require.NoError(t, json.Unmarshal([]byte(j.env[SandboxEnv]), &p))
+		return p
+	}
+	p := policy(JobConfig{Dir: dir, ConnectPorts: []int{40123}})
+	require.True(t, p.LimitConnect)
+	require.Equal(t, []int{40123}, p.ConnectPorts)
+	require.False(t, policy(JobConfig{Dir: dir}).LimitConnect)
+}

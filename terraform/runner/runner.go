@@ -167,7 +167,9 @@ type JobConfig struct {
 	PlanFile string
 	// ConnectPorts are TCP ports this job's sandboxed terraform may also
 	// connect to when Sandbox.ConnectPorts limits them (its coordinator
-	// broker's port).
+	// broker's port). When set, they limit the job's ports by themselves
+	// wherever the kernel can (Landlock ABI 4): terraform reaches nothing
+	// but them.
 	ConnectPorts []int
 	// Parallelism limits concurrent operations of Apply (-parallelism); 0
 	// keeps terraform's default. Coordinator scales are stream-wide, so the

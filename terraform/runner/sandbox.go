@@ -49,6 +49,8 @@ type Sandbox struct {
 	// ConnectPorts, when set, are the only TCP ports terraform may connect
 	// to (Landlock ABI 4, Linux 6.7); it may then bind no TCP port. A job's
 	// own ports (its coordinator broker's) are added (JobConfig.ConnectPorts).
+	// A job with ports of its own is limited to them by default wherever the
+	// kernel can (DirectConnectStopped): only its broker is reached.
 	ConnectPorts []int
 }
 
@@ -259,7 +261,7 @@ func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 		}
 		p.ReadOnly = append(p.ReadOnly, vf)
 	}
-	if len(j.r.sandbox.ConnectPorts) > 0 {
+	if len(j.r.sandbox.ConnectPorts) > 0 || len(j.cfg.ConnectPorts) > 0 && SandboxConnectSupported() == nil {
 		p.LimitConnect = true
 		p.ConnectPorts = slices.Concat(j.r.sandbox.ConnectPorts, j.cfg.ConnectPorts)
 	}

@@ -63,6 +63,10 @@ type CoordinatorCredentials struct {
 	URLPrefix string
 	Username  string
 	Password  Secret
+	// InsecureNoAuth (insecure_no_auth) lets a coordinator without
+	// credentials be configured: one that accepts any call, also those that
+	// go around the broker. The status page says so.
+	InsecureNoAuth bool
 }
 
 // Config is the validated, immutable server configuration.
@@ -92,6 +96,10 @@ type Config struct {
 	// SandboxConnectPorts, when set, are the only TCP ports sandboxed
 	// terraform may connect to (besides its job's coordinator broker).
 	SandboxConnectPorts []int
+	// Egress are the hosts besides the coordinators that terraform's
+	// processes may reach through the job's broker (terraform.egress):
+	// host:port or *.suffix:port; coordbroker.DefaultEgress when unset.
+	Egress []string
 	// PlanEnv is the environment of pull-request plans, ApplyEnv that of
 	// apply jobs (re-plan and apply of the merge commit): credentials per
 	// phase, so that PR code never sees apply-time ones.
@@ -189,6 +197,7 @@ type rawTerraform struct {
 	Sandbox             string                  `yaml:"sandbox"`
 	SandboxWritable     []string                `yaml:"sandbox_writable"`
 	SandboxConnectPorts []int                   `yaml:"sandbox_connect_ports"`
+	Egress              *[]string               `yaml:"egress"`
 	PlanEnv             map[string]rawEnvSource `yaml:"plan_env"`
 	ApplyEnv            map[string]rawEnvSource `yaml:"apply_env"`
 }
@@ -199,6 +208,8 @@ type rawCoordinator struct {
 	PasswordFile string `yaml:"password_file"`
 	PasswordEnv  string `yaml:"password_env"`
 	Password     Secret `yaml:"password"`
+	// InsecureNoAuth allows a coordinator without credentials.
+	InsecureNoAuth bool `yaml:"insecure_no_auth"`
 }
 
 type rawApprovers struct {
@@ -276,6 +287,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	if len(c.SandboxConnectPorts) > 0 && c.Sandbox == SandboxNone {
 		v.addf("terraform.sandbox_connect_ports needs terraform.sandbox: landlock")
 	}
+	c.Egress = v.egress(r.Terraform.Egress)
 	c.PlanEnv = v.phaseEnv("terraform.plan_env", r.Terraform.PlanEnv)
 	c.ApplyEnv = v.phaseEnv("terraform.apply_env", r.Terraform.ApplyEnv)
 	c.Coordinators = v.coordinators(r.Coordinators)
@@ -312,8 +324,10 @@ func (v *validator) coordinators(raw []rawCoordinator) []CoordinatorCredentials 
 			v.addf("%s.url_prefix %q is listed twice", where, rc.URLPrefix)
 		}
 		seen[rc.URLPrefix] = true
-		cc := CoordinatorCredentials{URLPrefix: rc.URLPrefix, Username: rc.Username}
+		cc := CoordinatorCredentials{URLPrefix: rc.URLPrefix, Username: rc.Username, InsecureNoAuth: rc.InsecureNoAuth}
 		switch {
+		case rc.PasswordFile == "" && rc.PasswordEnv == "" && !rc.InsecureNoAuth:
+			v.addf("%s has no credentials: set username and password_file or password_env (the broker's guarantee needs a coordinator that refuses calls without them), or insecure_no_auth: true for one that has none", where)
 		case rc.PasswordFile != "" && rc.PasswordEnv != "":
 			v.addf("%s: set password_file or password_env, not both", where)
 		case rc.PasswordFile != "":

@@ -374,6 +374,7 @@ allow_fork_prs: maybe
 			"config.yaml:7:3: store.pth: unknown key (did you mean store.path?)",
 			`config.yaml:9:9: queue.size: want a whole number, got "abc"`,
 			"config.yaml:10:12: queue.workers: want a whole number, got a list",
+			"config.yaml:12:5: coordinators[0] has no credentials: set username and password_file or password_env (the broker's guarantee needs a coordinator that refuses calls without them), or insecure_no_auth: true for one that has none",
 			"config.yaml:14:15: coordinators[0].password: secrets are never written inline: use a *_file or *_env setting",
 			`config.yaml:16:17: allow_fork_prs: want true or false, got "maybe"`,
 		}, got)

@@ -3,7 +3,10 @@ package serverconfig
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+
+	"github.com/shardgate/shardgate/coord/coordbroker"
 
 	"github.com/shardgate/shardgate/terraform/runner"
 )
@@ -45,6 +48,20 @@ func (v *validator) sandbox(s string) string {
 	}
 	v.addf("terraform.sandbox %q is not landlock or none", s)
 	return SandboxLandlock
+}
+
+// egress reads terraform.egress: absent is coordbroker.DefaultEgress; an
+// empty list allows no host besides the coordinators.
+func (v *validator) egress(raw *[]string) []string {
+	if raw == nil {
+		return slices.Clone(coordbroker.DefaultEgress)
+	}
+	for i, e := range *raw {
+		if err := coordbroker.CheckEgress([]string{e}); err != nil {
+			v.addf("terraform.egress[%d] %v", i, err)
+		}
+	}
+	return append([]string{}, *raw...)
 }
 
 // ports checks that each entry is a TCP port.
