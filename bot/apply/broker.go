@@ -102,7 +102,7 @@ func (r *applyRun) recordBrokerCalls() {
 		return
 	}
 	r.audit.CoordinatorCalls, r.audit.RequestIDs = nil, nil
-	r.audit.OmittedCoordinatorReads = r.broker.OmittedReads()
+	r.audit.OmittedCoordinatorReads, r.audit.OmittedRefusedCalls = r.broker.OmittedReads(), r.broker.OmittedRefusals()
 	for _, c := range r.broker.Calls() {
 		r.audit.CoordinatorCalls = append(r.audit.CoordinatorCalls, records.CoordinatorCall{Method: c.Method, Path: c.Path,
 			Status: c.Status, RequestID: c.RequestID, Allowed: c.Allowed, Summary: c.Summary, Reason: c.Reason})

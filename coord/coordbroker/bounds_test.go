@@ -130,3 +130,18 @@ func TestBrokerTunnelsEnd(t *testing.T) {
 		require.True(t, ended(t, conn, 10*time.Second), "an idle tunnel stayed open")
 	})
 }
+
+// Refused calls are kept up to MaxMutations; the rest (in flight after the
+// first stopped the job) are counted.
+func TestBrokerBoundsRefusedCalls(t *testing.T) {
+	_, srv := newSim(t)
+	b := startBroker(t, coordbroker.Config{ReadOnly: true,
+		Coordinators: []coordbroker.Coordinator{{URL: srv.URL, Username: simUser, Password: simPassword}}})
+	c := proxied(t, b, nil)
+	for i := 0; i < coordbroker.MaxMutations+5; i++ {
+		status, _ := do(t, c, "POST", srv.URL+"/coord/v1/streams/orders/scale", body("targetShardCount", 5))
+		require.Equal(t, 403, status)
+	}
+	require.Len(t, b.Calls(), coordbroker.MaxMutations)
+	require.Equal(t, 5, b.OmittedRefusals())
+}

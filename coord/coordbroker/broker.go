@@ -111,8 +111,9 @@ type Broker struct {
 	calls []Call
 	seq   int
 	// reads and mutations count the calls kept; omittedReads the reads
-	// beyond MaxReads, counted only.
-	reads, mutations, omittedReads int
+	// beyond MaxReads and omittedRefusals the refused calls beyond
+	// MaxMutations (the job stops at the first), counted only.
+	reads, mutations, omittedReads, omittedRefusals int
 	// tunnels are the open CONNECT tunnels, which Close ends.
 	tunnels map[net.Conn]struct{}
 }
@@ -398,6 +399,14 @@ func (b *Broker) OmittedReads() int {
 	return b.omittedReads
 }
 
+// OmittedRefusals counts the refused calls past MaxMutations that Calls does
+// not list.
+func (b *Broker) OmittedRefusals() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.omittedRefusals
+}
+
 // mutationsFull says whether the job made MaxMutations already.
 func (b *Broker) mutationsFull() bool {
 	b.mu.Lock()
@@ -408,6 +417,8 @@ func (b *Broker) mutationsFull() bool {
 func (b *Broker) record(c Call, mutation bool) {
 	b.mu.Lock()
 	switch {
+	case (mutation || !c.Allowed) && b.mutations >= MaxMutations:
+		b.omittedRefusals++ // a passed one is refused past the bound
 	case mutation || !c.Allowed:
 		b.mutations++
 		b.calls = append(b.calls, c)

@@ -5,7 +5,11 @@
 // and the stream scale at the judged count, a delete the policy waived, any
 // read) and refuses every other mutation with 403. Requests to configured
 // coordinators over https are terminated with a leaf certificate of a per-job
-// CA that only the sandbox trusts (its key never leaves this process); every
-// other host is tunnelled or forwarded untouched. A call that goes around the
-// broker reaches the coordinator without credentials and gets 401.
+// CA that only the sandbox trusts (its key never leaves this process). A
+// configured coordinator is known by its address too, under any name. The
+// hosts of the egress list (Config.Egress) are tunnelled or forwarded
+// untouched; every other host gets 403. A mutation that passes carries a
+// body the broker builds from the judged change, never the caller's bytes.
+// A call that goes around the broker reaches the coordinator without
+// credentials and gets 401.
 package coordbroker

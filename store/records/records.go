@@ -199,8 +199,11 @@ type Audit struct {
 	// configured coordinator through the job's broker, allowed or refused:
 	// every mutation and the first coordbroker.MaxReads reads.
 	CoordinatorCalls []CoordinatorCall `json:"coordinator_calls,omitempty"`
-	// OmittedCoordinatorReads counts the reads beyond those listed.
+	// OmittedCoordinatorReads counts the reads beyond those listed, and
+	// OmittedRefusedCalls the refused calls beyond them (the job stops at
+	// the first refusal; calls already in flight may follow).
 	OmittedCoordinatorReads int       `json:"omitted_coordinator_reads,omitempty"`
+	OmittedRefusedCalls     int       `json:"omitted_refused_calls,omitempty"`
 	FinishedAt              time.Time `json:"finished_at"`
 }
 
