@@ -71,17 +71,20 @@ func TestServeThatCannotListenExits2(t *testing.T) {
 }
 
 // Start-up names the sandbox terraform runs in (Landlock with its ABI
-// version, or none) and every listener with its address, in the JSON logs.
+// version, or none), what it enforces on terraform's network, and every
+// listener with its address, in the JSON logs.
 func TestServeLogsTheSandboxAndEveryListener(t *testing.T) {
-	for _, tt := range []struct{ sandbox, want string }{
-		{"none", "sandbox: none (terraform.sandbox: none)"},
+	for _, tt := range []struct{ sandbox, want, network string }{
+		{"none", "sandbox: none (terraform.sandbox: none)", "not enforced: Direct connections are NOT stopped (terraform.sandbox: none)"},
 		{"landlock", map[bool]string{true: fmt.Sprintf("sandbox: Landlock ABI %d confines", runner.LandlockABI()),
-			false: "sandbox: none: terraform cannot be sandboxed here"}[runner.SandboxSupported() == nil]},
+			false: "sandbox: none: terraform cannot be sandboxed here"}[runner.SandboxSupported() == nil],
+			map[bool]string{true: "enforced: Direct connections: Landlock lets terraform connect only to its broker's port",
+				false: "not enforced: Direct connections are NOT stopped"}[runner.SandboxConnectSupported() == nil]},
 	} {
 		t.Run(tt.sandbox, func(t *testing.T) {
 			token := filepath.Join(t.TempDir(), "admin-token")
 			require.NoError(t, os.WriteFile(token, []byte("an-admin-token-of-32-characters!"), 0o600))
-			cfg := serveConfig(t, "127.0.0.1:0", tt.sandbox, fmt.Sprintf("admin:\n  listen: 127.0.0.2:0\n  token_file: %s\nstatus:\n  listen: 127.0.0.3:0\n", token))
+			cfg := serveConfig(t, "127.0.0.1:0", tt.sandbox, fmt.Sprintf("admin:\n  listen: 127.0.0.2:0\n  token_file: %[1]s\nstatus:\n  listen: 127.0.0.3:0\n  token_file: %[1]s\n", token))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			serving := &firstWrite{seen: make(chan struct{})}
@@ -106,11 +109,33 @@ func TestServeLogsTheSandboxAndEveryListener(t *testing.T) {
 					listeners[name] = fmt.Sprint(entry["listen"])
 				}
 			}
-			require.True(t, slices.ContainsFunc(messages, func(m string) bool { return strings.HasPrefix(m, tt.want) }), "no %q in %q", tt.want, messages)
+			for _, want := range []string{tt.want, tt.network, "enforced: Egress through the job's broker: the configured coordinators (mutations judged) and terraform.egress (registry.terraform.io:443, "} {
+				require.True(t, slices.ContainsFunc(messages, func(m string) bool { return strings.HasPrefix(m, want) }), "no %q in %q", want, messages)
+			}
 			require.Len(t, listeners, 3, "%v", listeners)
 			for _, name := range []string{"webhook listener", "admin listener", "status page listener"} {
 				require.Regexp(t, `^127\.0\.0\.[123]:[1-9][0-9]*$`, listeners[name], name)
 			}
+		})
+	}
+}
+
+// serve refuses what would break the broker's guarantee, exit 2 with the
+// reason: a coordinator without credentials (unless insecure_no_auth says
+// so), and a status page without a token where terraform's direct
+// connections are not stopped (here: terraform.sandbox: none).
+func TestServeRefusesWhatTheBrokerCannotGuard(t *testing.T) {
+	for _, tt := range []struct{ name, sandbox, extra, want string }{
+		{"a coordinator without credentials", "none", "coordinators:\n  - url_prefix: http://127.0.0.1:1\n",
+			"coordinators[0] has no credentials"},
+		{"a status page without a token", "none", "status:\n  listen: 127.0.0.3:0\n",
+			"the status page needs status.token_file or status.token_env here"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runServe(context.Background(), []string{"--config", serveConfig(t, "127.0.0.1:0", tt.sandbox, tt.extra)}, &stdout, &stderr)
+			require.Equal(t, exitUsage, code, stderr.String())
+			require.Contains(t, stderr.String(), tt.want)
 		})
 	}
 }
