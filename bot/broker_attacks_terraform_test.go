@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/internal/testing/canarytest"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/terraform/runner"
@@ -99,26 +99,6 @@ func hostAddress(t *testing.T) string {
 	return ""
 }
 
-// canaryOn listens on ip and counts the connections it accepts.
-func canaryOn(t *testing.T, ip string) (string, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), &n
-}
-
 // At plan time, before any review, the PR's root reads Terraform state over
 // HTTP (terraform's own http backend, no provider): from a listener on the
 // host's address, which goes through the broker and gets 403, and from one
@@ -131,8 +111,8 @@ func TestPlanReachesOnlyTheEgressList(t *testing.T) {
 	h := newHarnessBase(t)
 	h.cfg.Status = serverconfig.StatusConfig{Listen: "127.0.0.1:0"}
 	h.start()
-	viaProxy, heardProxy := canaryOn(t, hostAddress(t))
-	direct, heardDirect := canaryOn(t, "127.0.0.1")
+	viaProxy, heardProxy := canarytest.Listen(t, hostAddress(t))
+	direct, heardDirect := canarytest.Listen(t, "127.0.0.1")
 	probe := fmt.Sprintf(`data "terraform_remote_state" "via_proxy" {
   backend = "http"
   config  = { address = "http://%s/state" }
@@ -167,7 +147,7 @@ func TestApplyReachesOnlyTheEgressList(t *testing.T) {
 	stop, err := h.srv.startStatus()
 	require.NoError(t, err)
 	t.Cleanup(stop)
-	target, heard := canaryOn(t, hostAddress(t))
+	target, heard := canarytest.Listen(t, hostAddress(t))
 	probe := filepath.Join(filepath.Dir(h.state), "egress")
 	lines := ""
 	for _, p := range []struct{ name, args string }{

@@ -117,26 +117,11 @@ func quoteKey(k string) string { return strconv.QuoteToASCII(clip(k, 40)) }
 // judgedBody is the body the broker sends for a passed mutation: the judged
 // count, the broker's requestedBy and reason, and a waived delete's force.
 func (b *Broker) judgedBody(kind string, c Change, m mutationBody) []byte {
-	var v any
-	switch kind {
-	case "create":
-		v = struct {
-			InitialShardCount int    `json:"initialShardCount"`
-			RequestedBy       string `json:"requestedBy"`
-			Reason            string `json:"reason"`
-		}{c.Shards, b.cfg.RequestedBy, b.cfg.Reason}
-	case "scale":
-		v = struct {
-			TargetShardCount int    `json:"targetShardCount"`
-			RequestedBy      string `json:"requestedBy"`
-			Reason           string `json:"reason"`
-		}{c.Shards, b.cfg.RequestedBy, b.cfg.Reason}
-	default:
-		v = struct {
-			RequestedBy string `json:"requestedBy"`
-			Reason      string `json:"reason"`
-			Force       bool   `json:"force"`
-		}{b.cfg.RequestedBy, b.cfg.Reason, m.force}
+	v := map[string]any{"requestedBy": b.cfg.RequestedBy, "reason": b.cfg.Reason}
+	if name := countField[kind]; name != "" {
+		v[name] = c.Shards
+	} else {
+		v["force"] = m.force
 	}
 	out, _ := json.Marshal(v)
 	return out

@@ -5,33 +5,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/coord/coordbroker"
+	"github.com/shardgate/shardgate/internal/testing/canarytest"
 )
-
-// canary is a listener that counts the connections it accepts.
-func canary(t *testing.T) (net.Listener, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln, &n
-}
 
 // The broker is no open relay: beside the coordinators it reaches only the
 // egress list. A loopback listener, the metadata address and a listed name
@@ -39,14 +19,14 @@ func canary(t *testing.T) (net.Listener, *atomic.Int64) {
 // and by absolute-form request alike; the job's output names each refusal.
 func TestBrokerEgressAllowList(t *testing.T) {
 	_, srv := newSim(t)
-	ln, accepted := canary(t)
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	canary, accepted := canarytest.Listen(t, "127.0.0.1")
+	_, port, _ := net.SplitHostPort(canary)
 	var out bytes.Buffer
 	b := startBroker(t, coordbroker.Config{ReadOnly: true, Output: &out,
 		Coordinators: []coordbroker.Coordinator{{URL: srv.URL, Username: simUser, Password: simPassword}},
 		Egress:       []string{"localhost:" + port, "*.registry.example:443"}})
 	c := proxied(t, b, nil)
-	for _, target := range []string{ln.Addr().String(), "169.254.169.254:80", "localhost:" + port, "[::1]:" + port} {
+	for _, target := range []string{canary, "169.254.169.254:80", "localhost:" + port, "[::1]:" + port} {
 		resp, err := c.Get("http://" + target + "/latest/meta-data/")
 		require.NoError(t, err, target)
 		text := readAll(t, resp)
