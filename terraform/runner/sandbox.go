@@ -100,6 +100,10 @@ type SandboxPolicy struct {
 	// LimitConnect restricts TCP: connect only to ConnectPorts, bind none.
 	LimitConnect bool  `json:"limit_connect,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
+	// Cgroup is the job's cgroup directory, which the launcher joins before
+	// anything else, so that terraform and all it starts die with the
+	// command (lifetime.go); empty: none.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // grants splits the policy into read-write and read-only paths for the
@@ -125,6 +129,9 @@ func (p SandboxPolicy) validate() error {
 	}
 	if p.PluginCache != "" && !filepath.IsAbs(p.PluginCache) {
 		return fmt.Errorf("sandbox policy: plugin cache %q is not an absolute path", p.PluginCache)
+	}
+	if p.Cgroup != "" && !filepath.IsAbs(p.Cgroup) {
+		return fmt.Errorf("sandbox policy: cgroup %q is not an absolute path", p.Cgroup)
 	}
 	for _, port := range p.ConnectPorts {
 		if port < 1 || port > 65535 {
@@ -217,13 +224,22 @@ func (j *Job) isolate() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	js, err := json.Marshal(p)
+	j.confine = &p
+	return j.r.sandbox.Launcher, j.encodePolicy()
+}
+
+// encodePolicy hands the job's policy to the launcher, through the
+// environment of the commands to come.
+func (j *Job) encodePolicy() error {
+	js, err := json.Marshal(*j.confine)
 	if err != nil {
-		return "", fmt.Errorf("encode sandbox policy: %w", err)
+		return fmt.Errorf("encode sandbox policy: %w", err)
 	}
 	j.env[SandboxEnv] = string(js)
-	j.confine = &p
-	return j.r.sandbox.Launcher, nil
+	if j.tf != nil {
+		return j.tf.SetEnv(j.env)
+	}
+	return nil
 }
 
 // sandboxPolicy grants the job its own files: Root (the checkout), data
