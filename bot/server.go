@@ -163,10 +163,10 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
 	s.sandboxErr = sandboxErr
-	logSandbox(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
+	logSandbox(s.log, cfg, sandboxErr, s.runner.Containment())
 	// Scratch dirs (saved plans, sensitive variables) of a killed process.
 	if removed, err := s.runner.SweepScratch(); err != nil {
 		s.log.WithError(err).Warn("remove leftover terraform scratch dirs")

@@ -35,7 +35,8 @@ func (s *Server) StatusHandler() http.Handler {
 	return statuspage.New(statuspage.Options{Queue: s.applies, History: s.rec, Drift: driftSource, Logs: logs,
 		Failures: failures{store: s.store, reach: s.reach, now: s.now},
 		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
-		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets})
+		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets,
+		Settings: []statuspage.Setting{containmentSetting(s.runner.Containment())}})
 }
 
 // startStatus serves the status page when status.listen is set, until stop;
