@@ -152,10 +152,11 @@ func TestNoSandboxNoPlan(t *testing.T) {
 // pull request's resource starts a setsid nohup daemon when it is applied,
 // in the shared state directory it may write. The daemon is gone (checked by
 // pid) when the apply is reported, and the status page and the start-up log
-// say how jobs' processes are ended.
+// say how jobs' processes are ended; the page shows apply.max_concurrent too.
 func TestPRDaemonDiesWithTheApply(t *testing.T) {
 	h := newHarnessBase(t)
 	h.cfg.Status = serverconfig.StatusConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(statusToken)}
+	h.cfg.ApplyMaxConcurrent = 3
 	h.start()
 	stop, err := h.srv.startStatus()
 	require.NoError(t, err)
@@ -196,6 +197,7 @@ func TestPRDaemonDiesWithTheApply(t *testing.T) {
 	code, body := statusGet(t, h.srv, "/")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "<th>processes of a job</th><td>a cgroup v2 per job under ")
+	require.Contains(t, body, "<th>apply.max_concurrent</th><td>at most 3 applies at once on this replica")
 	var said bool
 	for line := range strings.Lines(h.logs.String()) {
 		said = said || strings.Contains(line, `"process_containment":"cgroup"`) && strings.Contains(line, "cgroup.kill")

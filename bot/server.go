@@ -192,7 +192,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
-	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
+	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log, applyqueue.WithMaxConcurrent(cfg.ApplyMaxConcurrent))
 	s.wireLiveLogs()
 	s.wireFlows()
 	s.wireDrift()

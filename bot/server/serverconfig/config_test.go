@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -408,4 +409,28 @@ approvers: {users: [alice]}
 			func(k string) (string, bool) { return "short", k == EnvWebhookSecret })
 		require.Equal(t, []string{"config.yaml: SHARDGATE_WEBHOOK_SECRET: the secret is 5 characters; use at least 8 (for example: openssl rand -hex 32)"}, got)
 	})
+}
+
+// apply.max_concurrent: twice the cores when not set, as given otherwise; a
+// negative bound is refused with the key named.
+func TestApplyMaxConcurrent(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		want       int
+		problem    string
+	}{
+		{name: "twice the cores when absent", yaml: "", want: 2 * runtime.NumCPU()},
+		{name: "set", yaml: "apply: {max_concurrent: 3}\n", want: 3},
+		{name: "negative", yaml: "apply: {max_concurrent: -1}\n", problem: "apply.max_concurrent must be positive, got -1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("c", []byte(phaseConfig(t, tt.yaml)), noEnv)
+			if tt.problem != "" {
+				require.ErrorContains(t, err, tt.problem)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, cfg.ApplyMaxConcurrent)
+		})
+	}
 }
