@@ -114,7 +114,7 @@ type Config struct {
 	// ApplyMaxConcurrent bounds the applies this process runs at once
 	// (apply.max_concurrent; DefaultApplyMaxConcurrent).
 	ApplyMaxConcurrent int
-	Admin      AdminConfig
+	Admin              AdminConfig
 	// DriftInterval is how often each known repository's projects are checked
 	// for drift (drift.interval); 0: no scheduled checks.
 	DriftInterval time.Duration
