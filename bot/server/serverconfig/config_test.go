@@ -414,23 +414,13 @@ approvers: {users: [alice]}
 // apply.max_concurrent: twice the cores when not set, as given otherwise; a
 // negative bound is refused with the key named.
 func TestApplyMaxConcurrent(t *testing.T) {
-	for _, tt := range []struct {
-		name, yaml string
-		want       int
-		problem    string
-	}{
-		{name: "twice the cores when absent", yaml: "", want: 2 * runtime.NumCPU()},
-		{name: "set", yaml: "apply: {max_concurrent: 3}\n", want: 3},
-		{name: "negative", yaml: "apply: {max_concurrent: -1}\n", problem: "apply.max_concurrent must be positive, got -1"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse("c", []byte(phaseConfig(t, tt.yaml)), noEnv)
-			if tt.problem != "" {
-				require.ErrorContains(t, err, tt.problem)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tt.want, cfg.ApplyMaxConcurrent)
-		})
-	}
+	parse := func(yaml string) (*Config, error) { return Parse("c", []byte(phaseConfig(t, yaml)), noEnv) }
+	cfg, err := parse("")
+	require.NoError(t, err)
+	require.Equal(t, 2*runtime.NumCPU(), cfg.ApplyMaxConcurrent, "twice the cores when absent")
+	cfg, err = parse("apply: {max_concurrent: 3}\n")
+	require.NoError(t, err)
+	require.Equal(t, 3, cfg.ApplyMaxConcurrent)
+	_, err = parse("apply: {max_concurrent: -1}\n")
+	require.ErrorContains(t, err, "apply.max_concurrent must be positive, got -1")
 }
