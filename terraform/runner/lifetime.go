@@ -8,17 +8,22 @@ import (
 // A pull request's code may start processes that leave terraform behind: a
 // provisioner's `setsid nohup daemon &`, a double fork. Inside the sandbox
 // they would keep its rights (the shared sandbox_writable directories, the
-// network) after the job, at any later time. So a sandboxed job's terraform
-// runs in a cgroup of its own (cgroup v2), and when each command ends every
-// process left in it is killed (cgroup.kill) before the command returns.
-// The server's own process is never in it. Without a cgroup v2 this process
-// may manage, nothing ends them: ProcessContainment says so, and the server
-// warns at start-up and on its status page.
+// network) after the job, at any later time. So each command of a sandboxed
+// job's terraform runs in a cgroup of its own (cgroup v2), and when it ends
+// every process left in it is killed (cgroup.kill) before the command
+// returns; the server's own process is never in it. Where this process may
+// make no cgroup, terraform is started as the init of a PID namespace of its
+// own: when it exits, the kernel kills every process left in the namespace.
+// Where neither is possible nothing ends them: ProcessContainment says so,
+// and the server warns at start-up and on its status page.
 
 // Mechanisms of Containment.
 const (
-	// ContainCgroup: a cgroup v2 per job, killed whole when a command ends.
+	// ContainCgroup: a cgroup v2 per command, killed whole when it ends.
 	ContainCgroup = "cgroup"
+	// ContainPIDNamespace: terraform is the init of a PID namespace of its
+	// own; the kernel kills the rest of it when terraform exits.
+	ContainPIDNamespace = "pid-namespace"
 	// ContainNone: processes a command leaves behind are not ended.
 	ContainNone = "none"
 )
@@ -26,11 +31,12 @@ const (
 // Containment says how the processes of a sandboxed job's terraform command
 // are ended when the command ends.
 type Containment struct {
-	// Mechanism is ContainCgroup or ContainNone.
+	// Mechanism is ContainCgroup, ContainPIDNamespace or ContainNone.
 	Mechanism string
 	// Parent is the cgroup directory jobs' cgroups are made in (ContainCgroup).
 	Parent string
-	// Reason says why nothing ends them (ContainNone).
+	// Reason says why there is no cgroup (ContainPIDNamespace) or why
+	// nothing ends them (ContainNone).
 	Reason string
 }
 
@@ -40,8 +46,11 @@ func (c Containment) Enforced() bool { return c.Mechanism != ContainNone }
 // String describes the containment in a sentence fit for a log or the
 // status page.
 func (c Containment) String() string {
-	if c.Enforced() {
+	switch c.Mechanism {
+	case ContainCgroup:
 		return fmt.Sprintf("a cgroup v2 per job under %s: every process a terraform command started is killed when it ends (cgroup.kill)", c.Parent)
+	case ContainPIDNamespace:
+		return "a PID namespace per terraform command, terraform its init: every process it started is killed when it exits (no cgroup: " + c.Reason + ")"
 	}
 	return "none: processes a terraform command starts (setsid, nohup, double fork) may outlive their job: " + c.Reason
 }
@@ -62,8 +71,8 @@ func (r *Runner) Containment() Containment {
 // was killed before is killed at birth by some kernels (6.x's kill_seq is
 // read from the parent's cgroup, not the target's).
 func (j *Job) contained(command func() error) error {
-	if j.confine == nil || !j.r.containment.Enforced() {
-		return command()
+	if j.confine == nil || j.r.containment.Mechanism != ContainCgroup {
+		return command() // a PID namespace ends with terraform (SandboxPolicy.PIDNamespace)
 	}
 	cg, err := newJobCgroup(j.r.containment.Parent)
 	if err != nil {

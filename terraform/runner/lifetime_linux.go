@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +26,85 @@ import (
 // host (detected once): a cgroup v2 under this process's own cgroup, where
 // the kernel has cgroup.kill (Linux 5.14) and this process may make one.
 var ProcessContainment = sync.OnceValue(func() Containment {
-	return detectContainment("/proc/self/mountinfo", "/proc/self/cgroup")
+	c := detectContainment("/proc/self/mountinfo", "/proc/self/cgroup")
+	if c.Enforced() {
+		return c
+	}
+	if err := probePIDNamespace(); err != nil {
+		c.Reason += fmt.Sprintf("; nor can it make a PID namespace: %v", err)
+		return c
+	}
+	return Containment{Mechanism: ContainPIDNamespace, Reason: c.Reason}
 })
+
+// probePIDNamespace checks that a thread may put its children into a PID
+// namespace of their own (CAP_SYS_ADMIN), on a thread that then ends.
+func probePIDNamespace() error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if unix.Gettid() == unix.Getpid() {
+			done <- probePIDNamespace() // never the main thread, which cannot end
+			runtime.UnlockOSThread()
+			return
+		}
+		done <- unix.Unshare(unix.CLONE_NEWPID)
+	}()
+	return <-done
+}
+
+// unsharePID makes the calling thread's next child the init of a new PID
+// namespace when p asks for one; the caller has locked the thread, which
+// ends after that child.
+func unsharePID(p SandboxPolicy) error {
+	if !p.PIDNamespace {
+		return nil
+	}
+	// The first process start checks, once, that pidfds work by forking a
+	// child that exits at once (os.checkPidfd). Made after the unshare, that
+	// child would be the namespace's init, and the namespace dead before
+	// terraform could start in it (ENOMEM): have the check made first.
+	_, _ = os.FindProcess(os.Getpid())
+	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
+		return fmt.Errorf("sandbox: make a PID namespace: %w", err)
+	}
+	return nil
+}
+
+// runAsInit is the launcher for a policy with PIDNamespace: it starts
+// terraform confined, as the init of a PID namespace of its own, passes the
+// signals it gets on to it (tfexec's interrupt), and returns its exit code.
+// When terraform exits, the kernel kills what is left in its namespace; if
+// the launcher is killed, terraform is too (Pdeathsig).
+func runAsInit(p SandboxPolicy, args []string) int {
+	cmd := exec.Command(p.Exec, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = launcherEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	var proc atomic.Pointer[os.Process]
+	go func() {
+		for sig := range sigs {
+			if pr := proc.Load(); pr != nil {
+				_ = pr.Signal(sig)
+			}
+		}
+	}()
+	err := runConfined(p, args, cmd, func() { proc.Store(cmd.Process) })
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return exitErr.ExitCode()
+	}
+	fmt.Fprintf(os.Stderr, "shardgate sandbox: %v\n", err)
+	return 126
+}
 
 // detectContainment finds this process's cgroup v2 directory from
 // mountinfo and cgroup (the /proc/self files) and checks that a job's

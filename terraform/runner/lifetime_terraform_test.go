@@ -19,11 +19,15 @@ import (
 
 // daemonScript starts a daemon the way a pull request's script would:
 // setsid nohup, its output detached, in the background, and a second one by
-// double fork. Each writes its pid into dir; the script returns once both
-// did, leaving them running.
+// double fork. Each writes its pid into dir, as /proc (the host's) names it,
+// not $$, which is its pid in a PID namespace of terraform's; the script
+// returns once both did, leaving them running.
 func daemonScript(dir string) string {
-	return `setsid nohup sh -c 'echo $$ > ` + dir + `/setsid.pid; exec sleep 3600' >/dev/null 2>&1 </dev/null &
-( sh -c 'echo $$ > ` + dir + `/forked.pid; exec sleep 3600' >/dev/null 2>&1 </dev/null & ) &
+	daemon := func(name string) string {
+		return `sh -c 'read pid rest < /proc/self/stat; echo $pid > ` + dir + `/` + name + `; exec sleep 3600' >/dev/null 2>&1 </dev/null &`
+	}
+	return `setsid nohup ` + daemon("setsid.pid") + `
+( ` + daemon("forked.pid") + ` ) &
 while [ ! -s ` + dir + `/setsid.pid ] || [ ! -s ` + dir + `/forked.pid ]; do sleep 0.05; done`
 }
 
@@ -72,8 +76,18 @@ func requireContained(t *testing.T, r *Runner) {
 // TestSandboxedDaemonDiesWithTheApply is issue 32's attack: a module's
 // provisioner starts a setsid nohup daemon (and a double-forked one) at
 // apply time; each must be gone, checked by pid, when the apply returns,
-// and so must the command's cgroup.
+// and so must the command's cgroup. Both mechanisms are real on this host:
+// the cgroup it detects, and the PID namespace of a host without one.
 func TestSandboxedDaemonDiesWithTheApply(t *testing.T) {
+	t.Run("cgroup", func(t *testing.T) { testDaemonDiesWithTheApply(t, nil) })
+	t.Run("pid namespace", func(t *testing.T) {
+		testDaemonDiesWithTheApply(t, &Containment{Mechanism: ContainPIDNamespace, Reason: "this test's host without cgroups"})
+	})
+}
+
+// testDaemonDiesWithTheApply runs the attack on a runner containing its
+// jobs as detected, or as contain says.
+func testDaemonDiesWithTheApply(t *testing.T, contain *Containment) {
 	dir := t.TempDir() // the module: the daemons write their pids there
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`resource "terraform_data" "daemon" {
   provisioner "local-exec" {
@@ -84,6 +98,9 @@ EOT
 }`), 0o644))
 	r := sandboxRunner(t, WithPluginCacheDir(t.TempDir()))
 	requireContained(t, r)
+	if contain != nil {
+		r.containment = *contain
+	}
 	j := newJob(t, r, JobConfig{Dir: dir})
 	ctx := context.Background()
 	require.NoError(t, j.Init(ctx), j.Output())
@@ -102,6 +119,22 @@ EOT
 // plan, show), which has dropped every capability before it forks, starts
 // in the job's cgroup too, and what it leaves is killed with it.
 func TestConfinedThreadDaemonDies(t *testing.T) {
+	t.Run("pid namespace", func(t *testing.T) {
+		require.NoError(t, probePIDNamespace(), "this host must allow a PID namespace to test it")
+		work := t.TempDir()
+		p := shPolicy(work)
+		p.PIDNamespace = true
+		args := []string{"-c", daemonScript(work)}
+		cmd := exec.Command(p.Exec, args...)
+		cmd.Dir = work
+		cmd.SysProcAttr = sysProcAttr()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, runConfined(p, args, cmd, nil), out.String())
+		for _, pid := range daemonPids(t, work) {
+			require.False(t, processAlive(pid), "process %d outlived the init of its namespace", pid)
+		}
+	})
 	c := ProcessContainment()
 	require.Equal(t, ContainCgroup, c.Mechanism, "this host must offer a cgroup v2 to test the containment: %s", c)
 	cg, err := newJobCgroup(c.Parent)

@@ -104,6 +104,9 @@ type SandboxPolicy struct {
 	// anything else, so that terraform and all it starts die with the
 	// command (lifetime.go); empty: none.
 	Cgroup string `json:"cgroup,omitempty"`
+	// PIDNamespace starts terraform as the init of a PID namespace of its
+	// own, so that all it starts dies with it (lifetime.go).
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 }
 
 // grants splits the policy into read-write and read-only paths for the
@@ -156,6 +159,11 @@ func RunSandboxLauncher(args []string) (code int, launched bool) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		fmt.Fprintf(os.Stderr, "shardgate sandbox: read policy from %s: %v\n", SandboxEnv, err)
 		return 126, true
+	}
+	if p.PIDNamespace {
+		// terraform must be a child, the namespace's init: the launcher
+		// waits for it rather than becoming it.
+		return runAsInit(p, args), true
 	}
 	err := ExecSandboxed(p, args)
 	fmt.Fprintf(os.Stderr, "shardgate sandbox: %v\n", err)
@@ -224,6 +232,7 @@ func (j *Job) isolate() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	p.PIDNamespace = j.r.containment.Mechanism == ContainPIDNamespace
 	j.confine = &p
 	return j.r.sandbox.Launcher, j.encodePolicy()
 }

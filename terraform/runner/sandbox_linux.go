@@ -136,6 +136,10 @@ func runConfined(p SandboxPolicy, args []string, cmd *exec.Cmd, started func()) 
 			done <- fmt.Errorf("%w: %w", errNoThreadFS, err)
 			return
 		}
+		if err := unsharePID(p); err != nil { // while the thread may (CAP_SYS_ADMIN)
+			done <- err
+			return
+		}
 		if err := confineThread(p, args); err != nil {
 			done <- fmt.Errorf("sandbox: %w", err)
 			return
