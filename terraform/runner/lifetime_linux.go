@@ -139,7 +139,23 @@ func detectContainment(mountinfo, cgroup string) Containment {
 		}
 		return none("cannot remove a cgroup from %s: %v", parent, err)
 	}
+	sweepCgroups(parent)
 	return Containment{Mechanism: ContainCgroup, Parent: parent}
+}
+
+// sweepCgroups kills and removes the cgroups a shardgate process that is gone
+// left in parent (killed -9: its commands' leftovers would live on). A
+// cgroup is named after its process's pid; one whose process still runs is
+// another live shardgate's.
+func sweepCgroups(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "shardgate-*-job-*"))
+	for _, dir := range dirs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), "shardgate-"), "-")
+		if n, err := strconv.Atoi(pid); err != nil || n == os.Getpid() || unix.Kill(n, 0) == nil {
+			continue
+		}
+		_ = (&jobCgroup{dir: dir, fd: -1}).remove()
+	}
 }
 
 // cgroup2Mount is the mount point of the cgroup v2 hierarchy and the
@@ -264,7 +280,9 @@ func (c *jobCgroup) waitEmpty(d time.Duration) error {
 // remove kills what is left and removes the cgroup.
 func (c *jobCgroup) remove() error {
 	err := c.kill()
-	_ = unix.Close(c.fd)
+	if c.fd >= 0 {
+		_ = unix.Close(c.fd)
+	}
 	if rmErr := unix.Rmdir(c.dir); rmErr != nil && !errors.Is(rmErr, unix.ENOENT) {
 		err = errors.Join(err, fmt.Errorf("remove the job's cgroup: %w", rmErr))
 	}

@@ -160,3 +160,34 @@ func TestConfinedThreadDaemonDies(t *testing.T) {
 		require.False(t, processAlive(pid), "process %d outlived its command", pid)
 	}
 }
+
+// TestSweepCgroupsOfADeadServer: the cgroup a shardgate killed -9 left, with
+// a daemon in it, is killed and removed at the next start; a live process's
+// is left alone.
+func TestSweepCgroupsOfADeadServer(t *testing.T) {
+	c := ProcessContainment()
+	require.Equal(t, ContainCgroup, c.Mechanism, "this host must offer a cgroup v2 to test the containment: %s", c)
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	dead := gone.Process.Pid // a shardgate that is gone
+	stale := filepath.Join(c.Parent, fmt.Sprintf("shardgate-%d-job-1", dead))
+	live := filepath.Join(c.Parent, fmt.Sprintf("shardgate-%d-job-1", os.Getppid()))
+	for _, dir := range []string{stale, live} {
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		t.Cleanup(func() { _ = (&jobCgroup{dir: dir, fd: -1}).remove() })
+	}
+	fd, err := syscall.Open(stale, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	daemon := exec.Command("sleep", "3600")
+	daemon.SysProcAttr = &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}
+	require.NoError(t, daemon.Start())
+	t.Cleanup(func() { _ = daemon.Process.Kill() })
+	waited := make(chan error, 1)
+	go func() { waited <- daemon.Wait() }()
+
+	sweepCgroups(c.Parent)
+	require.Error(t, <-waited, "the daemon was killed")
+	require.NoDirExists(t, stale)
+	require.DirExists(t, live)
+}
