@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/bot/statuspage"
 	"github.com/shardgate/shardgate/terraform/runner"
 )
 
@@ -18,8 +19,10 @@ var (
 )
 
 // logSandbox says at start-up which sandbox terraform runs in: Landlock and
-// its ABI version, or none and why (refusal from sandboxRunnerOptions).
-func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error) {
+// its ABI version, or none and why (refusal from sandboxRunnerOptions); and
+// how the processes a sandboxed command leaves are ended (procs, the
+// runner's), or a warning that they are not.
+func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error, procs runner.Containment) {
 	switch {
 	case cfg.Sandbox == serverconfig.SandboxNone:
 		log.WithField("sandbox", "none").Warn("sandbox: none (terraform.sandbox: none): terraform runs unconfined, and every comment says so")
@@ -29,7 +32,19 @@ func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error) {
 	default:
 		abi := landlockABI()
 		log.WithFields(logrus.Fields{"sandbox": "landlock", "landlock_abi": abi}).Infof("sandbox: Landlock ABI %d confines every terraform run", abi)
+		procLog := log.WithField("process_containment", procs.Mechanism)
+		if procs.Enforced() {
+			procLog.Info("sandbox: processes: " + procs.String())
+		} else {
+			procLog.Warn("sandbox: processes: NOT ENFORCED: " + procs.String())
+		}
 	}
+}
+
+// containmentSetting is the status page's line on how the processes of a
+// job's terraform commands are ended.
+func containmentSetting(procs runner.Containment) statuspage.Setting {
+	return statuspage.Setting{Name: "processes of a job", Value: procs.String(), Warn: !procs.Enforced()}
 }
 
 // sandboxConnectSupported is runner.SandboxConnectSupported, likewise.

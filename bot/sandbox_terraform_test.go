@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -9,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,6 +22,7 @@ import (
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store/applyqueue"
+	"github.com/shardgate/shardgate/terraform/runner"
 )
 
 // openPRWith is openPR with extra files in the pull request's commit.
@@ -146,4 +150,61 @@ func TestNoSandboxNoPlan(t *testing.T) {
 	pr = h2.openPR("scale", with(baseGroups, map[string]int{"create-order/billing": 6}))
 	require.Contains(t, h2.theComment(pr), "| `create-order` | `billing` | scale | 4 → 6 |")
 	require.Contains(t, h2.theComment(pr), "Plans run unsandboxed", "every comment says plans run unsandboxed")
+}
+
+// TestPRDaemonDiesWithTheApply is issue 32's attack through the service: a
+// pull request's resource starts a setsid nohup daemon when it is applied,
+// in the shared state directory it may write. The daemon is gone (checked by
+// pid) when the apply is reported, and the status page and the start-up log
+// say how jobs' processes are ended; the page shows apply.max_concurrent too.
+func TestPRDaemonDiesWithTheApply(t *testing.T) {
+	h := newHarnessBase(t)
+	h.cfg.Status = serverconfig.StatusConfig{Listen: "127.0.0.1:0", Token: serverconfig.NewSecret(statusToken)}
+	h.cfg.ApplyMaxConcurrent = 3
+	h.start()
+	stop, err := h.srv.startStatus()
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	require.Equal(t, runner.ContainCgroup, h.srv.runner.Containment().Mechanism, "this host must offer a cgroup v2: %s", h.srv.runner.Containment())
+
+	pidFile := filepath.Join(filepath.Dir(h.state), "daemon.pid")
+	pr := h.openPRWith("daemon", baseGroups, map[string]string{"streams/daemon.tf": `resource "terraform_data" "daemon" {
+  provisioner "local-exec" {
+    command = "setsid nohup sh -c 'echo $$ > ` + pidFile + `; exec sleep 3600' >/dev/null 2>&1 </dev/null & while [ ! -s ` + pidFile + ` ]; do sleep 0.05; done"
+  }
+}
+`})
+	require.Contains(t, h.theComment(pr), "✅ **Allowed", h.theComment(pr))
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 1)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err, "the daemon started")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	alive := func() bool {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		fields := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+		return len(fields) > 0 && fields[0] != "Z" // a zombie is dead, waiting for pid 1
+	}
+	t.Cleanup(func() {
+		if alive() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	require.False(t, alive(), "the PR's daemon (pid %d) outlived its apply", pid)
+
+	code, body := statusGet(t, h.srv, "/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "<th>processes of a job</th><td>a cgroup v2 per job under ")
+	require.Contains(t, body, "<th>apply.max_concurrent</th><td>at most 3 applies at once on this replica")
+	var said bool
+	for line := range strings.Lines(h.logs.String()) {
+		said = said || strings.Contains(line, `"process_containment":"cgroup"`) && strings.Contains(line, "cgroup.kill")
+	}
+	require.True(t, said, "the start-up log says how jobs' processes end")
 }

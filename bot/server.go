@@ -163,11 +163,11 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	sandbox, sandboxErr := sandboxRunnerOptions(cfg)
 	s.sandboxErr = sandboxErr
-	logSandbox(s.log, cfg, sandboxErr)
-	logEnforcement(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
+	logSandbox(s.log, cfg, sandboxErr, s.runner.Containment())
+	logEnforcement(s.log, cfg, sandboxErr)
 	// Scratch dirs (saved plans, sensitive variables) of a killed process.
 	if removed, err := s.runner.SweepScratch(); err != nil {
 		s.log.WithError(err).Warn("remove leftover terraform scratch dirs")
@@ -193,7 +193,7 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 func (s *Server) wireQueues(owner string) (err error) {
 	cfg, st := s.cfg, s.store
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
-	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log)
+	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log, applyqueue.WithMaxConcurrent(cfg.ApplyMaxConcurrent))
 	s.wireLiveLogs()
 	s.wireFlows()
 	s.wireDrift()

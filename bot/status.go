@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -36,7 +37,9 @@ func (s *Server) StatusHandler() http.Handler {
 		Failures: failures{store: s.store, reach: s.reach, now: s.now},
 		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
 		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets,
-		Enforcement: s.enforcementLines()})
+		Enforcement: s.enforcementLines(),
+		Settings: []statuspage.Setting{containmentSetting(s.runner.Containment()),
+			applySlotsSetting(s.scheduler.MaxConcurrent())}})
 }
 
 // enforcementLines are enforcement's lines for the status page, what is
@@ -61,3 +64,12 @@ func (s *Server) startStatus() (stop func(), err error) {
 }
 
 const statusShutdownGrace = 2 * time.Second
+
+// applySlotsSetting is the status page's line on apply.max_concurrent.
+func applySlotsSetting(n int) statuspage.Setting {
+	v := fmt.Sprintf("at most %d applies at once on this replica; more wait, in merge order", n)
+	if n == 0 {
+		v = "no bound on the applies this replica runs at once"
+	}
+	return statuspage.Setting{Name: "apply.max_concurrent", Value: v}
+}

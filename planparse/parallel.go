@@ -1,8 +1,10 @@
 package planparse
 
 import (
+	"cmp"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 )
 
@@ -46,14 +48,8 @@ const splitBatchBytes = 1 << 20
 var errSplit = errors.New("planparse: entry boundaries disagree")
 
 func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*ChangeSet, error) {
-	var mu sync.Mutex
-	report := func(lo, hi int) {
-		if done != nil && hi > lo {
-			mu.Lock()
-			done(lo, hi)
-			mu.Unlock()
-		}
-	}
+	said := &onceRanges{done: done}
+	report := said.report
 	start := skipSpace(b, 0)
 	if workers >= 2 && start < len(b) && b[start] == '{' {
 		if cs, err := splitParse(b, start, workers, batchBytes, report); err == nil {
@@ -61,6 +57,45 @@ func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*C
 		}
 	}
 	return ParseBytesProgress(b, (&progress{report: report}).passed)
+}
+
+// onceRanges tells done of each byte once: the sequential parse that follows
+// a failed parallel one walks the plan from its start again, over ranges the
+// walk and the workers already said (a caller counting the bytes of a chunk
+// would drop it early, or, its count gone past zero, never).
+type onceRanges struct {
+	mu   sync.Mutex
+	done func(lo, hi int)
+	// said are the ranges told, sorted, disjoint and not adjacent.
+	said [][2]int
+}
+
+// report tells done of the parts of b[lo:hi] not told before.
+func (o *onceRanges) report(lo, hi int) {
+	if o.done == nil || hi <= lo {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	// The first range that ends at or after lo: it and the ones after it
+	// that start at or before hi touch [lo, hi).
+	i, _ := slices.BinarySearchFunc(o.said, lo, func(r [2]int, lo int) int { return cmp.Compare(r[1], lo) })
+	j := i
+	at := lo
+	for ; j < len(o.said) && o.said[j][0] <= hi; j++ {
+		if at < o.said[j][0] {
+			o.done(at, o.said[j][0])
+		}
+		at = max(at, o.said[j][1])
+	}
+	if at < hi {
+		o.done(at, hi)
+	}
+	merged := [2]int{lo, hi}
+	if j > i {
+		merged = [2]int{min(lo, o.said[i][0]), max(hi, o.said[j-1][1])}
+	}
+	o.said = slices.Replace(o.said, i, j, merged)
 }
 
 // progress turns a walk's offsets (ParseBytesProgress's hint) into the ranges

@@ -131,37 +131,71 @@ func TestParseBytesParallelErrorsAsParseBytes(t *testing.T) {
 	}
 }
 
+// spanRecorder is a done that fails on a concurrent call, and the ranges it
+// was told.
+type spanRecorder struct {
+	t      *testing.T
+	mu     sync.Mutex
+	inside bool
+	spans  [][2]int
+}
+
+func (r *spanRecorder) done(lo, hi int) {
+	if !r.mu.TryLock() || r.inside {
+		panic("done called concurrently")
+	}
+	r.inside = true
+	require.Less(r.t, lo, hi)
+	r.spans = append(r.spans, [2]int{lo, hi})
+	r.inside = false
+	r.mu.Unlock()
+}
+
+// covered checks that no two ranges overlap and, with gapless, that they
+// leave no gap; it returns how many bytes they cover.
+func (r *spanRecorder) covered(gapless bool) int {
+	slices.SortFunc(r.spans, func(a, b [2]int) int { return a[0] - b[0] })
+	at, n := 0, 0
+	for _, s := range r.spans {
+		if gapless {
+			require.Equal(r.t, at, s[0], "a gap or an overlap at %d", at)
+		}
+		require.GreaterOrEqual(r.t, s[0], at, "[%d, %d) said again", s[0], min(at, s[1]))
+		at, n = s[1], n+s[1]-s[0]
+	}
+	return n
+}
+
 // The ranges done reports never overlap, arrive one at a time, and cover the
 // plan from its first byte to its last member, so a caller dropping them drops
 // each page once and keeps none the parse no longer needs.
 func TestParseBytesParallelReportsEachByteOnce(t *testing.T) {
 	raw := planparsetest.GeneratePlan(3000, 10, 5)
 	for _, batch := range []int{1, 64 << 10} {
-		var (
-			mu     sync.Mutex
-			inside bool
-			spans  [][2]int
-		)
-		_, err := planparse.ParseParallelBatches(raw, 3, batch, func(lo, hi int) {
-			if !mu.TryLock() || inside {
-				panic("done called concurrently")
-			}
-			inside = true
-			require.Less(t, lo, hi)
-			spans = append(spans, [2]int{lo, hi})
-			inside = false
-			mu.Unlock()
-		})
+		rec := &spanRecorder{t: t}
+		_, err := planparse.ParseParallelBatches(raw, 3, batch, rec.done)
 		require.NoError(t, err)
-		slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
-		at := 0
-		for _, s := range spans {
-			require.Equal(t, at, s[0], "a gap or an overlap at %d", at)
-			at = s[1]
-		}
 		end := len(bytes.TrimRight(raw, " \n")) - 1 // the plan's closing brace
+		at := rec.covered(true)
 		require.Equal(t, end, at, "covered up to %d of %d", at, end)
-		require.Greater(t, len(spans), 10, fmt.Sprintf("batches of %d bytes", batch))
+		require.Greater(t, len(rec.spans), 10, fmt.Sprintf("batches of %d bytes", batch))
+	}
+}
+
+// When the parallel parse fails and the plan is parsed again in sequence,
+// the ranges said before are not said again: a caller counting each chunk's
+// bytes would otherwise drop a chunk the parse still reads, or, its count
+// gone past zero, never drop it.
+func TestParseBytesParallelFallbackSaysNoRangeTwice(t *testing.T) {
+	good := planparsetest.GeneratePlan(3000, 10, 5)
+	i := bytes.LastIndex(good, []byte(`"actions":["`))
+	require.Positive(t, i)
+	bad := append(slices.Clip(good[:i]), append([]byte(`"actions":["teleport`), good[i+len(`"actions":["no-op`):]...)...)
+	for _, batch := range []int{1, 64 << 10} {
+		rec := &spanRecorder{t: t}
+		_, err := planparse.ParseParallelBatches(bad, 3, batch, rec.done)
+		require.Error(t, err)
+		require.Greater(t, rec.covered(false), i/2, "the parse said the bytes it was done with")
 	}
 }
 

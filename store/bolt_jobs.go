@@ -79,7 +79,11 @@ func (b *Bolt) Complete(ctx context.Context, id, owner string, jobErr error) err
 		if err != nil {
 			return err
 		}
-		return q.finish(j, jobErr, b.now().UTC())
+		now := b.now().UTC()
+		if err := q.finish(j, jobErr, now); err != nil {
+			return err
+		}
+		return q.endCoalesced(j, now)
 	})
 }
 

@@ -193,3 +193,22 @@ func (q queue) coalesce(j *Job, now time.Time) error {
 	}
 	return nil
 }
+
+// endCoalesced gives the jobs coalesced into j (finished at its claim) j's
+// final state and error: a comment whose command failed failed.
+func (q queue) endCoalesced(j *Job, now time.Time) error {
+	for _, id := range j.merged {
+		d, err := q.get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // pruned
+		}
+		if err != nil {
+			return err
+		}
+		d.State, d.LastError, d.UpdatedAt = j.State, j.LastError, now
+		if err := q.put(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

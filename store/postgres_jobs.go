@@ -71,7 +71,12 @@ func (p *Postgres) Complete(ctx context.Context, id, owner string, jobErr error)
 		state, msg = JobFailed, pgText(jobErr.Error())
 	}
 	now := p.nowUTC()
-	return p.transition(ctx, "complete job", id, owner, `UPDATE jobs SET state = $3, last_error = $4, updated_at = $5,
+	// The jobs coalesced into it (finished at its claim) end as it does; the
+	// statement's row count stays the job's own (transition reads it).
+	return p.transition(ctx, "complete job", id, owner, `WITH coalesced AS (
+		UPDATE jobs SET state = $3, last_error = $4, updated_at = $5, finished_at = $5
+		WHERE coalesced_into = $1 AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND state = 'running' AND owner = $2))
+	UPDATE jobs SET state = $3, last_error = $4, updated_at = $5,
 		finished_at = $5, lease_until = NULL WHERE id = $1 AND state = 'running' AND owner = $2`, string(state), msg, now)
 }
 

@@ -355,3 +355,18 @@ func TestTheGitHubBudgetOfEachInstallation(t *testing.T) {
 	require.Contains(t, body, "waiting for GitHub&#39;s secondary rate limit until "+pageTime(now.Add(time.Minute)))
 	require.Less(t, strings.Index(body, "<td>7</td>"), strings.Index(body, "<td>9</td>"), "in installation order")
 }
+
+// The server's settings are listed under "This server", in order, escaped;
+// one that leaves something unenforced is marked.
+func TestTheServerSettings(t *testing.T) {
+	s := newScene(t, "bolt", Options{Settings: []Setting{
+		{Name: "processes of a job", Value: "none: <not enforced>", Warn: true},
+		{Name: "apply.max_concurrent", Value: "at most 4 applies at once"},
+	}})
+	resp, body := get(t, s.srv.URL+"/", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<h2>This server</h2>`)
+	require.Contains(t, body, `<tr><th>processes of a job</th><td class="wait">none: &lt;not enforced&gt;</td></tr>`)
+	require.Contains(t, body, `<tr><th>apply.max_concurrent</th><td>at most 4 applies at once</td></tr>`)
+	require.Less(t, strings.Index(body, "processes of a job"), strings.Index(body, "apply.max_concurrent"))
+}

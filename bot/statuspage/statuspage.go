@@ -103,6 +103,18 @@ type Options struct {
 	Enforcement []string
 	Now         func() time.Time
 	Log         *logrus.Entry
+	// Settings are facts of this server's configuration worth seeing beside
+	// its queues (how jobs' processes are ended, how many applies may run at
+	// once), listed in order under "This server".
+	Settings []Setting
+}
+
+// Setting is one fact of the server's configuration: a name (a config key
+// or a short label) and what it is.
+type Setting struct {
+	Name, Value string
+	// Warn marks a setting that leaves something unenforced.
+	Warn bool
 }
 
 // Handler serves the status page.

@@ -37,6 +37,7 @@ type overview struct {
 	Failing    []failingView
 	Reach      []reachView
 	GitHub     []budgetView
+	Settings   []Setting
 }
 
 // link is a text and, when one could be built from trusted parts, a URL.
@@ -358,6 +359,7 @@ func (h *Handler) build(ctx context.Context) *overview {
 	if h.o.GitHub != nil {
 		v.GitHub = h.budgets(h.o.GitHub())
 	}
+	v.Settings = slices.Clone(h.o.Settings)
 	h.o.Redactor.Scrub(v)
 	return v
 }

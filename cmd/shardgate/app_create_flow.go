@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -150,17 +151,60 @@ func (f *manifestFlow) convert(ctx context.Context, code string) manifestResult 
 	if cfg.GetID() == 0 || cfg.GetPEM() == "" || cfg.GetWebhookSecret() == "" {
 		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer lacks the App id, private key or webhook secret")}
 	}
-	files := []struct{ name, content string }{
+	files := []appFile{
 		{appIDFile, strconv.FormatInt(cfg.GetID(), 10) + "\n"},
 		{appKeyFile, cfg.GetPEM()},
 		{appWebhookSecFile, cfg.GetWebhookSecret()},
 	}
-	for _, file := range files {
-		if err := writeSecretFile(filepath.Join(f.opts.dir, file.name), file.content); err != nil {
-			return manifestResult{err: err}
-		}
+	if err := saveAppFiles(f.opts.dir, files); err != nil {
+		return manifestResult{err: fmt.Errorf("the App %s (id %d) was created on GitHub: %w", cfg.GetSlug(), cfg.GetID(), err)}
 	}
 	return manifestResult{appID: cfg.GetID(), slug: cfg.GetSlug(), htmlURL: cfg.GetHTMLURL()}
+}
+
+// appFile is one of the App's credentials and the name it is saved under.
+type appFile struct{ name, content string }
+
+// saveMu makes one callback's files go into place before another's: two
+// Apps' files are never mixed.
+var saveMu sync.Mutex
+
+// saveAppFiles saves the App's credentials in dir. GitHub hands them out
+// once, so nothing may be lost: each is first written to a private directory
+// of its own beside them (.app-create-*, or in the system's temporary
+// directory when dir takes none), then linked into place, never over a file
+// that exists. Should a step fail, the files put in place are taken back and
+// the private directory is kept, and the error says where.
+func saveAppFiles(dir string, files []appFile) error {
+	saveMu.Lock()
+	defer saveMu.Unlock()
+	keep, err := os.MkdirTemp(dir, ".app-create-")
+	if err != nil {
+		if keep, err = os.MkdirTemp("", "shardgate-app-create-"); err != nil {
+			return fmt.Errorf("save its credentials: %w", err)
+		}
+	}
+	kept := func(err error) error {
+		return fmt.Errorf("%w; the credentials GitHub gave are kept in %s (mode 0600): move them into place by hand", err, keep)
+	}
+	for _, file := range files {
+		if err := writeSecretFile(filepath.Join(keep, file.name), file.content); err != nil {
+			return kept(err)
+		}
+	}
+	var placed []string
+	for _, file := range files {
+		path := filepath.Join(dir, file.name)
+		if err := os.Link(filepath.Join(keep, file.name), path); err != nil {
+			for _, p := range placed {
+				_ = os.Remove(p)
+			}
+			return kept(fmt.Errorf("put %s in place: %w", path, err))
+		}
+		placed = append(placed, path)
+	}
+	_ = os.RemoveAll(keep) // its files are in place
+	return nil
 }
 
 // writeSecretFile creates a file readable by its owner only; it never

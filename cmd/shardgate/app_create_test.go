@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -213,4 +214,89 @@ func TestAppCreateBadUsage(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(taken, "app.pem"))
 	require.NoError(t, err)
 	require.Equal(t, "a live key", string(got))
+}
+
+// keptDir is the directory a failed save names as holding the App's
+// credentials, checked to hold each of them, private.
+func keptDir(t *testing.T, text string, want map[string]string) string {
+	t.Helper()
+	m := regexp.MustCompile(`kept in (\S+) \(mode 0600\)`).FindStringSubmatch(text)
+	require.Len(t, m, 2, "the failure says where the credentials are kept: %s", text)
+	for name, content := range want {
+		path := filepath.Join(m[1], name)
+		st, err := os.Stat(path)
+		require.NoError(t, err, name)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), name)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, content, string(got), name)
+	}
+	return m[1]
+}
+
+// GitHub hands an App's credentials out once. When the last of the three
+// files cannot be put in place (it appeared meanwhile), none is: the two
+// placed are taken back, the one there is left alone, and the failure names
+// where all three are kept.
+func TestAppCreateKeepsTheCredentialsWhenAFileCannotBeWritten(t *testing.T) {
+	gh := githubtest.New(t)
+	dir := t.TempDir()
+	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook-secret"), []byte("another App's"), 0o600))
+	resp, page := browse(t, run.page)
+	require.Equal(t, http.StatusBadGateway, resp.StatusCode, page)
+	require.Equal(t, exitFailed, <-run.code)
+	apps := gh.ManifestApps()
+	require.Len(t, apps, 1)
+	keptDir(t, html.UnescapeString(page), map[string]string{"app-id": strconv.FormatInt(gh.AppID(), 10) + "\n",
+		"app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": apps[0].WebhookSecret})
+	require.NotContains(t, page, apps[0].WebhookSecret)
+	require.NoFileExists(t, filepath.Join(dir, "app-id"), "taken back: the three go in place together")
+	require.NoFileExists(t, filepath.Join(dir, "app.pem"))
+	got, err := os.ReadFile(filepath.Join(dir, "webhook-secret"))
+	require.NoError(t, err)
+	require.Equal(t, "another App's", string(got))
+}
+
+// newManifestCode registers an App on the fake GitHub, as the browser's post
+// of the manifest form does, and returns the one-time code of its redirect.
+func newManifestCode(t *testing.T, gh *githubtest.Server) string {
+	t.Helper()
+	manifest, err := json.Marshal(bot.NewManifest("gate", "https://gate.example.test"))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(manifest, &m))
+	m["redirect_url"] = "http://127.0.0.1:1/callback"
+	manifest, err = json.Marshal(m)
+	require.NoError(t, err)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(strings.TrimSuffix(gh.URL(), "/")+"/settings/apps/new?state=s", url.Values{"manifest": {string(manifest)}})
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	back, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	require.NotEmpty(t, back.Query().Get("code"))
+	return back.Query().Get("code")
+}
+
+// A second callback (a second tab's App) converts its code after the first
+// App's files are in place: its credentials are kept where the failure says,
+// not lost, and the first App's files are untouched.
+func TestAppCreateSecondCallbackKeepsItsApp(t *testing.T) {
+	gh := githubtest.New(t)
+	dir := t.TempDir()
+	api, err := url.Parse(strings.TrimSuffix(gh.URL(), "/") + "/")
+	require.NoError(t, err)
+	f := &manifestFlow{opts: appCreateOptions{apiURL: api, dir: dir}}
+	first, second := newManifestCode(t, gh), newManifestCode(t, gh)
+	require.NoError(t, f.convert(context.Background(), first).err)
+	res := f.convert(context.Background(), second)
+	require.Error(t, res.err)
+	apps := gh.ManifestApps()
+	require.Len(t, apps, 2)
+	require.True(t, apps[1].Converted)
+	keptDir(t, res.err.Error(), map[string]string{"webhook-secret": apps[1].WebhookSecret, "app.pem": string(gh.AppPrivateKeyPEM())})
+	got, err := os.ReadFile(filepath.Join(dir, "webhook-secret"))
+	require.NoError(t, err)
+	require.Equal(t, apps[0].WebhookSecret, string(got), "the first App's files stay")
 }

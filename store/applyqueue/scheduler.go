@@ -32,8 +32,9 @@ type SchedulerOption func(*Scheduler)
 
 // Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
-// stream in common run in parallel, without a bound: the stream locks are
-// the only limit.
+// stream in common run in parallel, up to MaxConcurrent at once in this
+// process (WithMaxConcurrent); the others wait for a free slot, in merge
+// order.
 type Scheduler struct {
 	q   *Queue
 	run RunFunc
@@ -53,6 +54,9 @@ type Scheduler struct {
 	startOnce sync.Once
 	stopOnce  sync.Once
 
+	// maxConcurrent bounds the jobs this process runs at once; 0: none.
+	maxConcurrent int
+
 	mu      sync.Mutex
 	running map[string]bool // Seqs this process has started and not yet finished
 
@@ -71,6 +75,16 @@ type passReport struct {
 	started []string
 	running int
 }
+
+// WithMaxConcurrent lets at most n apply jobs run at once in this process
+// (n < 1: no bound). Each runs terraform and waits for its streams to
+// converge, so applies on disjoint streams would otherwise start without end.
+func WithMaxConcurrent(n int) SchedulerOption {
+	return func(s *Scheduler) { s.maxConcurrent = max(n, 0) }
+}
+
+// MaxConcurrent is the bound of WithMaxConcurrent; 0: none.
+func (s *Scheduler) MaxConcurrent() int { return s.maxConcurrent }
 
 // NewScheduler returns a scheduler running the jobs of q with run.
 func NewScheduler(q *Queue, run RunFunc, log *logrus.Entry, opts ...SchedulerOption) *Scheduler {
@@ -179,6 +193,9 @@ func (s *Scheduler) schedule(ctx context.Context) {
 	for _, j := range jobs {
 		if s.running[j.Seq] {
 			continue
+		}
+		if s.maxConcurrent > 0 && len(s.running) >= s.maxConcurrent {
+			break // the next pass, when a job ends, starts the next in order
 		}
 		s.running[j.Seq] = true
 		report.started = append(report.started, j.Seq)

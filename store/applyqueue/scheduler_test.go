@@ -304,3 +304,30 @@ func TestApplySchedulerStartTwice(t *testing.T) {
 	require.NoError(t, closed.Close(context.Background()), "closing a scheduler that never started")
 	require.Error(t, closed.Start(context.Background()), "starting a closed scheduler")
 }
+
+// Jobs on disjoint streams run at once, but no more than WithMaxConcurrent:
+// the third waits for a slot and starts, in merge order, when one ends.
+func TestApplySchedulerMaxConcurrent(t *testing.T) {
+	q, _ := newApplyTestQueue(t, "p1")
+	j1 := enqueueApply(t, q, "j1", "a")
+	j2 := enqueueApply(t, q, "j2", "b")
+	j3 := enqueueApply(t, q, "j3", "c")
+	release := map[string]chan struct{}{"j1": make(chan struct{}), "j2": make(chan struct{}), "j3": make(chan struct{})}
+	started := make(chan string, 3)
+	passes, watch := watchPasses()
+	s := startApplyScheduler(t, q, func(ctx context.Context, job *Job) (State, string) {
+		started <- job.Project
+		awaitRelease(ctx, release[job.Project])
+		return Applied, ""
+	}, watch, WithMaxConcurrent(2))
+	require.Equal(t, 2, s.MaxConcurrent())
+	require.ElementsMatch(t, []string{"j1", "j2"}, []string{<-started, <-started})
+	require.Equal(t, []string{j1.Seq, j2.Seq}, passes.started(t, s), "j3 must wait while two jobs run")
+	close(release["j2"])
+	require.Equal(t, "j3", <-started)
+	close(release["j1"])
+	close(release["j3"])
+	for _, seq := range []string{j1.Seq, j2.Seq, j3.Seq} {
+		waitApplyState(t, q, seq, Applied)
+	}
+}

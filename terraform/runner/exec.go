@@ -166,7 +166,7 @@ func (j *Job) run(ctx context.Context, command string, fn func(ctx context.Conte
 	j.tf.SetStdout(w)
 	j.tf.SetStderr(w)
 	j.started = 0
-	err := fn(ctx, w)
+	err := j.contained(func() error { return fn(ctx, w) })
 	took := j.r.now().Sub(begin)
 	phases.Add(ctx, phases.Terraform, took-j.started)
 	j.tf.SetStdout(nil)
@@ -294,6 +294,9 @@ func (j *Job) command(ctx context.Context, out, stdout io.Writer, path string, e
 	cmd.Stdout = stdout
 	cmd.Stderr = out
 	cmd.SysProcAttr = sysProcAttr()
+	if j.procs != nil {
+		j.procs.procAttr(cmd.SysProcAttr)
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = j.r.grace
 	return cmd

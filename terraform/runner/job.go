@@ -37,7 +37,10 @@ type Job struct {
 	execPath  string // terraform, or the sandbox launcher
 	// confine is the sandbox policy direct confines terraform to on a thread
 	// of its own (runConfined); nil: unsandboxed.
-	confine    *SandboxPolicy
+	confine *SandboxPolicy
+	// procs is the running command's cgroup: its processes start in it and
+	// are killed when it ends (lifetime.go); nil: none or not contained.
+	procs      *jobCgroup
 	redactor   *Redactor
 	policy     WaitPolicy
 	onLockWait func(LockWait)
@@ -139,18 +142,17 @@ func varArgs(vars map[string]string) []string {
 
 // Close removes the job's scratch directory (including the default plan file).
 func (j *Job) Close() error {
-	if j.scratch == "" {
-		return nil
+	var errs []error
+	if j.scratch != "" {
+		if err := os.RemoveAll(j.scratch); err != nil {
+			errs = append(errs, fmt.Errorf("remove job scratch dir: %w", err))
+		}
+		if j.unlock != nil {
+			j.unlock()
+			j.unlock = nil
+		}
 	}
-	err := os.RemoveAll(j.scratch)
-	if j.unlock != nil {
-		j.unlock()
-		j.unlock = nil
-	}
-	if err != nil {
-		return fmt.Errorf("remove job scratch dir: %w", err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // PlanFile is where Plan saves the plan and Apply reads it.

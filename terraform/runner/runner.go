@@ -47,6 +47,7 @@ type Runner struct {
 
 	// Isolation of untrusted configurations (sandbox.go, cliconfig.go).
 	sandbox      *Sandbox
+	containment  Containment // how sandboxed jobs' processes end (lifetime.go)
 	registryOnly bool
 	inheritEnv   bool
 
@@ -125,6 +126,9 @@ func New(bin string, opts ...Option) (*Runner, error) {
 	}
 	if err := r.checkSandbox(); err != nil {
 		return nil, fmt.Errorf("new runner: %w", err)
+	}
+	if r.sandbox != nil {
+		r.containment = ProcessContainment()
 	}
 	return r, nil
 }

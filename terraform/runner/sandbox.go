@@ -102,6 +102,13 @@ type SandboxPolicy struct {
 	// LimitConnect restricts TCP: connect only to ConnectPorts, bind none.
 	LimitConnect bool  `json:"limit_connect,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
+	// Cgroup is the job's cgroup directory, which the launcher joins before
+	// anything else, so that terraform and all it starts die with the
+	// command (lifetime.go); empty: none.
+	Cgroup string `json:"cgroup,omitempty"`
+	// PIDNamespace starts terraform as the init of a PID namespace of its
+	// own, so that all it starts dies with it (lifetime.go).
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 }
 
 // grants splits the policy into read-write and read-only paths for the
@@ -128,6 +135,9 @@ func (p SandboxPolicy) validate() error {
 	if p.PluginCache != "" && !filepath.IsAbs(p.PluginCache) {
 		return fmt.Errorf("sandbox policy: plugin cache %q is not an absolute path", p.PluginCache)
 	}
+	if p.Cgroup != "" && !filepath.IsAbs(p.Cgroup) {
+		return fmt.Errorf("sandbox policy: cgroup %q is not an absolute path", p.Cgroup)
+	}
 	for _, port := range p.ConnectPorts {
 		if port < 1 || port > 65535 {
 			return fmt.Errorf("sandbox policy: %d is not a TCP port", port)
@@ -151,6 +161,11 @@ func RunSandboxLauncher(args []string) (code int, launched bool) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		fmt.Fprintf(os.Stderr, "shardgate sandbox: read policy from %s: %v\n", SandboxEnv, err)
 		return 126, true
+	}
+	if p.PIDNamespace {
+		// terraform must be a child, the namespace's init: the launcher
+		// waits for it rather than becoming it.
+		return runAsInit(p, args), true
 	}
 	err := ExecSandboxed(p, args)
 	fmt.Fprintf(os.Stderr, "shardgate sandbox: %v\n", err)
@@ -219,13 +234,23 @@ func (j *Job) isolate() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	js, err := json.Marshal(p)
+	p.PIDNamespace = j.r.containment.Mechanism == ContainPIDNamespace
+	j.confine = &p
+	return j.r.sandbox.Launcher, j.encodePolicy()
+}
+
+// encodePolicy hands the job's policy to the launcher, through the
+// environment of the commands to come.
+func (j *Job) encodePolicy() error {
+	js, err := json.Marshal(*j.confine)
 	if err != nil {
-		return "", fmt.Errorf("encode sandbox policy: %w", err)
+		return fmt.Errorf("encode sandbox policy: %w", err)
 	}
 	j.env[SandboxEnv] = string(js)
-	j.confine = &p
-	return j.r.sandbox.Launcher, nil
+	if j.tf != nil {
+		return j.tf.SetEnv(j.env)
+	}
+	return nil
 }
 
 // sandboxPolicy grants the job its own files: Root (the checkout), data

@@ -70,6 +70,15 @@ func checkConnectABI(v int, err error) error {
 // and exec'd, following go-landlock's NewRulesetFD example.
 func ExecSandboxed(p SandboxPolicy, args []string) error {
 	runtime.LockOSThread() // never unlocked: this thread becomes terraform
+	if p.Cgroup != "" {
+		// First, while this process may still write the cgroup's files.
+		if err := p.validate(); err != nil {
+			return err
+		}
+		if err := joinCgroup(p.Cgroup); err != nil {
+			return err
+		}
+	}
 	if err := confineThread(p, args); err != nil {
 		return err
 	}
@@ -125,6 +134,10 @@ func runConfined(p SandboxPolicy, args []string, cmd *exec.Cmd, started func()) 
 		}
 		if err := unshareFS(); err != nil {
 			done <- fmt.Errorf("%w: %w", errNoThreadFS, err)
+			return
+		}
+		if err := unsharePID(p); err != nil { // while the thread may (CAP_SYS_ADMIN)
+			done <- err
 			return
 		}
 		if err := confineThread(p, args); err != nil {

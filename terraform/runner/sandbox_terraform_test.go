@@ -140,7 +140,17 @@ func TestSandboxRequiresSupport(t *testing.T) {
 // TestSandboxedApplyInterrupted: cancellation still reaches a confined
 // terraform and the provisioner it runs (signals from outside the sandbox
 // go in; terraform's own stay inside), and nothing is left behind.
+// TestSandboxedApplyInterrupted: an apply cancelled stops on SIGINT, also
+// when the launcher runs terraform as the init of a PID namespace and passes
+// the signal on.
 func TestSandboxedApplyInterrupted(t *testing.T) {
+	t.Run("as detected", func(t *testing.T) { testSandboxedApplyInterrupted(t, nil) })
+	t.Run("pid namespace", func(t *testing.T) {
+		testSandboxedApplyInterrupted(t, &Containment{Mechanism: ContainPIDNamespace, Reason: "this test's host without cgroups"})
+	})
+}
+
+func testSandboxedApplyInterrupted(t *testing.T, contain *Containment) {
 	dir := writeModule(t, `resource "terraform_data" "x" {
   provisioner "local-exec" {
     command = "touch started && sleep 20"
@@ -148,6 +158,9 @@ func TestSandboxedApplyInterrupted(t *testing.T) {
 }`)
 	tmp := t.TempDir()
 	r := sandboxRunner(t, WithTempDir(tmp), WithGracePeriod(15*time.Second))
+	if contain != nil {
+		r.containment = *contain
+	}
 	j, err := r.NewJob(JobConfig{Dir: dir})
 	require.NoError(t, err)
 	require.NoError(t, j.Init(context.Background()), j.Output())

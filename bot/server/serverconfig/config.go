@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -118,7 +119,10 @@ type Config struct {
 	// ApplyLease is how long an apply job's stream locks outlive a process
 	// that stopped renewing them (crashed); then another start takes it over.
 	ApplyLease time.Duration
-	Admin      AdminConfig
+	// ApplyMaxConcurrent bounds the applies this process runs at once
+	// (apply.max_concurrent; DefaultApplyMaxConcurrent).
+	ApplyMaxConcurrent int
+	Admin              AdminConfig
 	// DriftInterval is how often each known repository's projects are checked
 	// for drift (drift.interval); 0: no scheduled checks.
 	DriftInterval time.Duration
@@ -232,7 +236,12 @@ type rawQueue struct {
 type rawApply struct {
 	ConvergenceTimeout string `yaml:"convergence_timeout"`
 	Lease              string `yaml:"lease"`
+	MaxConcurrent      int    `yaml:"max_concurrent"`
 }
+
+// DefaultApplyMaxConcurrent is apply.max_concurrent when not set: twice the
+// cores, as an apply mostly waits (on terraform's providers, on convergence).
+func DefaultApplyMaxConcurrent() int { return 2 * runtime.NumCPU() }
 
 func (v *validator) config(r *rawConfig) *Config {
 	c := &Config{
@@ -305,6 +314,11 @@ func (v *validator) config(r *rawConfig) *Config {
 	}
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
+	if c.ApplyMaxConcurrent = r.Apply.MaxConcurrent; c.ApplyMaxConcurrent == 0 {
+		c.ApplyMaxConcurrent = DefaultApplyMaxConcurrent()
+	} else if c.ApplyMaxConcurrent < 0 {
+		v.addf("apply.max_concurrent must be positive, got %d", c.ApplyMaxConcurrent)
+	}
 	c.Admin = v.admin(r.Admin, c.Listen)
 	c.DriftInterval = v.driftInterval(r.Drift.Interval)
 	c.Status = v.status(r.Status, c)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -409,4 +410,18 @@ approvers: {users: [alice]}
 			func(k string) (string, bool) { return "short", k == EnvWebhookSecret })
 		require.Equal(t, []string{"config.yaml: SHARDGATE_WEBHOOK_SECRET: the secret is 5 characters; use at least 8 (for example: openssl rand -hex 32)"}, got)
 	})
+}
+
+// apply.max_concurrent: twice the cores when not set, as given otherwise; a
+// negative bound is refused with the key named.
+func TestApplyMaxConcurrent(t *testing.T) {
+	parse := func(yaml string) (*Config, error) { return Parse("c", []byte(phaseConfig(t, yaml)), noEnv) }
+	cfg, err := parse("")
+	require.NoError(t, err)
+	require.Equal(t, 2*runtime.NumCPU(), cfg.ApplyMaxConcurrent, "twice the cores when absent")
+	cfg, err = parse("apply: {max_concurrent: 3}\n")
+	require.NoError(t, err)
+	require.Equal(t, 3, cfg.ApplyMaxConcurrent)
+	_, err = parse("apply: {max_concurrent: -1}\n")
+	require.ErrorContains(t, err, "apply.max_concurrent must be positive, got -1")
 }
