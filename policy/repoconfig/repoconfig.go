@@ -25,8 +25,11 @@ import (
 // FileName is the repository configuration file, read from the base branch.
 const FileName = ".shardgate.yaml"
 
-// MaxSize bounds the configuration file; anything larger is refused.
-const MaxSize = 1 << 20
+// MaxSize bounds the configuration file; anything larger is refused. Parsing
+// holds the whole document as YAML nodes (about 120 bytes of heap per byte of
+// the densest YAML): one repository's file must not take the memory every
+// installation's jobs share. Aliases are bounded by yamlstrict.MaxValues.
+const MaxSize = 256 << 10
 
 // DefaultWorkspace is the Terraform workspace of a project that names none.
 const DefaultWorkspace = "default"
