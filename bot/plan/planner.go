@@ -166,6 +166,11 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
+	if limit := s.Config.ProjectsPerPRLimit(); len(projects) > limit {
+		return s.reportConfigError(ctx, gh, st, &repoconfig.Error{Source: repoconfig.FileName + " on " + pr.BaseRef, Problems: []string{fmt.Sprintf(
+			"this pull request selects %d projects, more than the %d this server plans for one pull request (max_projects_per_pr); nothing was planned: "+
+				"change fewer projects at once, or list fewer projects on the directories it changes", len(projects), limit)}})
+	}
 	st.Projects = nil
 	for _, p := range projects {
 		st.Projects = append(st.Projects, p.Name)
