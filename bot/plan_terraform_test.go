@@ -242,15 +242,26 @@ func TestSecondaryRateLimitIsRetried(t *testing.T) {
 		"planned despite the rate limit (denied: no attestation)")
 }
 
-// Re-running shardgate's check re-plans the head.
+// Re-running shardgate's check re-plans the head, when its sender may
+// comment `/shardgate plan` (write access); a re-run by someone who may not
+// (read access, or none) runs nothing, and the log says why.
 func TestCheckRunRerequestReplans(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("rerun", with(baseGroups, map[string]int{"payments/ledger": 3}))
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	rerun := func(sender string) {
+		h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
+			InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
+			Name: prreport.CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}, Sender: sender}))
+	}
 	before := len(h.gh.CheckRuns(owner, repoName))
-	h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
-		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
-		Name: prreport.CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}}))
+	for _, sender := range []string{outsider, "stranger"} {
+		rerun(sender)
+		require.Len(t, h.gh.CheckRuns(owner, repoName), before, "a re-run by %s planned", sender)
+		require.Contains(t, h.logs.String(), `"sender":"`+sender+`"`)
+	}
+	require.Contains(t, h.logs.String(), "check run re-run not run: its sender has no write access")
+	rerun(author)
 	require.Greater(t, len(h.gh.CheckRuns(owner, repoName)), before)
 }
 
