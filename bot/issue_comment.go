@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/plan"
@@ -14,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
@@ -35,10 +37,17 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
+	// editor is who edited the comment, for an edited event: GitHub lets
+	// anyone with write access edit anyone's comment.
+	editor := ""
+	if ev.GetAction() == "edited" {
+		editor = ev.GetSender().GetLogin()
+	}
 	switch {
 	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
 		return nil
-	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix):
+	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix) &&
+		(editor == "" || strings.EqualFold(editor, ev.GetComment().GetUser().GetLogin())):
 		return nil // no command in it; spares GitHub a call per comment
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
@@ -61,6 +70,15 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	}
 	if err != nil || c == nil {
 		return err
+	}
+	if editor != "" && !strings.EqualFold(editor, c.Actor) {
+		return h.foreignEdit(ctx, gh, ref, c, editor)
+	}
+	if c.ID == ev.GetComment().GetID() && c.Body != ev.GetComment().GetBody() {
+		// Changed since this event, by whom GitHub does not say here: the
+		// later version's own event decides, by its sender.
+		logctx.Logger(ctx).WithField("comment_id", c.ID).Info("the comment changed after this event; its commands are not run (the edit's event decides)")
+		return nil
 	}
 	key := records.CommandKey(ref, c.ID, c.MadeAt)
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
@@ -118,12 +136,6 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 	case prcommand.CmdDrift:
 		return h.driftNow(ctx, gh, ref, c)
 	}
-	if c.Edited {
-		// Anyone with write access may edit any comment, and GitHub does
-		// not say who did: an approver's edited comment proves nothing.
-		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, `/shardgate %s` is not taken from an edited comment "+
-			"(GitHub does not say who edited it); write it in a new comment.", c.Actor, cmd.Verb))
-	}
 	switch cmd.Verb {
 	case prcommand.CmdAttest:
 		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
@@ -157,7 +169,8 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
 			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, pullreq.ShortSHA(current)))
 	}
-	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.cfg.AttestationTTL)}
+	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.cfg.AttestationTTL),
+		CommentID: c.ID}
 	if err := h.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
@@ -170,6 +183,45 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return err
 	}
 	return h.planner.Reevaluate(ctx, ref)
+}
+
+// foreignEdit handles an edit of c by someone other than its author: the
+// comment no longer says only what its author wrote, so what it granted
+// (its attestations) is revoked, whenever the edit came, and the edit grants
+// nothing. The PR is told when it revoked something or holds a command.
+func (h *IssueComment) foreignEdit(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, editor string) error {
+	revoked, err := h.rec.RevokeCommentAttestations(ctx, ref, c.ID)
+	if err != nil {
+		return err
+	}
+	logctx.Logger(ctx).WithFields(logrus.Fields{"comment_id": c.ID, "author": c.Actor, "editor": editor, "revoked": len(revoked)}).
+		Warn("a comment was edited by someone other than its author: its commands are not run, its attestations are revoked")
+	key := records.CommandKey(ref, c.ID, c.MadeAt) + "/edited-by/" + strings.ToLower(editor)
+	if done, err := h.rec.Handled(ctx, key); err != nil || done {
+		return err
+	}
+	if len(revoked) == 0 && !strings.Contains(c.Body, prcommand.Prefix) {
+		return h.rec.MarkHandled(ctx, key, h.now())
+	}
+	text := fmt.Sprintf("@%s, @%s edited this comment of @%s: shardgate takes a command only as its author wrote it, so the edit is not run and grants nothing.",
+		c.Actor, editor, c.Actor)
+	if len(revoked) > 0 {
+		var streams []string
+		for _, a := range revoked {
+			streams = append(streams, "`"+a.StreamPrefix+"`")
+		}
+		text += fmt.Sprintf(" The attestation it gave (%s) is revoked; if it still holds, attest again in a new comment.", strings.Join(streams, ", "))
+	}
+	if err := h.answer(ctx, gh, ref, c.ID, "confused", text); err != nil {
+		return err
+	}
+	if err := h.rec.MarkHandled(ctx, key, h.now()); err != nil {
+		return err
+	}
+	if len(revoked) > 0 {
+		return h.planner.Reevaluate(ctx, ref)
+	}
+	return nil
 }
 
 // retryApply puts this pull request's failed applies back in the queue (at its
