@@ -29,6 +29,10 @@ func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error) {
 	default:
 		abi := landlockABI()
 		log.WithFields(logrus.Fields{"sandbox": "landlock", "landlock_abi": abi}).Infof("sandbox: Landlock ABI %d confines every terraform run", abi)
+		if shared := cfg.SharedWritable(); len(shared) > 0 {
+			log.WithField("sandbox_writable", shared).Warn("sandbox: terraform.sandbox_writable entries without {owner}, {repo} or {project} are shared: " +
+				"any pull request's code may write and lock every state file in them, other projects' included")
+		}
 	}
 }
 
@@ -57,6 +61,6 @@ func sandboxRunnerOptions(cfg *serverconfig.Config) (opts []runner.Option, refus
 	if err != nil {
 		return nil, fmt.Errorf("find the shardgate binary to confine terraform: %w", err)
 	}
-	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable,
+	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SharedWritable(),
 		ConnectPorts: cfg.SandboxConnectPorts})}, nil
 }

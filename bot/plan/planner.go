@@ -236,9 +236,14 @@ func errText(err error) string {
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
+	writable, err := s.Config.ProjectWritable(st.Ref.Owner, st.Ref.Repo, p.Name)
+	if err != nil {
+		rec.Error = err.Error()
+		return
+	}
 	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA, Writable: writable,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",

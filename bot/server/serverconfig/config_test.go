@@ -409,3 +409,25 @@ approvers: {users: [alice]}
 		require.Equal(t, []string{"config.yaml: SHARDGATE_WEBHOOK_SECRET: the secret is 5 characters; use at least 8 (for example: openssl rand -hex 32)"}, got)
 	})
 }
+
+// A sandbox_writable entry with placeholders is each project's own
+// directory: every value one path segment, so no project reaches another's
+// directory or leaves the entry; entries without are shared.
+func TestProjectWritable(t *testing.T) {
+	c := &Config{SandboxWritable: []string{"/var/lib/shared", "/var/lib/tfstate/{owner}/{repo}/{project}"}}
+	require.Equal(t, []string{"/var/lib/shared"}, c.SharedWritable())
+	for project, want := range map[string]string{
+		"streams":      "/var/lib/tfstate/acme/infra/streams",
+		"envs/prod":    "/var/lib/tfstate/acme/infra/envs%2Fprod",
+		"../../shared": "/var/lib/tfstate/acme/infra/..%2F..%2Fshared",
+		"a%2Fb":        "/var/lib/tfstate/acme/infra/a%252Fb",
+	} {
+		got, err := c.ProjectWritable("acme", "infra", project)
+		require.NoError(t, err, project)
+		require.Equal(t, []string{want}, got, project)
+	}
+	for _, project := range []string{"..", ".", ""} {
+		_, err := c.ProjectWritable("acme", "infra", project)
+		require.ErrorContains(t, err, "cannot name a directory", project)
+	}
+}
