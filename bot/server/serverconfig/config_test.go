@@ -431,3 +431,16 @@ func TestProjectWritable(t *testing.T) {
 		require.ErrorContains(t, err, "cannot name a directory", project)
 	}
 }
+
+// max_projects_per_pr: 100 unless set, at least 1.
+func TestMaxProjectsPerPR(t *testing.T) {
+	cfg, err := Parse("c", []byte(phaseConfig(t, "")), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxProjectsPerPR, cfg.MaxProjectsPerPR)
+	require.Equal(t, 100, (&Config{}).ProjectsPerPRLimit(), "a Config built by hand")
+	cfg, err = Parse("c", []byte(phaseConfig(t, "max_projects_per_pr: 300\n")), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, 300, cfg.ProjectsPerPRLimit())
+	_, err = Parse("c", []byte(phaseConfig(t, "max_projects_per_pr: 0\n")), noEnv)
+	require.ErrorContains(t, err, "max_projects_per_pr must be at least 1, got 0")
+}
