@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,24 +33,20 @@ func procStatusKiB(t *testing.T, pid int, field string) int {
 	return 0
 }
 
-// hostileProjects is a .shardgate.yaml whose anchor of vars var_files is
-// aliased by each of n projects (n*vars values for a few bytes each), on
-// one directory each in its own workspace.
+// hostileProjects is a .shardgate.yaml of n projects on one directory,
+// each in its own workspace; with vars > 0 the first lists vars var_files
+// under an anchor every other one aliases (n*vars values for a few bytes
+// each).
 func hostileProjects(n, vars int) string {
-	var b strings.Builder
-	b.WriteString("version: 1\nprojects:\n  - name: p0\n    dir: streams\n    var_files: &v [")
-	for i := 0; i < vars; i++ {
-		fmt.Fprintf(&b, "v%d.tfvars, ", i)
+	files, alias := "", ""
+	if vars > 0 {
+		files, alias = "\n    var_files: &v ["+strings.Repeat("v.tfvars, ", vars)+"last.tfvars]", ", var_files: *v"
 	}
-	b.WriteString("last.tfvars]\n")
+	lines := []string{"version: 1\nprojects:\n  - name: p0\n    dir: streams" + files}
 	for i := 1; i < n; i++ {
-		if vars == 0 {
-			fmt.Fprintf(&b, "  - {name: p%d, dir: streams, workspace: w%d}\n", i, i)
-		} else {
-			fmt.Fprintf(&b, "  - {name: p%d, dir: streams, workspace: w%d, var_files: *v}\n", i, i)
-		}
+		lines = append(lines, fmt.Sprintf("  - {name: p%d, dir: streams, workspace: w%d%s}", i, i, alias))
 	}
-	return b.String()
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // A repository's .shardgate.yaml on its base branch cannot take `shardgate
@@ -62,13 +57,7 @@ func hostileProjects(n, vars int) string {
 func TestHostileRepoConfigFailsThroughServeWithFlatMemory(t *testing.T) {
 	tftest.Binary(t)
 	h := newProcessHarnessBase(t)
-	listen := freePort(t)
-	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: writeServeConfig(t, h, listen), url: "http://" + listen}
-	p.start()
-	defer func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-	}()
+	p := startServe(t, h)
 	before := procStatusKiB(t, p.cmd.Process.Pid, "VmRSS")
 
 	for i, tt := range []struct{ name, config, want string }{

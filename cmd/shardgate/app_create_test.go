@@ -162,14 +162,7 @@ func TestAppCreateRefusesAForeignState(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	run.cancel()
-	require.Equal(t, exitFailed, <-run.code)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Empty(t, entries)
-	for _, r := range gh.Requests() {
-		require.NotContains(t, r.Path, "app-manifests", "no conversion without the right state")
-	}
+	stoppedWithNothingConverted(t, run, gh, dir)
 }
 
 // A code GitHub does not know (expired, or used once) fails the command with
@@ -256,13 +249,20 @@ func TestAppCreateCallbackNeedsTheBrowserThatLoadedThePage(t *testing.T) {
 	require.Equal(t, http.StatusConflict, resp.StatusCode)
 	require.NotContains(t, string(body), state)
 
+	stoppedWithNothingConverted(t, run, gh, dir)
+}
+
+// stoppedWithNothingConverted stops run and checks that it converted no
+// code and wrote nothing into dir.
+func stoppedWithNothingConverted(t *testing.T, run *appCreateRun, gh *githubtest.Server, dir string) {
+	t.Helper()
 	run.cancel()
 	require.Equal(t, exitFailed, <-run.code)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)
 	for _, r := range gh.Requests() {
-		require.NotContains(t, r.Path, "app-manifests", "no conversion from another browser")
+		require.NotContains(t, r.Path, "app-manifests", "no conversion")
 	}
 }
 
