@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -273,6 +275,37 @@ func TestEditByAnotherRevokesTheAttestation(t *testing.T) {
 			if !tt.editFirst {
 				require.Contains(t, last, "The attestation it gave (`create-order`) is revoked")
 			}
+		})
+	}
+}
+
+// A workflow's token edits as a bot, and an edit may be followed by the
+// comment's deletion before shardgate reads it: either way the edit by
+// another revokes what the comment attested.
+func TestEditByABotOrOfADeletedCommentRevokes(t *testing.T) {
+	for _, deleted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deleted=%v", deleted), func(t *testing.T) {
+			h, clock := newApprovalHarness(t)
+			pr := h.openDocsPR("bot-edit")
+			head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+			clock.Advance(30 * time.Second)
+			c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate attest quiesce create-order")
+			h.run("issue_comment", h.commentPayload(pr, c))
+			require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, head))
+			c = h.gh.EditComment(owner, repoName, c.ID, "/shardgate attest quiesce payment-events")
+			var payload map[string]any
+			require.NoError(t, json.Unmarshal(h.editPayload(pr, c, "github-actions[bot]"), &payload))
+			payload["sender"].(map[string]any)["type"] = "Bot"
+			edited, err := json.Marshal(payload)
+			require.NoError(t, err)
+			if deleted {
+				h.gh.DeleteComment(owner, repoName, c.ID)
+			}
+			h.run("issue_comment", edited)
+			require.Empty(t, h.attestedStreams(pr, head))
+			replies := h.replies(pr)
+			require.Len(t, replies, 1)
+			require.Contains(t, replies[0], "The attestation it gave (`create-order`) is revoked")
 		})
 	}
 }

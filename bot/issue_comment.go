@@ -37,17 +37,17 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
-	// editor is who edited the comment, for an edited event: GitHub lets
-	// anyone with write access edit anyone's comment.
-	editor := ""
-	if ev.GetAction() == "edited" {
-		editor = ev.GetSender().GetLogin()
-	}
+	// An edit by anyone but the comment's author (GitHub lets everyone with
+	// write access edit any comment; a workflow's token edits as a bot) is
+	// never the author's word.
+	foreign := ev.GetAction() == "edited" && !strings.EqualFold(ev.GetSender().GetLogin(), ev.GetComment().GetUser().GetLogin())
 	switch {
-	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
+	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest():
 		return nil
-	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix) &&
-		(editor == "" || strings.EqualFold(editor, ev.GetComment().GetUser().GetLogin())):
+	case foreign:
+	case ev.GetSender().GetType() == "Bot":
+		return nil
+	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix):
 		return nil // no command in it; spares GitHub a call per comment
 	}
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
@@ -60,6 +60,9 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
+	if foreign {
+		return h.foreignEdit(ctx, gh, ref, ev)
+	}
 	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
 	dups := duplicateComments(ctx)
 	for err == nil && c == nil && len(dups) > 0 {
@@ -70,9 +73,6 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	}
 	if err != nil || c == nil {
 		return err
-	}
-	if editor != "" && !strings.EqualFold(editor, c.Actor) {
-		return h.foreignEdit(ctx, gh, ref, c, editor)
 	}
 	if c.ID == ev.GetComment().GetID() && c.Body != ev.GetComment().GetBody() {
 		// Changed since this event, by whom GitHub does not say here: the
@@ -185,26 +185,26 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 	return h.planner.Reevaluate(ctx, ref)
 }
 
-// foreignEdit handles an edit of c by someone other than its author: the
-// comment no longer says only what its author wrote, so what it granted
-// (its attestations) is revoked, whenever the edit came, and the edit grants
-// nothing. The PR is told when it revoked something or holds a command.
-func (h *IssueComment) foreignEdit(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c *approval.Comment, editor string) error {
-	revoked, err := h.rec.RevokeCommentAttestations(ctx, ref, c.ID)
+// foreignEdit handles an edit of a comment by someone other than its
+// author: the comment no longer says only what its author wrote, so what it
+// granted (its attestations) is revoked, whenever the edit came and whether
+// or not the comment is still there, and the edit grants nothing. The PR is
+// told when it revoked something or the comment held a command, before or
+// after the edit (Reply posts each answer once).
+func (h *IssueComment) foreignEdit(ctx context.Context, gh ghapp.API, ref pullreq.Ref, ev *github.IssueCommentEvent) error {
+	id, author, editor := ev.GetComment().GetID(), ev.GetComment().GetUser().GetLogin(), ev.GetSender().GetLogin()
+	revoked, err := h.rec.RevokeCommentAttestations(ctx, ref, id)
 	if err != nil {
 		return err
 	}
-	logctx.Logger(ctx).WithFields(logrus.Fields{"comment_id": c.ID, "author": c.Actor, "editor": editor, "revoked": len(revoked)}).
+	logctx.Logger(ctx).WithFields(logrus.Fields{"comment_id": id, "author": author, "editor": editor, "revoked": len(revoked)}).
 		Warn("a comment was edited by someone other than its author: its commands are not run, its attestations are revoked")
-	key := records.CommandKey(ref, c.ID, c.MadeAt) + "/edited-by/" + strings.ToLower(editor)
-	if done, err := h.rec.Handled(ctx, key); err != nil || done {
-		return err
-	}
-	if len(revoked) == 0 && !strings.Contains(c.Body, prcommand.Prefix) {
-		return h.rec.MarkHandled(ctx, key, h.now())
+	before := ev.GetChanges().GetBody().GetFrom()
+	if len(revoked) == 0 && !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix) && !strings.Contains(before, prcommand.Prefix) {
+		return nil
 	}
 	text := fmt.Sprintf("@%s, @%s edited this comment of @%s: shardgate takes a command only as its author wrote it, so the edit is not run and grants nothing.",
-		c.Actor, editor, c.Actor)
+		author, editor, author)
 	if len(revoked) > 0 {
 		var streams []string
 		for _, a := range revoked {
@@ -212,10 +212,14 @@ func (h *IssueComment) foreignEdit(ctx context.Context, gh ghapp.API, ref pullre
 		}
 		text += fmt.Sprintf(" The attestation it gave (%s) is revoked; if it still holds, attest again in a new comment.", strings.Join(streams, ", "))
 	}
-	if err := h.answer(ctx, gh, ref, c.ID, "confused", text); err != nil {
+	if c, err := approval.ReadComment(ctx, gh, ref, id); err != nil {
 		return err
+	} else if c != nil {
+		if err := react(ctx, gh, ref, id, "confused"); err != nil {
+			return err
+		}
 	}
-	if err := h.rec.MarkHandled(ctx, key, h.now()); err != nil {
+	if err := h.comments.Reply(ctx, gh, ref, id, text); err != nil {
 		return err
 	}
 	if len(revoked) > 0 {
