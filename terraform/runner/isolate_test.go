@@ -64,3 +64,27 @@ func TestIsolatedJobEnv(t *testing.T) {
 		require.ErrorContains(t, err, "HOME (use WithSandbox: the job's scratch dir)")
 	})
 }
+
+// A job's own writable directories (its project's local state) join the
+// sandbox's shared ones, created when missing; another job does not get them.
+func TestJobReadWriteIsTheJobsOwn(t *testing.T) {
+	dir := t.TempDir()
+	launcher := filepath.Join(t.TempDir(), "shardgate")
+	require.NoError(t, os.WriteFile(launcher, nil, 0o755))
+	r := testRunner(t, map[string]string{"PATH": "/usr/bin"}, WithSandbox(Sandbox{Launcher: launcher, ReadWrite: []string{"/var/lib/shared"}}))
+	own := filepath.Join(t.TempDir(), "acme", "infra", "streams")
+	policy := func(cfg JobConfig) SandboxPolicy {
+		j, err := r.NewJob(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, j.Close()) })
+		var p SandboxPolicy
+		require.NoError(t, json.Unmarshal([]byte(j.env[SandboxEnv]), &p))
+		return p
+	}
+	p := policy(JobConfig{Dir: dir, ReadWrite: []string{own}})
+	require.Equal(t, []string{"/var/lib/shared", own}, p.ReadWrite[len(p.ReadWrite)-2:])
+	requireMode(t, own, 0o700)
+	p = policy(JobConfig{Dir: dir})
+	require.NotContains(t, p.ReadWrite, own)
+	require.Equal(t, "/var/lib/shared", p.ReadWrite[len(p.ReadWrite)-1])
+}
