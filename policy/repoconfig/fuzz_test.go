@@ -67,6 +67,26 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// A file of thousands of mistakes says the first 50 and how many more.
+func TestErrorSaysAtMostFiftyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nprojects:\n")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "  - {name: p%d, dir: d%d, typo: x}\n", i, i)
+	}
+	_, err := Parse(FileName, []byte(b.String()))
+	var cfgErr *Error
+	if !errors.As(err, &cfgErr) || len(cfgErr.Problems) != 3000 {
+		t.Fatalf("want 3000 problems, got %v", err)
+	}
+	if got := strings.Count(err.Error(), "unknown key"); got != 50 {
+		t.Fatalf("the error says %d problems", got)
+	}
+	if !strings.HasSuffix(err.Error(), "; and 2950 more problems") {
+		t.Fatalf("the error does not say how many more: ...%s", err.Error()[len(err.Error())-80:])
+	}
+}
+
 // The loader refuses what once took a server's memory or judged a pull
 // request with no bound at all.
 func TestParseRefusesHostileFiles(t *testing.T) {

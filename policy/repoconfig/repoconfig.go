@@ -115,8 +115,16 @@ type Error struct {
 	Problems []string
 }
 
+// maxShownProblems bounds the problems an Error says: a file of thousands
+// of mistakes gets a comment and a check run GitHub accepts.
+const maxShownProblems = 50
+
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s", e.Source, strings.Join(e.Problems, "; "))
+	shown := e.Problems
+	if len(shown) > maxShownProblems {
+		shown = append(shown[:maxShownProblems:maxShownProblems], fmt.Sprintf("and %d more problems", len(e.Problems)-maxShownProblems))
+	}
+	return fmt.Sprintf("%s: %s", e.Source, strings.Join(shown, "; "))
 }
 
 type rawConfig struct {
