@@ -118,7 +118,8 @@ fmt:
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (seed corpora: testdata/ and each package's f.Add seeds)
 FUZZ_TARGETS := planparse:FuzzParse planparse:FuzzValueEnd planparse:FuzzSkipValue planparse:FuzzCheckValue \
-	bot/webhook:FuzzIntake bot/prcommand:FuzzParseCommands github/ghapp:FuzzExtractTarball
+	bot/webhook:FuzzIntake bot/prcommand:FuzzParseCommands github/ghapp:FuzzExtractTarball \
+	policy/repoconfig:FuzzParse
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \

@@ -23,6 +23,7 @@ var wallClockAllowed = map[string]string{
 	"coord/coordsim/clock.go:realClock.Now":     "the simulator's default clock",
 	"github/ghapp/retry.go:RetryTransport.now":  "the transport's default clock (the service injects its own)",
 	"bot/webhook/dispatcher.go:Dispatcher.now":  "the dispatcher's default clock (the service injects its own)",
+	"bot/webhook/intake.go:Intake.now":          "the intake's default clock (the service injects its own)",
 	"internal/fakeclock/fakeclock.go:Clock.Now": "a Following clock is the real time shifted",
 	"internal/fakeclock/fakeclock.go:Following": "a Following clock is the real time shifted",
 

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,9 +226,93 @@ func TestResentAttestDeliveryDoesNotApproveANewerHead(t *testing.T) {
 	require.Len(t, h.replies(pr), repliesBefore, "the command ran once")
 }
 
-// A comment edited into an attestation does not attest: GitHub does not say
-// who edited it, and anyone with write access may edit any comment.
-func TestEditedCommentDoesNotAttest(t *testing.T) {
+// editPayload is the edited event of comment c, sent by editor.
+func (h *harness) editPayload(pr githubtest.PullRequest, c githubtest.Comment, editor string) []byte {
+	return githubtest.IssueCommentOnPR(h.t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
+		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: c.ID, Body: c.Body, User: c.User,
+		Action: "edited", Sender: editor})
+}
+
+// The pull request's author edits an approver's attestation to name another
+// stream: at any delay after it (the same second included), and whether
+// shardgate read the comment before the edit or after, the edit grants
+// nothing and revokes what the comment attested, and the PR is told.
+func TestEditByAnotherRevokesTheAttestation(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		delay time.Duration
+		// editFirst: the edit lands before shardgate reads the comment.
+		editFirst bool
+	}{
+		{"same second, read after the edit", 0, true},
+		{"same second, read before the edit", 0, false},
+		{"90s later", 90 * time.Second, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, clock := newApprovalHarness(t)
+			pr := h.openDocsPR("edit-race")
+			head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+			clock.Advance(30 * time.Second)
+			c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate attest quiesce create-order")
+			created := h.commentPayload(pr, c)
+			if !tt.editFirst {
+				h.run("issue_comment", created)
+				require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, head))
+			}
+			clock.Advance(tt.delay)
+			c = h.gh.EditComment(owner, repoName, c.ID, "/shardgate attest quiesce payment-events")
+			if tt.editFirst {
+				h.run("issue_comment", created)
+			}
+			h.run("issue_comment", h.editPayload(pr, c, author))
+
+			require.Empty(t, h.attestedStreams(pr, head), "nothing attested after the author's edit")
+			replies := h.replies(pr)
+			require.NotEmpty(t, replies)
+			last := replies[len(replies)-1]
+			require.Contains(t, last, "@"+author+" edited this comment of @"+approver)
+			require.Contains(t, last, "grants nothing")
+			if !tt.editFirst {
+				require.Contains(t, last, "The attestation it gave (`create-order`) is revoked")
+			}
+		})
+	}
+}
+
+// A workflow's token edits as a bot, and an edit may be followed by the
+// comment's deletion before shardgate reads it: either way the edit by
+// another revokes what the comment attested.
+func TestEditByABotOrOfADeletedCommentRevokes(t *testing.T) {
+	for _, deleted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deleted=%v", deleted), func(t *testing.T) {
+			h, clock := newApprovalHarness(t)
+			pr := h.openDocsPR("bot-edit")
+			head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+			clock.Advance(30 * time.Second)
+			c := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate attest quiesce create-order")
+			h.run("issue_comment", h.commentPayload(pr, c))
+			require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, head))
+			c = h.gh.EditComment(owner, repoName, c.ID, "/shardgate attest quiesce payment-events")
+			var payload map[string]any
+			require.NoError(t, json.Unmarshal(h.editPayload(pr, c, "github-actions[bot]"), &payload))
+			payload["sender"].(map[string]any)["type"] = "Bot"
+			edited, err := json.Marshal(payload)
+			require.NoError(t, err)
+			if deleted {
+				h.gh.DeleteComment(owner, repoName, c.ID)
+			}
+			h.run("issue_comment", edited)
+			require.Empty(t, h.attestedStreams(pr, head))
+			replies := h.replies(pr)
+			require.Len(t, replies, 1)
+			require.Contains(t, replies[0], "The attestation it gave (`create-order`) is revoked")
+		})
+	}
+}
+
+// An edit by the comment's own author is theirs: an approver who edits a
+// comment into an attestation attests; another's later edit of it revokes it.
+func TestAuthorsOwnEditCounts(t *testing.T) {
 	h, clock := newApprovalHarness(t)
 	pr := h.openDocsPR("edited")
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
@@ -235,13 +321,15 @@ func TestEditedCommentDoesNotAttest(t *testing.T) {
 	h.run("issue_comment", h.commentPayload(pr, c))
 	clock.Advance(30 * time.Second)
 	c = h.gh.EditComment(owner, repoName, c.ID, "/shardgate attest quiesce create-order")
-	edited := githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
-		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: c.ID, Body: c.Body, User: approver, Action: "edited"})
-	h.run("issue_comment", edited)
-	require.Empty(t, h.attestedStreams(pr, head))
-	replies := h.replies(pr)
-	require.Len(t, replies, 1)
-	require.Contains(t, replies[0], "new comment")
+	h.run("issue_comment", h.editPayload(pr, c, approver))
+	require.Equal(t, map[string]string{"create-order": approver}, h.attestedStreams(pr, head))
+	require.Empty(t, h.replies(pr))
+
+	clock.Advance(time.Hour)
+	c = h.gh.EditComment(owner, repoName, c.ID, "looks good")
+	h.run("issue_comment", h.editPayload(pr, c, teamMate))
+	require.Empty(t, h.attestedStreams(pr, head), "an approver's edit of another's comment revokes too")
+	require.Len(t, h.replies(pr), 1)
 }
 
 // A forged "labeled by an approver" delivery (valid signature; the label is

@@ -5,12 +5,16 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/webhook"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/internal/logctx"
 )
 
-// CheckRun re-plans when someone re-runs one of shardgate's plan checks.
+// CheckRun re-plans when someone re-runs one of shardgate's plan checks:
+// someone who may comment `/shardgate plan` (write access), as for the command.
 type CheckRun struct{ *Base }
 
 var _ webhook.EventHandler = (*CheckRun)(nil)
@@ -37,6 +41,19 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	ref, err := prRef(ev.GetInstallation(), ev.GetRepo(), number)
 	if err != nil {
 		return err
+	}
+	// A re-run is a `/shardgate plan` by its sender: the same permission.
+	gh, err := ghapp.APIFor(h.clients, ref.Installation)
+	if err != nil {
+		return err
+	}
+	sender := ev.GetSender().GetLogin()
+	if ok, err := hasWriteAccess(ctx, gh, ref, sender); err != nil {
+		return err
+	} else if !ok {
+		logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldRepo: ref.FullName(), logctx.FieldPR: ref.Number, "sender": sender}).
+			Warn("check run re-run not run: its sender has no write access to the repository (as /shardgate plan needs)")
+		return nil
 	}
 	return h.planner.PlanPR(withPR(ctx, ref), plan.Request{Ref: ref, Explicit: true, Trigger: "check run re-run"})
 }

@@ -124,6 +124,22 @@ func (p *serveProcess) start() {
 	}, 30*time.Second, 50*time.Millisecond, "shardgate serve did not become ready: %s", p.logs)
 }
 
+// startServe runs `shardgate serve` with h's configuration, stopped with
+// SIGTERM at the end of the test unless it already ended.
+func startServe(t *testing.T, h *harness) *serveProcess {
+	t.Helper()
+	listen := freePort(t)
+	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: writeServeConfig(t, h, listen), url: "http://" + listen}
+	p.start()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.cmd.Wait()
+		}
+	})
+	return p
+}
+
 func (p *serveProcess) kill9() {
 	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGKILL))
 	_ = p.cmd.Wait()
@@ -146,15 +162,7 @@ func (p *serveProcess) deliver(event string, body []byte) {
 func TestKilledMidApplyResumesOnce(t *testing.T) {
 	tftest.Binary(t)
 	h := newProcessHarnessBase(t)
-	listen := freePort(t)
-	p := &serveProcess{t: t, bin: buildShardgate(t), cfg: writeServeConfig(t, h, listen), url: "http://" + listen}
-	p.start()
-	defer func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			_ = p.cmd.Wait()
-		}
-	}()
+	p := startServe(t, h)
 
 	h.repo.Checkout("main")
 	h.repo.Branch("scale")

@@ -25,6 +25,7 @@ func (s *Server) wireDrift() {
 	s.drift = &driftChecks{store: ds, Checker: &drift.Checker{Clients: s.clients, Policies: s.policies,
 		Checkout: s.checkouts.Checkout, Runner: s.runner, SandboxErr: s.sandboxErr,
 		PlanEnv:      func() map[string]string { return serverconfig.RevealEnv(s.cfg.PlanEnv) },
+		Writable:     s.cfg.ProjectWritable,
 		Coordinators: brokerCoordinators(s.cfg), Egress: s.cfg.Egress,
 		Live: driftLive{s.coords}, Store: ds, Metrics: s.metrics, Redact: s.redact.Redact, Now: s.now}}
 	s.driftSched = &drift.Scheduler{Store: ds, Interval: s.cfg.DriftInterval, Now: s.now, Log: s.log,

@@ -227,6 +227,16 @@ func (h *harness) stop() {
 	h.started = false
 }
 
+// scrape reads /metrics as the admin listener serves it (the webhook
+// listener does not).
+func (h *harness) scrape() string {
+	h.t.Helper()
+	rec := httptest.NewRecorder()
+	h.srv.AdminHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(h.t, http.StatusOK, rec.Code)
+	return rec.Body.String()
+}
+
 // deliver sends a signed webhook and returns the intake's answer.
 func (h *harness) deliver(event string, body []byte, opts ...githubtest.DeliveryOption) (int, webhook.Reply) {
 	h.t.Helper()

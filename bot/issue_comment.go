@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/approval"
 	"github.com/shardgate/shardgate/bot/plan"
@@ -14,6 +15,7 @@ import (
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/logctx"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
@@ -35,8 +37,15 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
+	// An edit by anyone but the comment's author (GitHub lets everyone with
+	// write access edit any comment; a workflow's token edits as a bot) is
+	// never the author's word.
+	foreign := ev.GetAction() == "edited" && !strings.EqualFold(ev.GetSender().GetLogin(), ev.GetComment().GetUser().GetLogin())
 	switch {
-	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest(), ev.GetSender().GetType() == "Bot":
+	case ev.GetAction() != "created" && ev.GetAction() != "edited", !ev.GetIssue().IsPullRequest():
+		return nil
+	case foreign:
+	case ev.GetSender().GetType() == "Bot":
 		return nil
 	case !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix):
 		return nil // no command in it; spares GitHub a call per comment
@@ -51,6 +60,9 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	if err != nil {
 		return err
 	}
+	if foreign {
+		return h.foreignEdit(ctx, gh, ref, ev)
+	}
 	c, err := approval.ReadComment(ctx, gh, ref, ev.GetComment().GetID())
 	dups := duplicateComments(ctx)
 	for err == nil && c == nil && len(dups) > 0 {
@@ -61,6 +73,12 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 	}
 	if err != nil || c == nil {
 		return err
+	}
+	if c.ID == ev.GetComment().GetID() && c.Body != ev.GetComment().GetBody() {
+		// Changed since this event, by whom GitHub does not say here: the
+		// later version's own event decides, by its sender.
+		logctx.Logger(ctx).WithField("comment_id", c.ID).Info("the comment changed after this event; its commands are not run (the edit's event decides)")
+		return nil
 	}
 	key := records.CommandKey(ref, c.ID, c.MadeAt)
 	if done, err := h.rec.Handled(ctx, key); err != nil || done {
@@ -118,12 +136,6 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 	case prcommand.CmdDrift:
 		return h.driftNow(ctx, gh, ref, c)
 	}
-	if c.Edited {
-		// Anyone with write access may edit any comment, and GitHub does
-		// not say who did: an approver's edited comment proves nothing.
-		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, `/shardgate %s` is not taken from an edited comment "+
-			"(GitHub does not say who edited it); write it in a new comment.", c.Actor, cmd.Verb))
-	}
 	switch cmd.Verb {
 	case prcommand.CmdAttest:
 		return h.attest(ctx, gh, ref, c, cmd.StreamPrefix)
@@ -157,7 +169,8 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return h.answer(ctx, gh, ref, c.ID, "confused", fmt.Sprintf("@%s, your comment is older than every head commit of this pull request shardgate has seen, "+
 			"so it cannot tell which commit you attested; not recorded. Attest again for `%s`.", c.Actor, pullreq.ShortSHA(current)))
 	}
-	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.cfg.AttestationTTL)}
+	a := policy.Attestation{StreamPrefix: prefix, Actor: c.Actor, HeadSHA: head, CreatedAt: c.MadeAt, ExpiresAt: c.MadeAt.Add(h.cfg.AttestationTTL),
+		CommentID: c.ID}
 	if err := h.rec.PutAttestation(ctx, ref, a); err != nil {
 		return err
 	}
@@ -170,6 +183,49 @@ func (h *IssueComment) attest(ctx context.Context, gh ghapp.API, ref pullreq.Ref
 		return err
 	}
 	return h.planner.Reevaluate(ctx, ref)
+}
+
+// foreignEdit handles an edit of a comment by someone other than its
+// author: the comment no longer says only what its author wrote, so what it
+// granted (its attestations) is revoked, whenever the edit came and whether
+// or not the comment is still there, and the edit grants nothing. The PR is
+// told when it revoked something or the comment held a command, before or
+// after the edit (Reply posts each answer once).
+func (h *IssueComment) foreignEdit(ctx context.Context, gh ghapp.API, ref pullreq.Ref, ev *github.IssueCommentEvent) error {
+	id, author, editor := ev.GetComment().GetID(), ev.GetComment().GetUser().GetLogin(), ev.GetSender().GetLogin()
+	revoked, err := h.rec.RevokeCommentAttestations(ctx, ref, id)
+	if err != nil {
+		return err
+	}
+	logctx.Logger(ctx).WithFields(logrus.Fields{"comment_id": id, "author": author, "editor": editor, "revoked": len(revoked)}).
+		Warn("a comment was edited by someone other than its author: its commands are not run, its attestations are revoked")
+	before := ev.GetChanges().GetBody().GetFrom()
+	if len(revoked) == 0 && !strings.Contains(ev.GetComment().GetBody(), prcommand.Prefix) && !strings.Contains(before, prcommand.Prefix) {
+		return nil
+	}
+	text := fmt.Sprintf("@%s, @%s edited this comment of @%s: shardgate takes a command only as its author wrote it, so the edit is not run and grants nothing.",
+		author, editor, author)
+	if len(revoked) > 0 {
+		var streams []string
+		for _, a := range revoked {
+			streams = append(streams, "`"+a.StreamPrefix+"`")
+		}
+		text += fmt.Sprintf(" The attestation it gave (%s) is revoked; if it still holds, attest again in a new comment.", strings.Join(streams, ", "))
+	}
+	if c, err := approval.ReadComment(ctx, gh, ref, id); err != nil {
+		return err
+	} else if c != nil {
+		if err := react(ctx, gh, ref, id, "confused"); err != nil {
+			return err
+		}
+	}
+	if err := h.comments.Reply(ctx, gh, ref, id, text); err != nil {
+		return err
+	}
+	if len(revoked) > 0 {
+		return h.planner.Reevaluate(ctx, ref)
+	}
+	return nil
 }
 
 // retryApply puts this pull request's failed applies back in the queue (at its

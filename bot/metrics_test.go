@@ -51,7 +51,7 @@ func TestMetricsBeforeTheFirstRequest(t *testing.T) {
 	// earlier process, here): one is in the store.
 	require.NoError(t, drift.NewStore(st).Put(context.Background(), &drift.Record{Repo: "acme/infra", Project: "streams", Status: drift.StatusClean}))
 	srv := newOpsServer(t, st, path, serverconfig.AdminConfig{})
-	web := httptest.NewServer(srv.Handler())
+	web := httptest.NewServer(srv.AdminHandler())
 	t.Cleanup(web.Close)
 	resp, err := http.Get(web.URL + "/metrics")
 	require.NoError(t, err)

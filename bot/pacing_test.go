@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"testing"
@@ -33,12 +31,7 @@ func TestACommentStormIsPacedUnderGitHubsSecondaryLimit(t *testing.T) {
 	h.waitJobs(ids, 3*time.Minute)
 	require.Zero(t, refusedForALimit(t, h.gh), "paced: the secondary limit was never met")
 
-	resp, err := http.Get(h.web.URL + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	text, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	m := regexp.MustCompile(`shardgate_github_paced_requests_total\{installation="1",limit="content"\} (\d+)`).FindSubmatch(text)
+	m := regexp.MustCompile(`shardgate_github_paced_requests_total\{installation="1",limit="content"\} (\d+)`).FindStringSubmatch(h.scrape())
 	require.NotNil(t, m, "the paced requests are on /metrics")
 	paced, err := strconv.Atoi(string(m[1]))
 	require.NoError(t, err)

@@ -242,24 +242,32 @@ func TestSecondaryRateLimitIsRetried(t *testing.T) {
 		"planned despite the rate limit (denied: no attestation)")
 }
 
-// Re-running shardgate's check re-plans the head.
+// Re-running shardgate's check re-plans the head, when its sender may
+// comment `/shardgate plan` (write access); a re-run by someone who may not
+// (read access, or none) runs nothing, and the log says why.
 func TestCheckRunRerequestReplans(t *testing.T) {
 	h := newHarness(t)
 	pr := h.openPR("rerun", with(baseGroups, map[string]int{"payments/ledger": 3}))
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	rerun := func(sender string) {
+		h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
+			InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
+			Name: prreport.CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}, Sender: sender}))
+	}
 	before := len(h.gh.CheckRuns(owner, repoName))
-	h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
-		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
-		Name: prreport.CheckPlanPrefix + "streams", HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}}))
+	for _, sender := range []string{outsider, "stranger"} {
+		rerun(sender)
+		require.Len(t, h.gh.CheckRuns(owner, repoName), before, "a re-run by %s planned", sender)
+		require.Contains(t, h.logs.String(), `"sender":"`+sender+`"`)
+	}
+	require.Contains(t, h.logs.String(), "check run re-run not run: its sender has no write access")
+	rerun(author)
 	require.Greater(t, len(h.gh.CheckRuns(owner, repoName)), before)
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
 	h := newHarness(t)
-	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "shardgate_webhook_deliveries_total"} {
-		if path == "/metrics" {
-			h.deliver("ping", []byte(`{"zen":"x"}`))
-		}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
 		resp, err := http.Get(h.web.URL + path)
 		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
@@ -267,6 +275,8 @@ func TestHealthReadyMetrics(t *testing.T) {
 		require.Equal(t, 200, resp.StatusCode, path)
 		require.Contains(t, string(b), want, path)
 	}
+	h.deliver("ping", []byte(`{"zen":"x"}`))
+	require.Contains(t, h.scrape(), `shardgate_webhook_deliveries_total{event="ping",outcome="pong"} 1`)
 }
 
 // An unreachable coordinator is said plainly and the policy fails closed, even

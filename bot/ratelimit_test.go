@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,13 +120,9 @@ func TestACommentStormWaitsForGitHubsPrimaryLimitAndLosesNoJob(t *testing.T) {
 	require.False(t, st.LimitShown)
 
 	// The budget is on /metrics and the status page, per installation.
-	resp, err := http.Get(h.web.URL + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	metricsText, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Contains(t, string(metricsText), `shardgate_github_rate_limit_limit{installation="1"} 30`)
-	require.Contains(t, string(metricsText), `shardgate_github_rate_limit_remaining{installation="1"}`)
+	metricsText := h.scrape()
+	require.Contains(t, metricsText, `shardgate_github_rate_limit_limit{installation="1"} 30`)
+	require.Contains(t, metricsText, `shardgate_github_rate_limit_remaining{installation="1"}`)
 	page := httptest.NewRecorder()
 	h.srv.StatusHandler().ServeHTTP(page, httptest.NewRequest(http.MethodGet, "/", nil))
 	require.Contains(t, page.Body.String(), " of 30</td>")

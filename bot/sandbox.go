@@ -38,6 +38,10 @@ func logSandbox(log *logrus.Entry, cfg *serverconfig.Config, refusal error, proc
 		} else {
 			procLog.Warn("sandbox: processes: NOT ENFORCED: " + procs.String())
 		}
+		if shared := cfg.SharedWritable(); len(shared) > 0 {
+			log.WithField("sandbox_writable", shared).Warn("sandbox: terraform.sandbox_writable entries without {owner}, {repo} or {project} are shared: " +
+				"any pull request's code may write and lock every state file in them, other projects' included")
+		}
 	}
 }
 
@@ -72,6 +76,6 @@ func sandboxRunnerOptions(cfg *serverconfig.Config) (opts []runner.Option, refus
 	if err != nil {
 		return nil, fmt.Errorf("find the shardgate binary to confine terraform: %w", err)
 	}
-	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SandboxWritable,
+	return []runner.Option{runner.WithSandbox(runner.Sandbox{Launcher: self, ReadWrite: cfg.SharedWritable(),
 		ConnectPorts: cfg.SandboxConnectPorts})}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/apply"
@@ -223,6 +222,7 @@ func (s *Server) wireQueues(owner string) (err error) {
 		return err
 	}
 	s.intake.Observe = s.metrics.ObserveDelivery
+	s.intake.Now = s.now
 	s.intake.Identify = identify
 	return nil
 }
@@ -267,13 +267,14 @@ func (s *Server) handlers() []webhook.EventHandler {
 	return append(hs, s.replaced...)
 }
 
-// Handler is the HTTP surface: /webhook, /healthz, /readyz, /metrics.
+// Handler is the HTTP surface the internet reaches: /webhook, /healthz and
+// /readyz only. /metrics names installations, repositories and projects: it
+// is served on the admin listener (AdminHandler).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", s.metrics.InstrumentWebhook(s.intake))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", s.health.Readyz)
-	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	return mux
 }
 

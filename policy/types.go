@@ -107,6 +107,9 @@ type Attestation struct {
 	HeadSHA      string    `json:"head_sha,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	ExpiresAt    time.Time `json:"expires_at"`
+	// CommentID is the pull-request comment that gave it (0: none), so that
+	// an edit of that comment by anyone but its author revokes it.
+	CommentID int64 `json:"comment_id,omitempty"`
 }
 
 // Request is everything one evaluation looks at.

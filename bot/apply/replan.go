@@ -40,7 +40,7 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return nil, nil, applyqueue.Failed, err.Error(), false
 	}
 	maps.Copy(env, brokerEnv)
-	tj, err := s.applyJob(checkout, r.reviewed, r.broker, env, r.live, func(w runner.LockWait) {
+	tj, err := s.applyJob(job.Ref, checkout, r.reviewed, r.broker, env, r.live, func(w runner.LockWait) {
 		r.progress(ctx, r.job.State, "waiting for the Terraform state lock held by "+w.Lock.Holder()+"; shardgate waits and never force-unlocks")
 	})
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Applier) judgeUnreviewed(ctx context.Context, cs *planparse.ChangeSet) 
 // applies one instance at a time: every group of a stream triggers the same
 // stream-wide scale, and parallel groups would race into 409
 // ACTIVE_MIGRATION_EXISTS (coordinator.md §4).
-func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coordbroker.Broker, env map[string]string, out io.Writer, onLockWait func(runner.LockWait)) (*runner.Job, error) {
+func (s *Applier) applyJob(ref pullreq.Ref, checkout string, reviewed *records.Plan, broker *coordbroker.Broker, env map[string]string, out io.Writer, onLockWait func(runner.LockWait)) (*runner.Job, error) {
 	if s.SandboxErr != nil {
 		return nil, fmt.Errorf("not applied: this shardgate server cannot sandbox Terraform (%w) and does not run it unconfined", s.SandboxErr)
 	}
@@ -178,8 +178,12 @@ func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coor
 	if broker != nil {
 		ports = []int{broker.Port()}
 	}
+	writable, err := s.Config.ProjectWritable(ref.Owner, ref.Repo, reviewed.Project)
+	if err != nil {
+		return nil, err
+	}
 	job, err := s.Runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
-		Env: env, SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out})
+		Env: env, SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out, ReadWrite: writable})
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}

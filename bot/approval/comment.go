@@ -21,7 +21,6 @@ type Comment struct {
 	// MadeAt is when this version was written: the last edit, else the
 	// creation (GitHub's time, whole seconds).
 	MadeAt time.Time
-	Edited bool
 }
 
 // ReadComment reads a comment back from GitHub. nil when it is gone, is not on
@@ -47,5 +46,5 @@ func ReadComment(ctx context.Context, gh ghapp.Comments, ref pullreq.Ref, id int
 	if made.Before(created) {
 		made = created
 	}
-	return &Comment{ID: c.ID, Actor: c.Author, Body: c.Body, MadeAt: made, Edited: made.After(created)}, nil
+	return &Comment{ID: c.ID, Actor: c.Author, Body: c.Body, MadeAt: made}, nil
 }

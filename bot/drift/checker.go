@@ -38,6 +38,9 @@ type Checker struct {
 	SandboxErr error
 	// PlanEnv is the plan phase's credentials (plan_env), read per plan.
 	PlanEnv func() map[string]string
+	// Writable are the directories one project's plan alone may write
+	// (serverconfig.Config.ProjectWritable); nil: none.
+	Writable func(owner, repo, project string) ([]string, error)
 	// Coordinators are reached through a read-only broker (planrun).
 	Coordinators []coordbroker.Coordinator
 	// Egress are the other hosts terraform may reach (terraform.egress).
@@ -108,7 +111,7 @@ func (d *Checker) checkRepo(ctx context.Context, r Repo) ([]*Record, error) {
 	var out []*Record
 	for _, p := range pol.Repo.Projects {
 		unlock := d.locks.Lock(r.FullName() + "/" + p.Name)
-		res := d.checkProject(ctx, checkout, coErr, p, sha)
+		res := d.checkProject(ctx, r, checkout, coErr, p, sha)
 		res.Repo, res.Project, res.Branch, res.Commit, res.CheckedAt = r.FullName(), p.Name, branch, sha, d.Now().UTC()
 		rec, err := rep.Report(ctx, r.Owner, r.Name, res)
 		unlock()
@@ -124,7 +127,7 @@ func (d *Checker) checkRepo(ctx context.Context, r Repo) ([]*Record, error) {
 
 // checkProject plans one project and judges it; Repo, Project, Branch, Commit
 // and CheckedAt are the caller's.
-func (d *Checker) checkProject(ctx context.Context, checkout string, coErr error, p repoconfig.Project, sha string) Result {
+func (d *Checker) checkProject(ctx context.Context, r Repo, checkout string, coErr error, p repoconfig.Project, sha string) Result {
 	fail := func(reason, details string) Result {
 		return Failed("", "", "", "", time.Time{}, reason, details)
 	}
@@ -138,7 +141,14 @@ func (d *Checker) checkProject(ctx context.Context, checkout string, coErr error
 		}
 		return fail("the default branch's files could not be fetched: "+reason, "")
 	}
-	res := planrun.Run(ctx, d.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: sha, SecretEnv: d.PlanEnv(),
+	var writable []string
+	if d.Writable != nil {
+		var err error
+		if writable, err = d.Writable(r.Owner, r.Name, p.Name); err != nil {
+			return fail(err.Error(), "")
+		}
+	}
+	res := planrun.Run(ctx, d.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: sha, SecretEnv: d.PlanEnv(), Writable: writable,
 		Coordinators: d.Coordinators, Egress: d.Egress, OnLockWait: func(w runner.LockWait) {
 			logctx.Logger(ctx).WithField(logctx.FieldProject, p.Name).Infof("drift: waiting for the state lock held by %s; never force-unlocked", w.Lock.Holder())
 		}})

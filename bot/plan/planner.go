@@ -166,6 +166,11 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
+	if limit := s.Config.ProjectsPerPRLimit(); len(projects) > limit {
+		return s.reportConfigError(ctx, gh, st, &repoconfig.Error{Source: repoconfig.FileName + " on " + pr.BaseRef, Problems: []string{fmt.Sprintf(
+			"this pull request selects %d projects, more than the %d this server plans for one pull request (max_projects_per_pr); nothing was planned: "+
+				"change fewer projects at once, or list fewer projects on the directories it changes", len(projects), limit)}})
+	}
 	st.Projects = nil
 	for _, p := range projects {
 		st.Projects = append(st.Projects, p.Name)
@@ -231,9 +236,14 @@ func errText(err error) string {
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
 	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
+	writable, err := s.Config.ProjectWritable(st.Ref.Owner, st.Ref.Repo, p.Name)
+	if err != nil {
+		rec.Error = err.Error()
+		return
+	}
 	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA, Writable: writable,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators, Egress: s.Config.Egress,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",

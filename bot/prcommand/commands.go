@@ -39,7 +39,7 @@ func (e *CommandError) Error() string { return e.Reason }
 // HelpText answers `/shardgate help` and malformed commands.
 const HelpText = "shardgate commands (one per line, as plain text in a new comment on the pull request; commands in code, quotes or HTML are not read):\n\n" +
 	"- `/shardgate plan`: plan the head commit again\n" +
-	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edited comment does not attest)\n" +
+	"- `/shardgate attest quiesce <stream_prefix>`: approvers only; the producers of the stream are paused and their retries drained (valid for the head commit at the time of your comment, for a limited time; an edit of your comment by anyone else revokes it)\n" +
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
 	"- `/shardgate apply <project>`: approvers only; after merge, apply a project that waits for it (`apply: manual` in `.shardgate.yaml`), or retry its failed apply\n" +
 	"- `/shardgate drift`: check the default branch's projects for drift now (live shard counts against the code); the result goes to each project's drift issue\n" +

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -35,6 +36,23 @@ type Intake struct {
 	// Identify gives each delivery its scheduling identity (fair claims,
 	// coalescing); nil: none.
 	Identify Identifier
+	// Now is the intake's clock, which paces the log of refusals; nil: the
+	// wall clock.
+	Now      func() time.Time
+	refusals refusalLog
+}
+
+func (in *Intake) now() time.Time {
+	if in.Now != nil {
+		return in.Now()
+	}
+	return time.Now()
+}
+
+// refused logs a refusal of a request not (yet) known to be GitHub's, at
+// most RefusalsLogged a minute.
+func (in *Intake) refused(log *logrus.Entry, msg string) {
+	in.refusals.warn(in.now(), log, msg)
 }
 
 // MaxDeliveryBytes bounds a delivery's body (GitHub sends at most 25 MiB).
@@ -93,7 +111,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	event := r.Header.Get("X-GitHub-Event")
 	delivery := r.Header.Get("X-GitHub-Delivery")
-	log := in.log.WithFields(logrus.Fields{logctx.FieldEvent: event, logctx.FieldDelivery: delivery})
+	log := in.log.WithFields(logrus.Fields{logctx.FieldEvent: clip(event), logctx.FieldDelivery: clip(delivery)})
 	// Only a delivery that may be queued needs its body kept; the others are
 	// hashed as they stream by.
 	keep := in.handled[event] && delivery != ""
@@ -107,7 +125,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case event == "ping":
 		in.reply(w, event, http.StatusOK, Reply{Status: "pong"})
 	case !in.handled[event]:
-		in.reply(w, event, http.StatusAccepted, Reply{Status: "ignored", Reason: "shardgate does not handle " + event + " events"})
+		in.reply(w, event, http.StatusAccepted, Reply{Status: "ignored", Reason: "shardgate does not handle " + clip(event) + " events"})
 	case delivery == "":
 		in.reply(w, event, http.StatusBadRequest, Reply{Status: "rejected", Reason: "X-GitHub-Delivery is missing"})
 	case !json.Valid(body):
@@ -127,21 +145,21 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 	unread := func() { w.Header().Set("Connection", "close") }
 	if r.ContentLength > in.maxBytes {
 		unread()
-		log.Warn("webhook body over the size limit")
+		in.refused(log, "webhook body over the size limit")
 		in.reply(w, "", http.StatusRequestEntityTooLarge, Reply{Status: "rejected", Reason: "body is larger than 25 MiB"})
 		return nil, false
 	}
 	want, ok := parseSignature(r.Header.Get("X-Hub-Signature-256"))
 	if !ok {
 		unread()
-		log.Warn("webhook signature missing or wrong")
+		in.refused(log, "webhook signature missing or wrong")
 		in.reply(w, "", http.StatusUnauthorized, Reply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
 		return nil, false
 	}
 	leave, ok := in.gate.enter()
 	if !ok {
 		unread()
-		log.Warn("too many webhook bodies in flight: delivery refused")
+		in.refused(log, "too many webhook bodies in flight: delivery refused")
 		w.Header().Set("Retry-After", "10")
 		in.reply(w, "", http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "too many webhook bodies are being received; redeliver later"})
 		return nil, false
@@ -156,7 +174,7 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 		return nil, false
 	}
 	if !hmac.Equal(want, mac.Sum(nil)) {
-		log.Warn("webhook signature missing or wrong")
+		in.refused(log, "webhook signature missing or wrong")
 		in.reply(w, "", http.StatusUnauthorized, Reply{Status: "rejected", Reason: "X-Hub-Signature-256 is missing or does not match"})
 		return nil, false
 	}
@@ -170,14 +188,14 @@ func (in *Intake) authenticate(w http.ResponseWriter, r *http.Request, keep bool
 func (in *Intake) refuseBody(w http.ResponseWriter, err error, log *logrus.Entry) {
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		log.Warn("webhook body over the size limit")
+		in.refused(log, "webhook body over the size limit")
 		in.reply(w, "", http.StatusRequestEntityTooLarge, Reply{Status: "rejected", Reason: "body is larger than 25 MiB"})
 	case errors.Is(err, errBudgetSpent):
-		log.Warn("memory for unverified webhook bodies spent: delivery refused")
+		in.refused(log, "memory for unverified webhook bodies spent: delivery refused")
 		w.Header().Set("Retry-After", "10")
 		in.reply(w, "", http.StatusServiceUnavailable, Reply{Status: "rejected", Reason: "too many large webhook bodies are being received; redeliver later"})
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		log.Warn("webhook body arrived too slowly")
+		in.refused(log, "webhook body arrived too slowly")
 		in.reply(w, "", http.StatusRequestTimeout, Reply{Status: "rejected", Reason: "the body arrived too slowly"})
 	default:
 		in.reply(w, "", http.StatusBadRequest, Reply{Status: "rejected", Reason: "could not read the body"})

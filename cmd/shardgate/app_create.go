@@ -61,7 +61,8 @@ func runAppCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageError(stderr, "app-create", "listen on %s: %v", o.listen, err)
 	}
 	page := "http://" + ln.Addr().String() + "/"
-	flow := &manifestFlow{opts: o, state: randomState(), redirect: page + "callback", done: make(chan manifestResult, 1)}
+	flow := &manifestFlow{opts: o, state: randomState(), redirect: page + "callback", done: make(chan manifestResult, 1),
+		hosts: pageHosts(ln.Addr().String()), browser: randomState()}
 	srv := &http.Server{Handler: flow, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,6 +31,34 @@ type manifestFlow struct {
 	state    string // sent with the form, required back: no other page can hand us a code
 	redirect string
 	done     chan manifestResult
+	// hosts are the Host headers the page answers to: its own address
+	// (127.0.0.1:PORT) and localhost:PORT. Another name is one rebound to
+	// loopback by a page of another origin, which could then read the page
+	// and its state: it gets 421.
+	hosts map[string]bool
+	// browser is the cookie the first browser to load the page gets; the
+	// callback counts only from that browser, so the state alone, wherever
+	// it was read, completes nothing.
+	browser string
+	mu      sync.Mutex
+	issued  bool
+}
+
+// flowCookie names the cookie that ties the callback to the browser that
+// loaded the page.
+const flowCookie = "shardgate_app_create"
+
+// pageHosts are the Host headers of a page served at addr (a loopback
+// host:port): addr itself and localhost with its port.
+func pageHosts(addr string) map[string]bool {
+	_, port, _ := net.SplitHostPort(addr)
+	return map[string]bool{strings.ToLower(addr): true, "localhost:" + port: true, "127.0.0.1:" + port: true}
+}
+
+// fromBrowser says whether r carries the cookie the page gave.
+func (f *manifestFlow) fromBrowser(r *http.Request) bool {
+	c, err := r.Cookie(flowCookie)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(f.browser)) == 1
 }
 
 type manifestResult struct {
@@ -59,11 +89,15 @@ var manifestDonePage = template.Must(template.New("done").Parse(`<!doctype html>
 `))
 
 func (f *manifestFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !f.hosts[strings.ToLower(r.Host)] {
+		http.Error(w, "this page answers only at "+strings.TrimSuffix(f.redirect, "callback"), http.StatusMisdirectedRequest)
+		return
+	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self' "+f.opts.webURL.Scheme+"://"+f.opts.webURL.Host)
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch r.URL.Path {
 	case "/":
-		f.servePage(w)
+		f.servePage(w, r)
 	case "/callback":
 		f.serveCallback(w, r)
 	default:
@@ -80,7 +114,17 @@ func (f *manifestFlow) formAction() string {
 	return f.opts.webURL.String() + path + "?state=" + f.state
 }
 
-func (f *manifestFlow) servePage(w http.ResponseWriter) {
+func (f *manifestFlow) servePage(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	other := f.issued && !f.fromBrowser(r)
+	f.issued = true
+	f.mu.Unlock()
+	if other {
+		done(w, http.StatusConflict, "Opened in another browser", "This page was already opened in another browser, which alone can finish the flow; "+
+			"use that one, or stop app-create and start it again.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: flowCookie, Value: f.browser, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	m := bot.NewManifest(f.opts.name, f.opts.publicURL)
 	m.RedirectURL = f.redirect
 	raw, err := json.Marshal(m)
@@ -99,6 +143,10 @@ func (f *manifestFlow) servePage(w http.ResponseWriter) {
 // is good once).
 func (f *manifestFlow) serveCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if !f.fromBrowser(r) {
+		done(w, http.StatusForbidden, "Not the browser that opened the page", "Finish the flow in the browser that opened the page app-create printed.")
+		return
+	}
 	if q.Get("state") != f.state {
 		done(w, http.StatusBadRequest, "Not from this app-create", "The state does not match the one this page sent; start again from the page app-create printed.")
 		return

@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -56,11 +57,20 @@ func startAppCreate(t *testing.T, args ...string) *appCreateRun {
 	return run
 }
 
+// newBrowser is an HTTP client that keeps cookies, as a browser does.
+func newBrowser(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &http.Client{Jar: jar}
+}
+
 // browse plays the browser: open the local page, post its form where its
 // action says (GitHub's new-App page), and follow GitHub's redirect back.
 func browse(t *testing.T, page string) (*http.Response, string) {
 	t.Helper()
-	resp, err := http.Get(page)
+	browser := newBrowser(t)
+	resp, err := browser.Get(page)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
@@ -70,7 +80,7 @@ func browse(t *testing.T, page string) (*http.Response, string) {
 	manifest := regexp.MustCompile(`name="manifest" value="([^"]+)"`).FindStringSubmatch(string(body))
 	require.Len(t, action, 2, string(body))
 	require.Len(t, manifest, 2, string(body))
-	resp, err = http.PostForm(html.UnescapeString(action[1]), url.Values{"manifest": {html.UnescapeString(manifest[1])}})
+	resp, err = browser.PostForm(html.UnescapeString(action[1]), url.Values{"manifest": {html.UnescapeString(manifest[1])}})
 	require.NoError(t, err)
 	back, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
@@ -143,22 +153,17 @@ func TestAppCreateRefusesAForeignState(t *testing.T) {
 	gh := githubtest.New(t)
 	dir := t.TempDir()
 	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
-	resp, err := http.Get(run.page + "callback?code=abc123&state=forged")
+	browser := newBrowser(t)
+	pageState(t, browser, run.page)
+	resp, err := browser.Get(run.page + "callback?code=abc123&state=forged")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	resp, err = http.Get(run.page + "callback?code=../../x&state=forged")
+	resp, err = browser.Get(run.page + "callback?code=../../x&state=forged")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	run.cancel()
-	require.Equal(t, exitFailed, <-run.code)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Empty(t, entries)
-	for _, r := range gh.Requests() {
-		require.NotContains(t, r.Path, "app-manifests", "no conversion without the right state")
-	}
+	stoppedWithNothingConverted(t, run, gh, dir)
 }
 
 // A code GitHub does not know (expired, or used once) fails the command with
@@ -167,16 +172,10 @@ func TestAppCreateFailedConversion(t *testing.T) {
 	gh := githubtest.New(t)
 	dir := t.TempDir()
 	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
-	state := regexp.MustCompile(`state=([0-9a-f]+)`)
-	resp, err := http.Get(run.page)
+	browser := newBrowser(t)
+	resp, err := browser.Get(run.page + "callback?code=nosuchcode1&state=" + pageState(t, browser, run.page))
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	m := state.FindStringSubmatch(string(body))
-	require.Len(t, m, 2)
-	resp, err = http.Get(run.page + "callback?code=nosuchcode1&state=" + m[1])
-	require.NoError(t, err)
-	body, _ = io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
 	require.Contains(t, string(body), "404")
@@ -185,6 +184,87 @@ func TestAppCreateFailedConversion(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// pageState loads the local page in browser and returns the state its form
+// carries.
+func pageState(t *testing.T, browser *http.Client, page string) string {
+	t.Helper()
+	resp, err := browser.Get(page)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	m := regexp.MustCompile(`state=([0-9a-f]+)`).FindStringSubmatch(string(body))
+	require.Len(t, m, 2)
+	return m[1]
+}
+
+// A page of another origin that rebinds its name to 127.0.0.1 reaches the
+// local page with its own Host: answered 421, page and callback alike;
+// localhost:PORT is the page's own.
+func TestAppCreatePageAnswersOnlyItsOwnHost(t *testing.T) {
+	gh := githubtest.New(t)
+	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", t.TempDir())
+	u, err := url.Parse(run.page)
+	require.NoError(t, err)
+	for _, tc := range []struct{ host, path string }{
+		{"rebound.attacker.example:" + u.Port(), "/"},
+		{"rebound.attacker.example:" + u.Port(), "/callback?code=abc&state=x"},
+		{"127.0.0.1.nip.io:" + u.Port(), "/"},
+		{"localhost:1", "/"},
+	} {
+		req, err := http.NewRequest(http.MethodGet, run.page+strings.TrimPrefix(tc.path, "/"), nil)
+		require.NoError(t, err)
+		req.Host = tc.host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, tc.host+tc.path)
+		require.NotContains(t, string(body), "state=")
+	}
+	require.NotEmpty(t, pageState(t, newBrowser(t), "http://localhost:"+u.Port()+"/"))
+	run.cancel()
+	require.Equal(t, exitFailed, <-run.code)
+}
+
+// The state read by anyone but the browser that loaded the page completes
+// nothing: the callback needs that browser's cookie, and the page is not
+// served again to another browser.
+func TestAppCreateCallbackNeedsTheBrowserThatLoadedThePage(t *testing.T) {
+	gh := githubtest.New(t)
+	dir := t.TempDir()
+	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
+	state := pageState(t, newBrowser(t), run.page)
+
+	other := newBrowser(t)
+	resp, err := other.Get(run.page + "callback?code=attackerscode1&state=" + state)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	resp, err = other.Get(run.page)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	require.NotContains(t, string(body), state)
+
+	stoppedWithNothingConverted(t, run, gh, dir)
+}
+
+// stoppedWithNothingConverted stops run and checks that it converted no
+// code and wrote nothing into dir.
+func stoppedWithNothingConverted(t *testing.T, run *appCreateRun, gh *githubtest.Server, dir string) {
+	t.Helper()
+	run.cancel()
+	require.Equal(t, exitFailed, <-run.code)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+	for _, r := range gh.Requests() {
+		require.NotContains(t, r.Path, "app-manifests", "no conversion")
+	}
 }
 
 func TestAppCreateBadUsage(t *testing.T) {

@@ -10,6 +10,7 @@ package yamlstrict
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -60,11 +61,18 @@ type Result struct {
 	Keys     map[string]Pos
 }
 
+// MaxValues bounds the values (scalars, lists and mappings) a document
+// stands for once every alias is expanded. Decoding visits an alias's value
+// again at each alias, so a small file of aliases of aliases (an "alias
+// bomb") would otherwise decode into gigabytes; a document past it is a
+// *SyntaxError naming the line where it crosses, and nothing is decoded.
+const MaxValues = 50_000
+
 // Decode decodes the single YAML document data into out (a pointer to a
 // struct whose fields carry `yaml:"name"` tags). Problems are collected, not
 // returned as an error: the fields that could be decoded are set. A syntax
 // document that is not YAML is a *SyntaxError (with its line and column),
-// one with no content ErrEmpty.
+// as is one that expands past MaxValues; one with no content ErrEmpty.
 func Decode(data []byte, out any) (Result, error) {
 	res := Result{Keys: map[string]Pos{}}
 	var doc yaml.Node
@@ -73,6 +81,9 @@ func Decode(data []byte, out any) (Result, error) {
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return res, ErrEmpty
+	}
+	if p, ok := overBudget(doc.Content[0], MaxValues); ok {
+		return res, &SyntaxError{p}
 	}
 	d := &decoder{res: &res}
 	d.value(doc.Content[0], reflect.ValueOf(out).Elem(), "")
@@ -215,7 +226,78 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) {
 		d.add(n, path, "want %s, got %s", want, describe(n))
 		return
 	}
+	if f := p.Elem(); f.CanFloat() && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+		// .nan compares false with every bound a validation checks.
+		d.add(n, path, "want a finite number, got %s", describe(n))
+		return
+	}
 	v.Set(p.Elem())
+}
+
+// overBudget walks the document as decoding will, each alias standing for
+// its whole anchored value, and returns the problem at the node where the
+// count of values passes max. Sizes of anchored values are computed once
+// and saturate at max+1, so the walk is linear in the file, not in what it
+// expands to.
+func overBudget(root *yaml.Node, max int) (Problem, bool) {
+	b := &budget{max: max, sizes: map[*yaml.Node]int{}}
+	var used int
+	var walk func(n *yaml.Node) *yaml.Node
+	walk = func(n *yaml.Node) *yaml.Node {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			if used += b.size(n.Alias); used > max {
+				return n
+			}
+			return nil
+		}
+		if used++; used > max {
+			return n
+		}
+		for _, c := range n.Content {
+			if at := walk(c); at != nil {
+				return at
+			}
+		}
+		return nil
+	}
+	at := walk(root)
+	if at == nil {
+		return Problem{}, false
+	}
+	msg := fmt.Sprintf("the document stands for more than %d values; keep it smaller", max)
+	if at.Kind == yaml.AliasNode {
+		msg = fmt.Sprintf("alias *%s expands the document past %d values (each alias repeats its anchor's whole value); "+
+			"write the values out or use fewer aliases", at.Value, max)
+	}
+	return Problem{Line: at.Line, Column: at.Column, Message: msg}, true
+}
+
+// budget memoizes the expanded size of anchored values.
+type budget struct {
+	max   int
+	sizes map[*yaml.Node]int
+}
+
+// size is how many values n stands for with its aliases expanded, at most
+// max+1. An alias to a value that contains it (the parser refuses those)
+// counts as past the budget.
+func (b *budget) size(n *yaml.Node) int {
+	if s, ok := b.sizes[n]; ok {
+		return s
+	}
+	b.sizes[n] = b.max + 1 // while being computed: a cycle is too big
+	total := 1
+	for _, c := range n.Content {
+		if c.Kind == yaml.AliasNode && c.Alias != nil {
+			c = c.Alias
+		}
+		if total += b.size(c); total > b.max {
+			total = b.max + 1
+			break
+		}
+	}
+	b.sizes[n] = total
+	return total
 }
 
 // describe names what a node holds, for "want X, got Y".

@@ -2,6 +2,8 @@ package yamlstrict
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,4 +91,63 @@ func TestSyntaxErrorsSayWhatToFix(t *testing.T) {
 			require.Equal(t, tt.want, err.Error())
 		})
 	}
+}
+
+// An alias bomb (an anchor of many values, aliased many times) is refused
+// before anything is decoded, at the line of the alias that crosses
+// MaxValues; aliases within it decode as usual.
+func TestAliasExpansionIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("tags: &t [")
+	for i := 0; i < 1000; i++ {
+		b.WriteString("x,")
+	}
+	b.WriteString("x]\nenv:\n")
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "  k%d: *t\n", i)
+	}
+	var s sample
+	res, err := Decode([]byte(b.String()), &s)
+	var syn *SyntaxError
+	require.ErrorAs(t, err, &syn)
+	require.Equal(t, 2+MaxValues/1002, syn.Problem.Line, "the alias that crosses the bound")
+	require.Contains(t, err.Error(), "alias *t expands the document past 50000 values")
+	require.Empty(t, res.Keys, "nothing decoded")
+	require.Nil(t, s.Env)
+
+	// Nested: each level doubles; 30 levels stand for a billion values.
+	b.Reset()
+	b.WriteString("a0: &a0 [x, x]\n")
+	for i := 1; i < 30; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d]\n", i, i, i-1, i-1)
+	}
+	_, err = Decode([]byte(b.String()), &s)
+	require.ErrorAs(t, err, &syn)
+	require.Contains(t, err.Error(), "expands the document past")
+
+	s = sample{}
+	res, err = Decode([]byte("name: &n shared\ninner: {path: *n}\ntags: [*n, *n]\n"), &s)
+	require.NoError(t, err)
+	require.Empty(t, res.Problems)
+	require.Equal(t, "shared", s.Inner.Path)
+	require.Equal(t, []string{"shared", "shared"}, s.Tags)
+}
+
+// .nan and .inf are not numbers a bound can be checked against.
+func TestNumbersAreFinite(t *testing.T) {
+	for _, v := range []string{".nan", ".NaN", ".inf", "-.Inf", "+.inf"} {
+		var s sample
+		res, err := Decode([]byte("ratio: "+v+"\n"), &s)
+		require.NoError(t, err)
+		require.Equal(t, []string{fmt.Sprintf("1:8: ratio: want a finite number, got %q", v)}, problemStrings(res), v)
+		require.Zero(t, s.Ratio)
+	}
+}
+
+func problemStrings(res Result) []string {
+	var out []string
+	for _, p := range res.Problems {
+		out = append(out, p.String())
+	}
+	return out
 }

@@ -25,8 +25,11 @@ import (
 // FileName is the repository configuration file, read from the base branch.
 const FileName = ".shardgate.yaml"
 
-// MaxSize bounds the configuration file; anything larger is refused.
-const MaxSize = 1 << 20
+// MaxSize bounds the configuration file; anything larger is refused. Parsing
+// holds the whole document as YAML nodes (about 120 bytes of heap per byte of
+// the densest YAML): one repository's file must not take the memory every
+// installation's jobs share. Aliases are bounded by yamlstrict.MaxValues.
+const MaxSize = 256 << 10
 
 // DefaultWorkspace is the Terraform workspace of a project that names none.
 const DefaultWorkspace = "default"
@@ -112,8 +115,16 @@ type Error struct {
 	Problems []string
 }
 
+// maxShownProblems bounds the problems an Error says: a file of thousands
+// of mistakes gets a comment and a check run GitHub accepts.
+const maxShownProblems = 50
+
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s", e.Source, strings.Join(e.Problems, "; "))
+	shown := e.Problems
+	if len(shown) > maxShownProblems {
+		shown = append(shown[:maxShownProblems:maxShownProblems], fmt.Sprintf("and %d more problems", len(e.Problems)-maxShownProblems))
+	}
+	return fmt.Sprintf("%s: %s", e.Source, strings.Join(shown, "; "))
 }
 
 type rawConfig struct {

@@ -126,6 +126,27 @@ func (r Store) PutAttestation(ctx context.Context, ref pullreq.Ref, a policy.Att
 	})
 }
 
+// RevokeCommentAttestations deletes every attestation of the pull request
+// that comment commentID gave, whatever its head, and returns them.
+func (r Store) RevokeCommentAttestations(ctx context.Context, ref pullreq.Ref, commentID int64) ([]policy.Attestation, error) {
+	kvs, err := r.st.List(ctx, bucketAttestations, ref.Key()+"/")
+	if err != nil {
+		return nil, err
+	}
+	var revoked []policy.Attestation
+	for _, kv := range kvs {
+		var a policy.Attestation
+		if json.Unmarshal(kv.Value, &a) != nil || a.CommentID != commentID || commentID == 0 {
+			continue
+		}
+		if err := r.st.Delete(ctx, bucketAttestations, kv.Key); err != nil {
+			return nil, err
+		}
+		revoked = append(revoked, a)
+	}
+	return revoked, nil
+}
+
 // CommandKey names one version of a comment: its id and last edit. Its
 // commands run once, however often its delivery comes.
 func CommandKey(ref pullreq.Ref, commentID int64, edited time.Time) string {

@@ -35,6 +35,9 @@ type Request struct {
 	Output io.Writer
 	// OnLockWait hears each wait for the Terraform state lock; may be nil.
 	OnLockWait func(runner.LockWait)
+	// Writable are the directories this project's job alone may write
+	// (runner.JobConfig.ReadWrite).
+	Writable []string
 	// Coordinators, when set, are reached only through a read-only
 	// coordinator broker (coordbroker) with their credentials: terraform
 	// reads them and holds no credential, and a plan that tries to change
@@ -84,7 +87,7 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 	}
 	defer stop()
 	job, err := r.NewJob(runner.JobConfig{Dir: res.Dir, Root: req.Checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		Env: env, ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait})
+		Env: env, ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait, ReadWrite: req.Writable})
 	if err != nil {
 		res.Error = report.FirstLine(err.Error())
 		return res

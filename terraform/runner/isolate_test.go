@@ -75,8 +75,33 @@ func TestSandboxLimitsAJobToItsOwnPorts(t *testing.T) {
 	launcher := filepath.Join(t.TempDir(), "shardgate")
 	require.NoError(t, os.WriteFile(launcher, nil, 0o755))
 	dir := t.TempDir()
-	r := testRunner(t, map[string]string{"PATH": "/usr/bin"}, WithSandbox(Sandbox{Launcher: launcher}))
-	policy := func(cfg JobConfig) SandboxPolicy {
+	policy := jobPolicy(t, testRunner(t, map[string]string{"PATH": "/usr/bin"}, WithSandbox(Sandbox{Launcher: launcher})))
+	p := policy(JobConfig{Dir: dir, ConnectPorts: []int{40123}})
+	require.True(t, p.LimitConnect)
+	require.Equal(t, []int{40123}, p.ConnectPorts)
+	require.False(t, policy(JobConfig{Dir: dir}).LimitConnect)
+}
+
+// A job's own writable directories (its project's local state) join the
+// sandbox's shared ones, created when missing; another job does not get them.
+func TestJobReadWriteIsTheJobsOwn(t *testing.T) {
+	dir := t.TempDir()
+	launcher := filepath.Join(t.TempDir(), "shardgate")
+	require.NoError(t, os.WriteFile(launcher, nil, 0o755))
+	policy := jobPolicy(t, testRunner(t, map[string]string{"PATH": "/usr/bin"}, WithSandbox(Sandbox{Launcher: launcher, ReadWrite: []string{"/var/lib/shared"}})))
+	own := filepath.Join(t.TempDir(), "acme", "infra", "streams")
+	p := policy(JobConfig{Dir: dir, ReadWrite: []string{own}})
+	require.Equal(t, []string{"/var/lib/shared", own}, p.ReadWrite[len(p.ReadWrite)-2:])
+	requireMode(t, own, 0o700)
+	p = policy(JobConfig{Dir: dir})
+	require.NotContains(t, p.ReadWrite, own)
+	require.Equal(t, "/var/lib/shared", p.ReadWrite[len(p.ReadWrite)-1])
+}
+
+// jobPolicy returns the sandbox policy r's job for a config is given,
+// closing the job at the test's end.
+func jobPolicy(t *testing.T, r *Runner) func(JobConfig) SandboxPolicy {
+	return func(cfg JobConfig) SandboxPolicy {
 		j, err := r.NewJob(cfg)
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, j.Close()) })
@@ -84,8 +109,4 @@ func TestSandboxLimitsAJobToItsOwnPorts(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(j.env[SandboxEnv]), &p))
 		return p
 	}
-	p := policy(JobConfig{Dir: dir, ConnectPorts: []int{40123}})
-	require.True(t, p.LimitConnect)
-	require.Equal(t, []int{40123}, p.ConnectPorts)
-	require.False(t, policy(JobConfig{Dir: dir}).LimitConnect)
 }

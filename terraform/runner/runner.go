@@ -169,6 +169,10 @@ type JobConfig struct {
 	// Dir); default a file in the job's private scratch directory, removed
 	// by Close. Set it to apply, in a later job, a plan saved earlier.
 	PlanFile string
+	// ReadWrite are further directories this job's sandboxed terraform
+	// alone may write, such as its project's own local-state directory;
+	// missing ones are created (0700).
+	ReadWrite []string
 	// ConnectPorts are TCP ports this job's sandboxed terraform may also
 	// connect to when Sandbox.ConnectPorts limits them (its coordinator
 	// broker's port). When set, they limit the job's ports by themselves

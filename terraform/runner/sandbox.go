@@ -275,7 +275,12 @@ func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 	if j.cfg.PlanFile != "" {
 		plan = j.planFile
 	}
-	p.ReadWrite = slices.Concat([]string{j.cfg.Root, abs(j.cfg.DataDir), tmp, plan}, SystemReadWrite, j.r.sandbox.ReadWrite)
+	for _, dir := range j.cfg.ReadWrite {
+		if err == nil {
+			err = os.MkdirAll(dir, 0o700)
+		}
+	}
+	p.ReadWrite = slices.Concat([]string{j.cfg.Root, abs(j.cfg.DataDir), tmp, plan}, SystemReadWrite, j.r.sandbox.ReadWrite, j.cfg.ReadWrite)
 	p.ReadOnly = slices.Concat(SystemReadOnly, j.r.sandbox.ReadOnly, []string{cliConfig})
 	if j.varFile != "" {
 		p.ReadOnly = append(p.ReadOnly, j.varFile)

@@ -23,7 +23,7 @@ func (m *Metrics) ObserveJobFailure(event string, retried bool) {
 	if retried {
 		outcome = "retried"
 	}
-	m.jobFailures.WithLabelValues(event, outcome).Inc()
+	m.jobFailures.WithLabelValues(m.eventLabel(event), outcome).Inc()
 }
 
 // jobFailureSeries creates the series of event.

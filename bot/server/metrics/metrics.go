@@ -5,6 +5,8 @@
 package metrics
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -65,6 +67,9 @@ type Metrics struct {
 
 	// rules are the rule ids a violation may be counted under.
 	rules map[string]bool
+	// events are the X-GitHub-Event values counted under their name
+	// (SetEvents); any other counts as "other".
+	events map[string]bool
 }
 
 // Sources are the state the store-derived metrics read at each scrape; a nil
@@ -135,6 +140,7 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		jobFailures: newJobFailures(),
 		planPhases:  newPlanPhases(),
 		rules:       map[string]bool{},
+		events:      map[string]bool{"": true, "ping": true},
 	}
 	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobFailures, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
@@ -191,6 +197,9 @@ func (m *Metrics) SetEvents(events []string) {
 	}
 	m.deliveries.WithLabelValues("ping", "pong")
 	for _, e := range events {
+		m.events[e] = true
+	}
+	for _, e := range append(slices.Clone(events), otherLabel) {
 		for _, o := range deliveryOutcomes {
 			m.deliveries.WithLabelValues(e, o)
 		}
@@ -199,6 +208,16 @@ func (m *Metrics) SetEvents(events []string) {
 		}
 		m.jobFailureSeries(e)
 	}
+}
+
+// eventLabel is event when its series exist (a handled event, ping, or ""
+// for a request refused before its event counts), else "other": a signed
+// delivery names any X-GitHub-Event it likes.
+func (m *Metrics) eventLabel(event string) string {
+	if m.events[event] {
+		return event
+	}
+	return otherLabel
 }
 
 // SetRules lists the rule ids violations are counted under (others count as

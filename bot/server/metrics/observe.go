@@ -22,7 +22,7 @@ func (m *Metrics) ObserveDelivery(event, outcome string) {
 	if m == nil {
 		return
 	}
-	m.deliveries.WithLabelValues(event, outcome).Inc()
+	m.deliveries.WithLabelValues(m.eventLabel(event), outcome).Inc()
 }
 
 // ObserveJob records one webhook job's run; its signature fits the
@@ -35,7 +35,7 @@ func (m *Metrics) ObserveJob(event string, err error, d time.Duration) {
 	if err != nil {
 		outcome = "failed"
 	}
-	m.jobs.WithLabelValues(event, outcome).Observe(d.Seconds())
+	m.jobs.WithLabelValues(m.eventLabel(event), outcome).Observe(d.Seconds())
 }
 
 // InstrumentWebhook times every webhook request by its status code (a

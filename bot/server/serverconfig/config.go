@@ -34,6 +34,8 @@ const (
 	// DefaultApplyLease is apply.lease when not set: the apply queue's own
 	// default (bot.DefaultApplyLease; a bot test checks they agree).
 	DefaultApplyLease = 2 * time.Minute
+	// DefaultMaxProjectsPerPR is max_projects_per_pr when not set.
+	DefaultMaxProjectsPerPR = 100
 )
 
 // Secret is a credential read from a file or the environment. It never prints
@@ -128,6 +130,11 @@ type Config struct {
 	DriftInterval time.Duration
 	Status        StatusConfig
 
+	// MaxProjectsPerPR is the most projects one pull request may select
+	// (max_projects_per_pr); a pull request that selects more is not
+	// planned. 0 is DefaultMaxProjectsPerPR (ProjectsPerPRLimit).
+	MaxProjectsPerPR int
+
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
 	StoreRetention
@@ -160,6 +167,14 @@ func (c *Config) CoordinatorFor(coordinatorURL string) (CoordinatorCredentials, 
 	return best, found
 }
 
+// ProjectsPerPRLimit is MaxProjectsPerPR, or its default when unset.
+func (c *Config) ProjectsPerPRLimit() int {
+	if c.MaxProjectsPerPR > 0 {
+		return c.MaxProjectsPerPR
+	}
+	return DefaultMaxProjectsPerPR
+}
+
 // IsApproverUser says whether login is listed as an approver (case-insensitive,
 // as GitHub logins are).
 func (c *Config) IsApproverUser(login string) bool {
@@ -182,6 +197,7 @@ type rawConfig struct {
 	Approvers    rawApprovers     `yaml:"approvers"`
 	Policy       rawPolicy        `yaml:"policy"`
 	AllowForkPRs bool             `yaml:"allow_fork_prs"`
+	MaxProjects  *int             `yaml:"max_projects_per_pr"`
 	Queue        rawQueue         `yaml:"queue"`
 	Apply        rawApply         `yaml:"apply"`
 	Admin        rawAdmin         `yaml:"admin"`
@@ -311,6 +327,13 @@ func (v *validator) config(r *rawConfig) *Config {
 		c.Workers = DefaultWorkers
 	} else if c.Workers < 0 {
 		v.addf("queue.workers must be positive, got %d", c.Workers)
+	}
+	c.MaxProjectsPerPR = DefaultMaxProjectsPerPR
+	if m := r.MaxProjects; m != nil {
+		if *m < 1 {
+			v.addf("max_projects_per_pr must be at least 1, got %d", *m)
+		}
+		c.MaxProjectsPerPR = *m
 	}
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)

@@ -425,3 +425,38 @@ func TestApplyMaxConcurrent(t *testing.T) {
 	_, err = parse("apply: {max_concurrent: -1}\n")
 	require.ErrorContains(t, err, "apply.max_concurrent must be positive, got -1")
 }
+
+// A sandbox_writable entry with placeholders is each project's own
+// directory: every value one path segment, so no project reaches another's
+// directory or leaves the entry; entries without are shared.
+func TestProjectWritable(t *testing.T) {
+	c := &Config{SandboxWritable: []string{"/var/lib/shared", "/var/lib/tfstate/{owner}/{repo}/{project}"}}
+	require.Equal(t, []string{"/var/lib/shared"}, c.SharedWritable())
+	for project, want := range map[string]string{
+		"streams":      "/var/lib/tfstate/acme/infra/streams",
+		"envs/prod":    "/var/lib/tfstate/acme/infra/envs%2Fprod",
+		"../../shared": "/var/lib/tfstate/acme/infra/..%2F..%2Fshared",
+		"a%2Fb":        "/var/lib/tfstate/acme/infra/a%252Fb",
+	} {
+		got, err := c.ProjectWritable("acme", "infra", project)
+		require.NoError(t, err, project)
+		require.Equal(t, []string{want}, got, project)
+	}
+	for _, project := range []string{"..", ".", ""} {
+		_, err := c.ProjectWritable("acme", "infra", project)
+		require.ErrorContains(t, err, "cannot name a directory", project)
+	}
+}
+
+// max_projects_per_pr: 100 unless set, at least 1.
+func TestMaxProjectsPerPR(t *testing.T) {
+	cfg, err := Parse("c", []byte(phaseConfig(t, "")), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxProjectsPerPR, cfg.MaxProjectsPerPR)
+	require.Equal(t, 100, (&Config{}).ProjectsPerPRLimit(), "a Config built by hand")
+	cfg, err = Parse("c", []byte(phaseConfig(t, "max_projects_per_pr: 300\n")), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, 300, cfg.ProjectsPerPRLimit())
+	_, err = Parse("c", []byte(phaseConfig(t, "max_projects_per_pr: 0\n")), noEnv)
+	require.ErrorContains(t, err, "max_projects_per_pr must be at least 1, got 0")
+}

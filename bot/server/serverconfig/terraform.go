@@ -1,10 +1,13 @@
 package serverconfig
 
 import (
+	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/shardgate/shardgate/coord/coordbroker"
 
@@ -129,4 +132,55 @@ func RevealEnv(env map[string]Secret) map[string]string {
 		out[k] = s.Reveal()
 	}
 	return out
+}
+
+// The placeholders of a terraform.sandbox_writable entry. An entry holding
+// one is a directory of each project's own: a job may write it expanded for
+// its repository and project only. An entry without one is shared: every
+// job, that is every pull request's code, may write (and lock) everything
+// in it, other projects' local state included.
+var writablePlaceholders = []string{"{owner}", "{repo}", "{project}"}
+
+func perProject(entry string) bool {
+	for _, p := range writablePlaceholders {
+		if strings.Contains(entry, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// SharedWritable are the terraform.sandbox_writable entries every job may
+// write: those without a placeholder.
+func (c *Config) SharedWritable() []string {
+	var out []string
+	for _, e := range c.SandboxWritable {
+		if !perProject(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ProjectWritable are the per-project terraform.sandbox_writable entries
+// expanded for one project's jobs. Each value becomes one path segment
+// (url.PathEscape: "envs/prod" is "envs%2Fprod"), so no project's directory
+// is another's or outside the entry.
+func (c *Config) ProjectWritable(owner, repo, project string) ([]string, error) {
+	var args []string
+	for i, v := range []string{owner, repo, project} {
+		seg := url.PathEscape(v)
+		if seg == "" || seg == "." || seg == ".." {
+			return nil, fmt.Errorf("terraform.sandbox_writable: %s %q cannot name a directory", strings.Trim(writablePlaceholders[i], "{}"), v)
+		}
+		args = append(args, writablePlaceholders[i], seg)
+	}
+	r := strings.NewReplacer(args...)
+	var out []string
+	for _, e := range c.SandboxWritable {
+		if perProject(e) {
+			out = append(out, filepath.Clean(r.Replace(e)))
+		}
+	}
+	return out, nil
 }

@@ -188,6 +188,9 @@ type CommentPayload struct {
 	Body           string
 	User           string // comment.user.login and sender.login
 	Action         string // defaults to "created"
+	// Sender, when set, is sender.login instead of User: who edited
+	// another's comment.
+	Sender string
 }
 
 // IssueCommentOnPR derives from webhooks-extra/atlantis/githubIssueCommentEvent.json
@@ -213,7 +216,11 @@ func IssueCommentOnPR(t TB, c CommentPayload) []byte {
 		Set(m, "comment.user.login", c.User)
 		Set(m, "comment.html_url", "https://github.example/"+c.Owner+"/"+c.Repo+"/pull/"+itoa(int64(c.Number))+
 			"#issuecomment-"+itoa(c.CommentID))
-		Set(m, "sender.login", c.User)
+		sender := c.User
+		if c.Sender != "" {
+			sender = c.Sender
+		}
+		Set(m, "sender.login", sender)
 	})
 }
 
