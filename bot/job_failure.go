@@ -138,7 +138,7 @@ func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.
 		return err
 	}
 	for _, oc := range open {
-		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
+		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) && oc.Name != prreport.CheckGateName || oc.Job != jobID && oc.Job != "" {
 			continue
 		}
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+

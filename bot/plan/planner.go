@@ -136,10 +136,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		return nil
 	case isFork(pr) && !s.Config.AllowForkPRs:
 		st.Status = "not planned: this pull request comes from a fork, and this shardgate server does not run Terraform for forks (`allow_fork_prs` is off). Push the branch to this repository instead."
-		return s.Publish(ctx, gh, st, nil)
+		return s.publishRefused(ctx, gh, st)
 	case s.SandboxErr != nil:
 		st.Status = sandboxRefusedStatus(s.SandboxErr)
-		return s.Publish(ctx, gh, st, nil)
+		return s.publishRefused(ctx, gh, st)
 	case pr.Draft && !req.Explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.Publish(ctx, gh, st, nil)
@@ -147,6 +147,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	st.Status = fmt.Sprintf("planning `%s`…", pullreq.ShortSHA(st.HeadSHA))
 	st.ConfigError = ""
 	if err := s.Publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+	gateID, err := s.startGate(ctx, gh, st)
+	if err != nil {
 		return err
 	}
 
@@ -172,7 +176,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	}
 	if len(projects) == 0 {
 		st.Status = "done: no Terraform project changed in this pull request."
-		return s.Publish(ctx, gh, st, nil)
+		if err := s.Publish(ctx, gh, st, nil); err != nil {
+			return err
+		}
+		return s.finishGate(ctx, gh, st, gateID, nil, "")
 	}
 
 	stop := phases.Start(ctx, phases.Checkout)
@@ -194,7 +201,19 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 	}
 	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.Now().UTC().Format("2006-01-02 15:04 MST"))
-	return s.Publish(ctx, gh, st, plans)
+	if err := s.Publish(ctx, gh, st, plans); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, gateID, plans, "")
+}
+
+// publishRefused shows why the head is not planned, and fails its aggregate
+// check: a head shardgate does not judge must not pass a required check.
+func (s *Planner) publishRefused(ctx context.Context, gh ghapp.API, st *records.PRState) error {
+	if err := s.Publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, 0, nil, st.Status)
 }
 
 // planAndReport plans one project (unless rec already says why not), judges
@@ -303,5 +322,9 @@ func (s *Planner) Reevaluate(ctx context.Context, ref pullreq.Ref) error {
 			return err
 		}
 	}
-	return s.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
+	plans = records.OrderPlans(plans, st.Projects)
+	if err := s.Publish(ctx, gh, st, plans); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, 0, plans, "")
 }

@@ -80,6 +80,8 @@ func checkExternalID(name, sha string) string {
 		kind, project = "apply", strings.TrimPrefix(name, CheckApplyPrefix)
 	case name == CheckConfigName:
 		kind, project = "config", "-"
+	case name == CheckGateName:
+		kind, project = "gate", "-"
 	}
 	if !plainProject.MatchString(project) {
 		sum := sha256.Sum256([]byte(project))
@@ -92,7 +94,7 @@ func checkExternalID(name, sha string) string {
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
 func (s *Checks) Start(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
-	if strings.HasPrefix(name, CheckPlanPrefix) {
+	if strings.HasPrefix(name, CheckPlanPrefix) || name == CheckGateName {
 		s.supersede(ctx, gh, ref, name, sha)
 	}
 	ext := checkExternalID(name, sha)
