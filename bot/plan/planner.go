@@ -58,6 +58,8 @@ type Planner struct {
 	Now     func() time.Time
 	// Logs keeps the terraform output for the status page (nil: not served).
 	Logs *livelog.Hub
+	// groups are the merge-group plans running here (group.go).
+	groups groupJobs
 }
 
 // ApplyView is what the Planner reads of the apply queue for the comment: a
@@ -249,18 +251,24 @@ func errText(err error) string {
 
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
+	s.runProject(ctx, st.Ref, rec, checkout, p, func(w runner.LockWait) {
+		st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
+			pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
+		if err := s.Publish(ctx, gh, st, plans); err != nil {
+			logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
+		}
+	})
+}
+
+// runProject plans rec's commit of one project with terraform, telling
+// onLockWait of each wait for the state lock, and parses the plan into rec.
+func (s *Planner) runProject(ctx context.Context, ref pullreq.Ref, rec *records.Plan, checkout string, p repoconfig.Project, onLockWait func(runner.LockWait)) {
 	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
-	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
+	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: ref, Project: p.Name, SHA: rec.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: rec.HeadSHA,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators,
-		OnLockWait: func(w runner.LockWait) {
-			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
-				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
-			if err := s.Publish(ctx, gh, st, plans); err != nil {
-				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
-			}
-		}})
+		OnLockWait: onLockWait})
 	for _, w := range res.LockWaits {
 		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
 	}
