@@ -83,7 +83,8 @@ func (j *groupJobs) cancel(sha string) {
 
 // PlanGroup plans and judges a merge group's head commit for every project
 // the group changes relative to its base, with the exception labels and
-// attestations valid on the pull requests in it, and reports
+// attestations valid on the pull requests it lands (its own, and those of
+// the groups ahead of it, whose changes its head holds), and reports
 // `shardgate/plan: <project>` and `shardgate` on the head. It is a preview:
 // nothing is stored for an apply, and each pull request's comment only gains
 // the line saying how the queue's commit was judged. A group dequeued
@@ -132,7 +133,13 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 	if err != nil {
 		return err
 	}
-	files, commits, err := compareGroup(ctx, gh, g)
+	files, _, err := compareGroup(ctx, gh, g, g.BaseSHA)
+	if err != nil {
+		return err
+	}
+	// The head holds the groups ahead too (none of it applied yet): what was
+	// given on their pull requests counts as well.
+	_, commits, err := compareGroup(ctx, gh, g, g.branch())
 	if err != nil {
 		return err
 	}
@@ -208,14 +215,14 @@ func (s *Planner) finishGroupGate(ctx context.Context, gh ghapp.API, g Group, id
 // looked up (one call each).
 const maxGroupCommits = 100
 
-// compareGroup lists the files the group changes relative to its base, and
-// its commits.
-func compareGroup(ctx context.Context, gh ghapp.MergeGroups, g Group) (files, commits []string, err error) {
+// compareGroup lists the files the group's head changes relative to base,
+// and the commits between them.
+func compareGroup(ctx context.Context, gh ghapp.MergeGroups, g Group, base string) (files, commits []string, err error) {
 	page := 0
 	for read := 0; read < 10; read++ {
-		res, err := gh.Compare(ctx, g.Owner, g.Repo, g.BaseSHA, g.HeadSHA, page)
+		res, err := gh.Compare(ctx, g.Owner, g.Repo, base, g.HeadSHA, page)
 		if err != nil {
-			return nil, nil, fmt.Errorf("compare the merge group %s with its base %s: %w", pullreq.ShortSHA(g.HeadSHA), pullreq.ShortSHA(g.BaseSHA), err)
+			return nil, nil, fmt.Errorf("compare the merge group %s with %s: %w", pullreq.ShortSHA(g.HeadSHA), pullreq.ShortSHA(base), err)
 		}
 		for _, c := range res.Items {
 			files = append(files, c.Files...)
@@ -231,9 +238,9 @@ func compareGroup(ctx context.Context, gh ghapp.MergeGroups, g Group) (files, co
 	return files, commits, nil
 }
 
-// groupPRs are the pull requests in the group: the one its head ref names,
-// and the open ones into its base branch that GitHub associates with its
-// commits.
+// groupPRs are the pull requests whose changes the group's head lands: the
+// one its head ref names, and the open ones into its base branch that GitHub
+// associates with the commits (those of this group and of the groups ahead).
 func (s *Planner) groupPRs(ctx context.Context, gh ghapp.MergeGroups, g Group, commits []string) ([]pullreq.Ref, error) {
 	var numbers []int
 	if m := queuePR.FindStringSubmatch(g.HeadRef); m != nil {

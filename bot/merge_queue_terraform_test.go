@@ -1,0 +1,182 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/store/applyqueue"
+)
+
+// groupCheckRequested builds a merge group of prs (after the group ahead,
+// or off main) and delivers its checks_requested, as GitHub's merge queue does.
+func (h *harness) groupCheckRequested(after *githubtest.MergeGroup, prs ...githubtest.PullRequest) (githubtest.MergeGroup, []byte) {
+	h.t.Helper()
+	var numbers []int
+	for _, pr := range prs {
+		numbers = append(numbers, pr.Number)
+	}
+	g := h.gh.QueueMergeGroup(owner, repoName, after, numbers...)
+	return g, githubtest.MergeGroupChecksRequested(h.t, h.gh.MergeGroupPayload(owner, repoName, g))
+}
+
+// queue is groupCheckRequested waiting for the group's job.
+func (h *harness) queue(after *githubtest.MergeGroup, prs ...githubtest.PullRequest) githubtest.MergeGroup {
+	h.t.Helper()
+	g, body := h.groupCheckRequested(after, prs...)
+	h.run("merge_group", body)
+	return g
+}
+
+func (h *harness) git(args ...string) string {
+	h.t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", h.repo.Dir()}, args...)...).CombinedOutput()
+	require.NoError(h.t, err, string(out))
+	return strings.TrimSpace(string(out))
+}
+
+// queueMerge lands a merge group as the queue does: main moves to the
+// group's head, and each pull request is closed merged, in queue order, its
+// merge commit the group's merge of it.
+func (h *harness) queueMerge(g githubtest.MergeGroup, prs ...githubtest.PullRequest) {
+	h.t.Helper()
+	h.repo.Checkout("main")
+	h.git("merge", "--quiet", "--ff-only", g.HeadSHA)
+	for _, pr := range prs {
+		sha := h.git("log", "--format=%H", "--grep", fmt.Sprintf("^Merge pull request #%d from", pr.Number), g.BaseSHA+".."+g.HeadSHA)
+		require.Len(h.t, strings.Fields(sha), 1)
+		h.gh.MergePR(owner, repoName, pr.Number, approver, sha)
+		p := h.gh.PRPayload(owner, repoName, pr.Number)
+		p.Sender = approver
+		h.run("pull_request", githubtest.PullRequestClosedMergedSynthetic(h.t, p, approver, sha, h.clock.Now()))
+	}
+}
+
+func (h *harness) appliesOf(pr githubtest.PullRequest) []*applyqueue.Job {
+	h.t.Helper()
+	jobs, err := h.srv.applies.ListForPR(context.Background(), pullreq.Ref{Installation: 1, Owner: owner, Repo: repoName, Number: pr.Number})
+	require.NoError(h.t, err)
+	return jobs
+}
+
+// A queued allowed pull request gets `shardgate` = success on the group's
+// head (the attestation given on the pull request counts there); the plan is
+// a preview that applies nothing, the pull request's comment gains one line,
+// and the queue's merge applies the pull request once.
+func TestMergeQueueJudgesTheGroupHead(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "scale-up")
+	g := h.queue(nil, pr)
+
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(t, "completed", gate.Status)
+	require.Equal(t, "success", gate.Conclusion, gate.Summary)
+	require.Contains(t, gate.Summary, "| `streams` | ✅ allowed |")
+	plan := h.check(prreport.CheckPlanPrefix+"streams", g.HeadSHA)
+	require.Equal(t, "success", plan.Conclusion, plan.Summary)
+	require.Contains(t, h.theComment(pr), "in the merge queue: judged ✅ on `"+pullreq.ShortSHA(g.HeadSHA)+"`")
+	require.Empty(t, h.appliesOf(pr), "a group's plan never starts an apply")
+	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"))
+
+	h.queueMerge(g, pr)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 1, "applied once")
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+}
+
+// fraudGroup is a second file of the streams project declaring one more
+// group of the create-order stream, at count.
+func (h *harness) fraudGroup(count int) string {
+	return fmt.Sprintf(`module "fraud" {
+  source = "../modules/stream-group"
+
+  coordinator_base_url  = %q
+  coordinator_username  = var.coordinator_username
+  coordinator_password  = var.coordinator_password
+  stream_prefix         = "create-order"
+  consumer_group        = "fraud"
+  shard_count           = %d
+  poll_interval_seconds = 1
+  requested_by          = var.shardgate_requested_by
+  reason                = var.shardgate_reason
+  request_id_prefix     = var.shardgate_request_id_prefix
+}
+`, h.simURL, count)
+}
+
+// Two pull requests that each pass alone but together ask one stream for two
+// shard counts: the group that lands both fails `shardgate`, while each pull
+// request's own head stays green.
+func TestMergeQueueJudgesWhatLandsTogether(t *testing.T) {
+	h := newHarness(t)
+	scale := allowedScale(h, "scale-up") // create-order 4 → 6
+	h.repo.Checkout("main")
+	h.repo.Branch("fraud")
+	h.repo.WriteFile("streams/fraud.tf", h.fraudGroup(4)) // a new group of create-order, at today's 4
+	h.repo.Commit("a fraud consumer group")
+	fraud := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "fraud", User: author})
+	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, fraud.Number)))
+	for _, pr := range []githubtest.PullRequest{scale, fraud} {
+		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
+	}
+
+	g := h.queue(nil, scale, fraud)
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(t, "failure", gate.Conclusion, gate.Summary)
+	require.Contains(t, gate.Summary, "| `streams` | ❌ denied |")
+	plan := h.check(prreport.CheckPlanPrefix+"streams", g.HeadSHA)
+	require.Contains(t, plan.Summary+plan.Text, "conflicting_shard_count")
+	require.NotContains(t, plan.Summary+plan.Text, "quiesce_attestation", "the scale's attestation, given on its pull request, counts in the group")
+	for _, pr := range []githubtest.PullRequest{scale, fraud} {
+		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d's own head stays green", pr.Number)
+		require.Contains(t, h.theComment(pr), "in the merge queue: judged ❌ on `"+pullreq.ShortSHA(g.HeadSHA)+"`")
+	}
+}
+
+// A group dequeued while it is planned leaves no check run in progress on
+// its head, and its plan reports nothing after.
+func TestMergeQueueDequeuedGroupLeavesNoCheckInProgress(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "scale-up")
+	g, body := h.groupCheckRequested(nil, pr)
+	// The group's checkout hangs until the plan is cancelled.
+	h.gh.Inject(githubtest.Fault{Method: "GET", Pattern: "/repos/{owner}/{repo}/tarball/{ref}", Hang: true})
+	code, planned := h.deliver("merge_group", body)
+	require.Equal(t, 202, code, planned.Reason)
+	require.Eventually(t, func() bool { return h.gh.PendingFaults() == 0 }, time.Minute, 20*time.Millisecond, "the group's plan fetches its head")
+	require.Equal(t, "in_progress", h.check(prreport.CheckGateName, g.HeadSHA).Status, "the queue sees the group pending")
+	h.run("merge_group", githubtest.MergeGroupDestroyed(t, h.gh.MergeGroupPayload(owner, repoName, g), "dequeued"))
+	h.waitJob(planned.JobID)
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		if c.HeadSHA == g.HeadSHA {
+			require.Equal(t, "completed", c.Status, "check %q on the dequeued group", c.Name)
+			require.Equal(t, "cancelled", c.Conclusion, "check %q: a dequeued group is not judged", c.Name)
+		}
+	}
+	require.Contains(t, h.logs.String(), "merge group dequeued while it was planned")
+
+	// A group destroyed before its checks were asked for is never planned.
+	h.repo.Checkout("main")
+	h.repo.Branch("docs")
+	h.repo.WriteFile("streams/NOTES.md", "notes\n")
+	h.repo.Commit("notes")
+	docs := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "docs", User: author})
+	again, body := h.groupCheckRequested(nil, docs)
+	require.NotEqual(t, g.HeadSHA, again.HeadSHA)
+	h.run("merge_group", githubtest.MergeGroupDestroyed(t, h.gh.MergeGroupPayload(owner, repoName, again), "dequeued"))
+	h.run("merge_group", body)
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		require.NotEqual(t, again.HeadSHA, c.HeadSHA, "nothing reported on a group already gone")
+	}
+}
