@@ -181,6 +181,7 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 		if err != nil {
 			return nil, err
 		}
+		rec.CheckRunID = id
 		switch needed := linksNeeded(skipped, p); {
 		case coErr != nil:
 			rec.Error = "the merge group's files could not be fetched: " + report.FirstLine(errText(coErr))
@@ -192,12 +193,17 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if coErr == nil {
+		s.judgeTogether(ctx, ref, g.HeadSHA, checkout, pol.Repo, plans)
+	}
+	for _, rec := range plans {
 		if rec.ChangeSet != nil {
 			s.judge(ctx, rec, pol, labels, atts)
 		}
 		rec.PlannedAt = s.Now().UTC()
 		conclusion, out := s.Render.CheckOutput(rec)
-		if _, err := s.Checks.Finish(ctx, gh, ref, id, name, g.HeadSHA, conclusion, out); err != nil {
+		if _, err := s.Checks.Finish(ctx, gh, ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, g.HeadSHA, conclusion, out); err != nil {
 			return nil, err
 		}
 	}

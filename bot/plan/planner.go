@@ -202,6 +202,16 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 			return err
 		}
 	}
+	if coErr == nil {
+		for _, rec := range s.judgeTogether(ctx, req.Ref, st.HeadSHA, checkout, pol.Repo, plans) {
+			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+				return err
+			}
+			if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
+				return err
+			}
+		}
+	}
 	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.Now().UTC().Format("2006-01-02 15:04 MST"))
 	if err := s.Publish(ctx, gh, st, plans); err != nil {
 		return err
