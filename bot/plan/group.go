@@ -195,7 +195,9 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 		}
 	}
 	if coErr == nil {
-		s.judgeTogether(ctx, ref, g.HeadSHA, checkout, pol.Repo, plans)
+		if _, err := s.judgeTogether(ctx, ref, g.HeadSHA, checkout, pol.Repo, plans); err != nil {
+			return nil, err
+		}
 	}
 	for _, rec := range plans {
 		if rec.ChangeSet != nil {

@@ -58,6 +58,8 @@ type Planner struct {
 	Now     func() time.Time
 	// Logs keeps the terraform output for the status page (nil: not served).
 	Logs *livelog.Hub
+	// Declared are the counts other repositories ask (nil: not consulted).
+	Declared DeclaredCounts
 	// groups are the merge-group plans running here (group.go).
 	groups groupJobs
 }
@@ -203,7 +205,11 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 	}
 	if coErr == nil {
-		for _, rec := range s.judgeTogether(ctx, req.Ref, st.HeadSHA, checkout, pol.Repo, plans) {
+		together, err := s.judgeTogether(ctx, req.Ref, st.HeadSHA, checkout, pol.Repo, plans)
+		if err != nil {
+			return err
+		}
+		for _, rec := range together {
 			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
 				return err
 			}

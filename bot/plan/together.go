@@ -3,7 +3,10 @@ package plan
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/logctx"
@@ -12,6 +15,20 @@ import (
 	"github.com/shardgate/shardgate/store/records"
 	"github.com/shardgate/shardgate/terraform/runner"
 )
+
+// Declared is what a project of another repository asks of streams, as
+// shardgate's last record of it says.
+type Declared struct {
+	Repo, Project string
+	// Source names the record: "last drift check".
+	Source  string
+	At      time.Time
+	Desired []planparse.Desired
+}
+
+// DeclaredCounts lists what the projects of the repositories shardgate
+// governs ask of streams, as its last records of them say.
+type DeclaredCounts func(ctx context.Context) ([]Declared, error)
 
 // maxPeerProjects bounds the projects planned at one commit only to compare
 // their counts with the change's.
@@ -46,10 +63,11 @@ func changedStreams(cs *planparse.ChangeSet) map[string]bool {
 // judgeTogether sets each plan's Peers: the shard counts the commit's other
 // projects ask of the streams the plan changes, so that conflicting_shard_count
 // sees one stream's counts across projects. The other projects are the
-// planned ones, and every other project of the repository, planned at the
-// same commit in checkout for this only (never reported, never applied). It
+// planned ones, every other project of the repository, planned at the same
+// commit in checkout for this only (never reported, never applied), and the
+// projects of other repositories as their last drift check recorded them. It
 // returns the plans whose peers changed: they are judged again.
-func (s *Planner) judgeTogether(ctx context.Context, ref pullreq.Ref, sha, checkout string, cfg *repoconfig.Config, plans []*records.Plan) []*records.Plan {
+func (s *Planner) judgeTogether(ctx context.Context, ref pullreq.Ref, sha, checkout string, cfg *repoconfig.Config, plans []*records.Plan) ([]*records.Plan, error) {
 	affected := map[string]bool{}
 	for _, rec := range plans {
 		for st := range changedStreams(rec.ChangeSet) {
@@ -57,7 +75,11 @@ func (s *Planner) judgeTogether(ctx context.Context, ref pullreq.Ref, sha, check
 		}
 	}
 	if len(affected) == 0 {
-		return nil
+		return nil, nil
+	}
+	elsewhere, err := s.declaredElsewhere(ctx, ref)
+	if err != nil {
+		return nil, err
 	}
 	sets := map[string]*planparse.ChangeSet{}
 	var names []string
@@ -104,10 +126,38 @@ func (s *Planner) judgeTogether(ctx context.Context, ref pullreq.Ref, sha, check
 				}
 			}
 		}
+		for _, d := range elsewhere {
+			if mine[streamOf(&d)] {
+				peers = append(peers, d)
+			}
+		}
 		if !slices.Equal(peers, rec.Peers) {
 			rec.Peers = peers
 			changed = append(changed, rec)
 		}
 	}
-	return changed
+	return changed, nil
+}
+
+// declaredElsewhere are the counts other repositories' projects ask, each
+// addressed by where it comes from.
+func (s *Planner) declaredElsewhere(ctx context.Context, ref pullreq.Ref) ([]planparse.Desired, error) {
+	if s.Declared == nil {
+		return nil, nil
+	}
+	all, err := s.Declared(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read what other repositories declare: %w", err)
+	}
+	var out []planparse.Desired
+	for _, dc := range all {
+		if strings.EqualFold(dc.Repo, ref.FullName()) {
+			continue
+		}
+		for _, d := range dc.Desired {
+			d.Address = fmt.Sprintf("%s project %s, as its %s of %s recorded: %s", dc.Repo, dc.Project, dc.Source, dc.At.UTC().Format("2006-01-02 15:04 MST"), d.Address)
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
