@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/store"
 )
 
 // MergeGroup judges the commits GitHub's merge queue will land: a group's
@@ -24,16 +25,10 @@ func (h *MergeGroup) Handles() []string { return []string{"merge_group"} }
 
 // Handle implements webhook.EventHandler.
 func (h *MergeGroup) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
-	ev, err := parse[*github.MergeGroupEvent](eventType, payload)
+	ev, g, err := groupOf(eventType, payload)
 	if err != nil {
 		return err
 	}
-	if ev.GetInstallation().GetID() == 0 {
-		return errNoInstallation
-	}
-	mg := ev.GetMergeGroup()
-	g := plan.Group{Installation: ev.GetInstallation().GetID(), Owner: ev.GetRepo().GetOwner().GetLogin(), Repo: ev.GetRepo().GetName(),
-		HeadSHA: mg.GetHeadSHA(), HeadRef: mg.GetHeadRef(), BaseSHA: mg.GetBaseSHA(), BaseRef: mg.GetBaseRef()}
 	ctx = logctx.WithLogger(ctx, logctx.Logger(ctx).WithFields(logrus.Fields{logctx.FieldInstallation: g.Installation,
 		logctx.FieldRepo: g.Owner + "/" + g.Repo, logctx.FieldSHA: g.HeadSHA}))
 	h.drift.sawRepo(ctx, ev.GetInstallation(), ev.GetRepo())
@@ -49,4 +44,30 @@ func (h *MergeGroup) Handle(ctx context.Context, eventType, deliveryID string, p
 		return h.planner.DestroyGroup(ctx, g, p.Reason)
 	}
 	return nil
+}
+
+// groupOf reads a merge_group event and the group it names.
+func groupOf(eventType string, payload []byte) (*github.MergeGroupEvent, plan.Group, error) {
+	ev, err := parse[*github.MergeGroupEvent](eventType, payload)
+	if err != nil {
+		return nil, plan.Group{}, err
+	}
+	if ev.GetInstallation().GetID() == 0 {
+		return nil, plan.Group{}, errNoInstallation
+	}
+	mg := ev.GetMergeGroup()
+	return ev, plan.Group{Installation: ev.GetInstallation().GetID(), Owner: ev.GetRepo().GetOwner().GetLogin(), Repo: ev.GetRepo().GetName(),
+		HeadSHA: mg.GetHeadSHA(), HeadRef: mg.GetHeadRef(), BaseSHA: mg.GetBaseSHA(), BaseRef: mg.GetBaseRef()}, nil
+}
+
+// reportGroupFailure fails the checks a merge group's job left in progress
+// when it failed for good: the queue does not wait on them.
+func (s *Server) reportGroupFailure(ctx context.Context, job *store.Job, jobErr error) {
+	_, g, err := groupOf(job.Event, job.Payload)
+	if err == nil {
+		err = s.planner.FailGroup(ctx, g, jobErr.Error())
+	}
+	if err != nil {
+		logctx.Logger(ctx).WithError(err).Error("report a failed merge group job on its checks")
+	}
 }

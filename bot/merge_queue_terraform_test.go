@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
@@ -179,4 +180,23 @@ func TestMergeQueueDequeuedGroupLeavesNoCheckInProgress(t *testing.T) {
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		require.NotEqual(t, again.HeadSHA, c.HeadSHA, "nothing reported on a group already gone")
 	}
+}
+
+// A group whose job fails for good does not leave the queue waiting: its
+// checks are completed as failed, saying why.
+func TestMergeQueueFailedGroupJobFailsItsChecks(t *testing.T) {
+	h := newHarness(t)
+	pr := allowedScale(h, "scale-up")
+	g, body := h.groupCheckRequested(nil, pr)
+	h.gh.Inject(githubtest.Fault{Method: "GET", Pattern: "/repos/{owner}/{repo}/compare/{basehead}", Status: 404, Times: 100})
+	code, r := h.deliver("merge_group", body)
+	require.Equal(t, 202, code, r.Reason)
+	require.Eventually(t, func() bool {
+		job, err := h.st.GetJob(context.Background(), r.JobID)
+		return err == nil && job.State == store.JobFailed
+	}, time.Minute, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return h.check(prreport.CheckGateName, g.HeadSHA).Status == "completed" }, time.Minute, 50*time.Millisecond)
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(t, "failure", gate.Conclusion)
+	require.Contains(t, gate.Summary, "could not finish judging this merge group")
 }

@@ -124,7 +124,10 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 		return err
 	}
 	gate := prreport.Gate{Subject: "this merge group"}
-	pol, err := s.Policies.For(ctx, gh, ref, g.branch(), g.BaseSHA)
+	// The configuration of the base branch as it is, never of a commit of
+	// the queue: a queued pull request does not loosen the policy of those
+	// behind it.
+	pol, err := s.Policies.For(ctx, gh, ref, g.branch(), "")
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		gate.Refused = "`.shardgate.yaml` on " + report.Code(g.branch()) + " is not valid:\n\n" + report.CodeBlock(err.Error())
@@ -354,8 +357,23 @@ func (s *Planner) DestroyGroup(ctx context.Context, g Group, reason string) erro
 	return s.cancelGroupChecks(ctx, g, reason)
 }
 
-// cancelGroupChecks completes the checks left in progress on a group's head.
+// cancelGroupChecks completes the checks left in progress on a group's head
+// as cancelled.
 func (s *Planner) cancelGroupChecks(ctx context.Context, g Group, reason string) error {
+	return s.finishGroupChecks(ctx, g, "cancelled", &ghapp.CheckOutput{Title: "Cancelled: the merge group is gone",
+		Summary: "GitHub destroyed this merge group (" + report.Code(reason) + ") before shardgate finished judging it."})
+}
+
+// FailGroup completes the checks a group's plan left in progress as failed:
+// its job failed for good (why), and the queue must not wait on them.
+func (s *Planner) FailGroup(ctx context.Context, g Group, why string) error {
+	return s.finishGroupChecks(ctx, g, "failure", &ghapp.CheckOutput{Title: "shardgate could not finish judging this merge group",
+		Summary: "shardgate could not finish judging this merge group: " + report.Code(report.FirstLine(why)) +
+			"\n\nRemove the pull request from the queue and add it again to try again."})
+}
+
+// finishGroupChecks completes the checks left in progress on a group's head.
+func (s *Planner) finishGroupChecks(ctx context.Context, g Group, conclusion string, out *ghapp.CheckOutput) error {
 	gh, err := ghapp.APIFor(s.Clients, g.Installation)
 	if err != nil {
 		return err
@@ -364,8 +382,6 @@ func (s *Planner) cancelGroupChecks(ctx context.Context, g Group, reason string)
 	if err != nil {
 		return err
 	}
-	out := &ghapp.CheckOutput{Title: "Cancelled: the merge group is gone",
-		Summary: "GitHub destroyed this merge group (" + report.Code(reason) + ") before shardgate finished judging it."}
 	for _, oc := range open {
 		if oc.SHA != g.HeadSHA || oc.Ref.Owner != g.Owner || oc.Ref.Repo != g.Repo {
 			continue
@@ -382,7 +398,7 @@ func (s *Planner) cancelGroupChecks(ctx context.Context, g Group, reason string)
 			}
 			continue
 		}
-		if _, err := s.Checks.Finish(ctx, gh, oc.Ref, id, oc.Name, oc.SHA, "cancelled", out); err != nil {
+		if _, err := s.Checks.Finish(ctx, gh, oc.Ref, id, oc.Name, oc.SHA, conclusion, out); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ var GitHubCalls = []GitHubCall{
 	{"POST", "/repos/{owner}/{repo}/check-runs", "checks", "write", "shardgate/plan and shardgate/apply check runs"},
 	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks", "write", "finish a check run"},
 	{"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}", "members", "read", "approver teams"},
-	{"GET", "/repos/{owner}/{repo}/compare/{basehead}", "contents", "read", "the default branch's head commit a drift check plans"},
+	{"GET", "/repos/{owner}/{repo}/compare/{basehead}", "contents", "read", "the default branch's head commit a drift check plans; what a merge group changes, and its commits"},
 	{"GET", "/repos/{owner}/{repo}/issues", "issues", "read", "find a project's drift issue (label shardgate/drift) before opening one"},
 	{"POST", "/repos/{owner}/{repo}/issues", "issues", "write", "open a drift issue"},
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}", "issues", "read", "read the drift issue shardgate remembers"},
