@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/prreport"
-	"github.com/shardgate/shardgate/internal/testing/githubtest"
 )
 
 // One check to require: `shardgate` on every pull request head, success iff
@@ -34,12 +33,7 @@ func TestAggregateCheckFollowsEveryProjectsVerdict(t *testing.T) {
 // it never blocks an unrelated change.
 func TestAggregateCheckPassesAChangeNoProjectReads(t *testing.T) {
 	h := newHarness(t)
-	h.repo.Checkout("main")
-	h.repo.Branch("docs")
-	h.repo.WriteFile("README.md", "# docs only\n")
-	h.repo.Commit("docs only")
-	pr := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "docs", User: author})
-	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
+	pr := h.openPRWith("docs", baseGroups, map[string]string{"README.md": "# docs only\n"})
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	gate := h.check(prreport.CheckGateName, head)
 	require.Equal(t, "completed", gate.Status)

@@ -120,12 +120,8 @@ func (h *harness) fraudGroup(count int) string {
 func TestMergeQueueJudgesWhatLandsTogether(t *testing.T) {
 	h := newHarness(t)
 	scale := allowedScale(h, "scale-up") // create-order 4 → 6
-	h.repo.Checkout("main")
-	h.repo.Branch("fraud")
-	h.repo.WriteFile("streams/fraud.tf", h.fraudGroup(4)) // a new group of create-order, at today's 4
-	h.repo.Commit("a fraud consumer group")
-	fraud := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "fraud", User: author})
-	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, fraud.Number)))
+	// A new group of create-order, at today's 4.
+	fraud := h.openPRWith("fraud", baseGroups, map[string]string{"streams/fraud.tf": h.fraudGroup(4)})
 	for _, pr := range []githubtest.PullRequest{scale, fraud} {
 		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
@@ -168,11 +164,7 @@ func TestMergeQueueDequeuedGroupLeavesNoCheckInProgress(t *testing.T) {
 	require.Contains(t, h.logs.String(), "merge group dequeued while it was planned")
 
 	// A group destroyed before its checks were asked for is never planned.
-	h.repo.Checkout("main")
-	h.repo.Branch("docs")
-	h.repo.WriteFile("streams/NOTES.md", "notes\n")
-	h.repo.Commit("notes")
-	docs := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "docs", User: author})
+	docs := h.openPRWith("docs", baseGroups, map[string]string{"NOTES.md": "notes\n"})
 	again, body := h.groupCheckRequested(nil, docs)
 	require.NotEqual(t, g.HeadSHA, again.HeadSHA)
 	h.run("merge_group", githubtest.MergeGroupDestroyed(t, h.gh.MergeGroupPayload(owner, repoName, again), "dequeued"))
