@@ -68,14 +68,18 @@ func (h *harness) appliesOf(pr githubtest.PullRequest) []*applyqueue.Job {
 	return jobs
 }
 
-// A queued allowed pull request gets `shardgate` = success on the group's
-// head (the attestation given on the pull request counts there); the plan is
-// a preview that applies nothing, the pull request's comment gains one line,
-// and the queue's merge applies the pull request once.
+// Queued allowed pull requests get `shardgate` = success on the group's head
+// within a minute (the attestation given on a pull request counts there); the
+// plan is a preview that applies nothing, each pull request's comment gains
+// one line, and the queue's merge applies each pull request once.
 func TestMergeQueueJudgesTheGroupHead(t *testing.T) {
 	h := newHarness(t)
-	pr := allowedScale(h, "scale-up")
-	g := h.queue(nil, pr)
+	scale := allowedScale(h, "scale-up")
+	notes := h.openPRWith("notes", baseGroups, map[string]string{"streams/notes.tf": h.extraGroup("notes", "notes", "indexer", 2)})
+	require.Equal(t, "success", h.check(prreport.CheckGateName, h.gh.PR(owner, repoName, notes.Number).HeadSHA).Conclusion)
+	asked := time.Now()
+	g := h.queue(nil, scale, notes)
+	require.Less(t, time.Since(asked), time.Minute, "the queue waits on it: judged within a minute")
 
 	gate := h.check(prreport.CheckGateName, g.HeadSHA)
 	require.Equal(t, "completed", gate.Status)
@@ -83,35 +87,40 @@ func TestMergeQueueJudgesTheGroupHead(t *testing.T) {
 	require.Contains(t, gate.Summary, "| `streams` | ✅ allowed |")
 	plan := h.check(prreport.CheckPlanPrefix+"streams", g.HeadSHA)
 	require.Equal(t, "success", plan.Conclusion, plan.Summary)
-	require.Contains(t, h.theComment(pr), "in the merge queue: judged ✅ on `"+pullreq.ShortSHA(g.HeadSHA)+"`")
-	require.Empty(t, h.appliesOf(pr), "a group's plan never starts an apply")
+	for _, pr := range []githubtest.PullRequest{scale, notes} {
+		require.Contains(t, h.theComment(pr), "in the merge queue: judged ✅ on `"+pullreq.ShortSHA(g.HeadSHA)+"`")
+		require.Empty(t, h.appliesOf(pr), "a group's plan never starts an apply")
+	}
 	require.Equal(t, map[string]int{"billing": 4, "audit": 4}, h.simShards("create-order"))
 
-	h.queueMerge(g, pr)
-	jobs := h.waitApplies(pr)
-	require.Len(t, jobs, 1, "applied once")
-	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+	h.queueMerge(g, scale, notes)
+	for _, pr := range []githubtest.PullRequest{scale, notes} {
+		jobs := h.waitApplies(pr)
+		require.Len(t, jobs, 1, "#%d applied once", pr.Number)
+		require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+	}
 	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"))
+	require.Equal(t, map[string]int{"indexer": 2}, h.simShards("notes"))
 }
 
-// fraudGroup is a second file of the streams project declaring one more
-// group of the create-order stream, at count.
-func (h *harness) fraudGroup(count int) string {
-	return fmt.Sprintf(`module "fraud" {
+// extraGroup is another file of the streams project declaring one more
+// group (module name) of stream prefix, at count.
+func (h *harness) extraGroup(name, prefix, group string, count int) string {
+	return fmt.Sprintf(`module %q {
   source = "../modules/stream-group"
 
   coordinator_base_url  = %q
   coordinator_username  = var.coordinator_username
   coordinator_password  = var.coordinator_password
-  stream_prefix         = "create-order"
-  consumer_group        = "fraud"
+  stream_prefix         = %q
+  consumer_group        = %q
   shard_count           = %d
   poll_interval_seconds = 1
   requested_by          = var.shardgate_requested_by
   reason                = var.shardgate_reason
   request_id_prefix     = var.shardgate_request_id_prefix
 }
-`, h.simURL, count)
+`, name, h.simURL, prefix, group, count)
 }
 
 // Two pull requests that each pass alone but together ask one stream for two
@@ -121,7 +130,7 @@ func TestMergeQueueJudgesWhatLandsTogether(t *testing.T) {
 	h := newHarness(t)
 	scale := allowedScale(h, "scale-up") // create-order 4 → 6
 	// A new group of create-order, at today's 4.
-	fraud := h.openPRWith("fraud", baseGroups, map[string]string{"streams/fraud.tf": h.fraudGroup(4)})
+	fraud := h.openPRWith("fraud", baseGroups, map[string]string{"streams/fraud.tf": h.extraGroup("fraud", "create-order", "fraud", 4)})
 	for _, pr := range []githubtest.PullRequest{scale, fraud} {
 		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
