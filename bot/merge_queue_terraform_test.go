@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -200,4 +201,21 @@ func TestMergeQueueFailedGroupJobFailsItsChecks(t *testing.T) {
 	gate := h.check(prreport.CheckGateName, g.HeadSHA)
 	require.Equal(t, "failure", gate.Conclusion)
 	require.Contains(t, gate.Summary, "could not finish judging this merge group")
+}
+
+// Where terraform cannot be confined, a merge group is not planned either:
+// its `shardgate` check fails, saying why.
+func TestMergeQueueNoSandboxNoPlan(t *testing.T) {
+	old := sandboxSupported
+	t.Cleanup(func() { sandboxSupported = old })
+	sandboxSupported = func() error { return errors.New("landlock is not available on this kernel") }
+	h := newHarness(t)
+	pr := h.openPR("scale", with(baseGroups, map[string]int{"create-order/billing": 6}))
+	g := h.queue(nil, pr)
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(t, "failure", gate.Conclusion)
+	require.Contains(t, gate.Summary, "cannot sandbox Terraform (landlock is not available on this kernel)")
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		require.False(t, c.HeadSHA == g.HeadSHA && c.Name != prreport.CheckGateName, "nothing planned on the group: %q", c.Name)
+	}
 }

@@ -124,6 +124,10 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 		return err
 	}
 	gate := prreport.Gate{Subject: "this merge group"}
+	if s.SandboxErr != nil {
+		gate.Refused = sandboxRefusedStatus(s.SandboxErr)
+		return s.finishGroupGate(ctx, gh, g, gateID, gate)
+	}
 	// The configuration of the base branch as it is, never of a commit of
 	// the queue: a queued pull request does not loosen the policy of those
 	// behind it.
