@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/streamroot"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
@@ -218,4 +220,43 @@ func TestMergeQueueNoSandboxNoPlan(t *testing.T) {
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		require.False(t, c.HeadSHA == g.HeadSHA && c.Name != prreport.CheckGateName, "nothing planned on the group: %q", c.Name)
 	}
+}
+
+// A merge commit that is the head of a group shardgate refused is not
+// applied, though it does what the pull request's own head planned: two
+// projects of one repository, one pull request each, pass alone (the scale
+// of create-order in streams; a new group of it, at today's count, in
+// fraud) and conflict together. The queue lands them all the same (the
+// check was not required): the first pull request's merge commit was never a
+// group's head and applies as any merge does; the second's is the refused
+// group's head, and its apply is refused, saying so on the pull request.
+func TestMergeQueueRefusedGroupIsNotApplied(t *testing.T) {
+	h := newHarnessBase(t)
+	fraudState := filepath.Join(filepath.Dir(h.state), "fraud.tfstate")
+	h.repo.WriteFile("fraud/main.tf", streamroot.MainTF(fraudState, h.simURL, map[string]int{}))
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n  - name: fraud\n    dir: fraud\n")
+	h.repo.Commit("a second project")
+	h.start()
+
+	scale := allowedScale(h, "scale-up")
+	fraud := h.openPRWith("fraud", baseGroups, map[string]string{
+		"fraud/main.tf": streamroot.MainTF(fraudState, h.simURL, map[string]int{"create-order/fraud": 4})})
+	for _, pr := range []githubtest.PullRequest{scale, fraud} {
+		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
+	}
+	g := h.queue(nil, scale, fraud)
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(t, "failure", gate.Conclusion, gate.Summary)
+
+	h.queueMerge(g, scale, fraud)
+	jobs := h.waitApplies(scale)
+	require.Len(t, jobs, 1)
+	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+	jobs = h.waitApplies(fraud)
+	require.Len(t, jobs, 1)
+	require.Equal(t, applyqueue.Failed, jobs[0].State, jobs[0].Reason)
+	require.Contains(t, jobs[0].Reason, "the merge group `"+pullreq.ShortSHA(g.HeadSHA)+"` that landed this pull request was refused by shardgate")
+	require.Contains(t, h.theComment(fraud), "was refused by shardgate")
+	require.Equal(t, map[string]int{"billing": 6, "audit": 6}, h.simShards("create-order"), "the refused group's count never reached the stream")
 }

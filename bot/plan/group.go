@@ -86,7 +86,8 @@ func (j *groupJobs) cancel(sha string) {
 // attestations valid on the pull requests it lands (its own, and those of
 // the groups ahead of it, whose changes its head holds), and reports
 // `shardgate/plan: <project>` and `shardgate` on the head. It is a preview:
-// nothing is stored for an apply, and each pull request's comment only gains
+// it starts no apply (its judgement is kept only for the guard of the applies
+// the queue's merges start), and each pull request's comment only gains
 // the line saying how the queue's commit was judged. A group dequeued
 // (DestroyGroup) before or while it runs reports nothing more.
 func (s *Planner) PlanGroup(ctx context.Context, g Group) error {
@@ -219,8 +220,14 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 	return plans, nil
 }
 
-// finishGroupGate completes the aggregate check on the group's head.
+// finishGroupGate keeps how the group's head was judged (the apply of a pull
+// request whose merge commit it is compares with it) and completes the
+// aggregate check on it.
 func (s *Planner) finishGroupGate(ctx context.Context, gh ghapp.API, g Group, id int64, gate prreport.Gate) error {
+	judged := &records.GroupJudgement{HeadSHA: g.HeadSHA, Allowed: gate.Allowed(), Plans: gate.Plans}
+	if err := s.Records.PutGroupJudgement(ctx, g.ref(), judged); err != nil {
+		return err
+	}
 	conclusion, out := prreport.GateOutput(gate)
 	_, err := s.Checks.Finish(ctx, gh, g.ref(), id, prreport.CheckGateName, g.HeadSHA, conclusion, out)
 	return err
