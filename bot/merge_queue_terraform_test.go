@@ -126,6 +126,20 @@ func (h *harness) extraGroup(name, prefix, group string, count int) string {
 `, name, h.simURL, prefix, group, count)
 }
 
+// queueFailingTogether queues pull requests that each pass alone in one
+// merge group, whose `shardgate` check fails.
+func (h *harness) queueFailingTogether(prs ...githubtest.PullRequest) (githubtest.MergeGroup, githubtest.CheckRun) {
+	h.t.Helper()
+	for _, pr := range prs {
+		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+		require.Equal(h.t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
+	}
+	g := h.queue(nil, prs...)
+	gate := h.check(prreport.CheckGateName, g.HeadSHA)
+	require.Equal(h.t, "failure", gate.Conclusion, gate.Summary)
+	return g, gate
+}
+
 // Two pull requests that each pass alone but together ask one stream for two
 // shard counts: the group that lands both fails `shardgate`, while each pull
 // request's own head stays green.
@@ -134,14 +148,7 @@ func TestMergeQueueJudgesWhatLandsTogether(t *testing.T) {
 	scale := allowedScale(h, "scale-up") // create-order 4 → 6
 	// A new group of create-order, at today's 4.
 	fraud := h.openPRWith("fraud", baseGroups, map[string]string{"streams/fraud.tf": h.extraGroup("fraud", "create-order", "fraud", 4)})
-	for _, pr := range []githubtest.PullRequest{scale, fraud} {
-		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
-		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
-	}
-
-	g := h.queue(nil, scale, fraud)
-	gate := h.check(prreport.CheckGateName, g.HeadSHA)
-	require.Equal(t, "failure", gate.Conclusion, gate.Summary)
+	g, gate := h.queueFailingTogether(scale, fraud)
 	require.Contains(t, gate.Summary, "| `streams` | ❌ denied |")
 	plan := h.check(prreport.CheckPlanPrefix+"streams", g.HeadSHA)
 	require.Contains(t, plan.Summary+plan.Text, "conflicting_shard_count")
@@ -241,13 +248,7 @@ func TestMergeQueueRefusedGroupIsNotApplied(t *testing.T) {
 	scale := allowedScale(h, "scale-up")
 	fraud := h.openPRWith("fraud", baseGroups, map[string]string{
 		"fraud/main.tf": streamroot.MainTF(fraudState, h.simURL, map[string]int{"create-order/fraud": 4})})
-	for _, pr := range []githubtest.PullRequest{scale, fraud} {
-		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
-		require.Equal(t, "success", h.check(prreport.CheckGateName, head).Conclusion, "#%d passes alone", pr.Number)
-	}
-	g := h.queue(nil, scale, fraud)
-	gate := h.check(prreport.CheckGateName, g.HeadSHA)
-	require.Equal(t, "failure", gate.Conclusion, gate.Summary)
+	g, _ := h.queueFailingTogether(scale, fraud)
 
 	h.queueMerge(g, scale, fraud)
 	jobs := h.waitApplies(scale)
