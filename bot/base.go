@@ -53,6 +53,8 @@ type planFlow interface {
 	RefreshComment(ctx context.Context, gh ghapp.API, ref pullreq.Ref, final *applyqueue.Job) error
 	Publish(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan) error
 	HeadWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
+	PlanGroup(ctx context.Context, g plan.Group) error
+	DestroyGroup(ctx context.Context, g plan.Group, reason string) error
 }
 
 // applyFlow is what the handlers start of the apply flow (the Applier).

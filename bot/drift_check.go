@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/shardgate/shardgate/bot/drift"
+	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/logctx"
 )
@@ -60,4 +61,23 @@ func (d *driftChecks) forget(ctx context.Context, inst *github.Installation, act
 		}
 	}
 	return nil
+}
+
+// declaredByDriftChecks is what the projects of the repositories shardgate
+// governs ask of streams, as their last drift check recorded it: what a pull
+// request of another repository is judged together with.
+func declaredByDriftChecks(ds drift.Store) plan.DeclaredCounts {
+	return func(ctx context.Context) ([]plan.Declared, error) {
+		recs, err := ds.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []plan.Declared
+		for _, r := range recs {
+			if len(r.Desired) > 0 {
+				out = append(out, plan.Declared{Repo: r.Repo, Project: r.Project, Source: "last drift check", At: r.CheckedAt, Desired: r.Desired})
+			}
+		}
+		return out, nil
+	}
 }

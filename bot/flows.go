@@ -3,6 +3,7 @@ package bot
 import (
 	"github.com/shardgate/shardgate/bot/apply"
 	"github.com/shardgate/shardgate/bot/approval"
+	"github.com/shardgate/shardgate/bot/drift"
 	"github.com/shardgate/shardgate/bot/plan"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
@@ -28,7 +29,8 @@ func (s *Server) wireFlows() {
 		SandboxErr: s.sandboxErr, Coordinators: coordinators, Coords: s.coords, Policies: s.policies,
 		Comments: s.comments, Checks: s.checks, Labels: s.labels,
 		Render:  &prreport.Renderer{Rules: s.rules, Approvers: s.approvers.Text(), Redact: s.redact},
-		Applies: s.applies, PRLocks: &s.prLocks, Metrics: s.metrics, Now: s.now, Logs: s.liveLogs}
+		Applies: s.applies, PRLocks: &s.prLocks, Metrics: s.metrics, Now: s.now, Logs: s.liveLogs,
+		Declared: declaredByDriftChecks(drift.NewStore(s.store))}
 	s.applier = &apply.Applier{Config: cfg, Records: s.rec, Applies: s.applies, Scheduler: s.scheduler, Clients: s.clients,
 		Runner: s.runner, SandboxErr: s.sandboxErr, Engine: s.engine, Coords: s.coords, Coordinators: coordinators,
 		PR: s.planner, Checks: s.checks, Policies: s.policies, Metrics: s.metrics, Redact: s.redact, Now: s.now,

@@ -75,6 +75,10 @@ func jobPR(payload []byte) (pullreq.Ref, bool) {
 // runs it left in progress, so nothing is silently lost. It reports through
 // GitHub, which may be what failed: then it can only log.
 func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr error) {
+	if job.Event == "merge_group" {
+		s.reportGroupFailure(ctx, job, jobErr)
+		return
+	}
 	ref, ok := jobPR(job.Payload)
 	if !ok {
 		return
@@ -138,7 +142,7 @@ func (s *Server) finishJobChecks(ctx context.Context, gh ghapp.API, ref pullreq.
 		return err
 	}
 	for _, oc := range open {
-		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) || oc.Job != jobID && oc.Job != "" {
+		if !strings.HasPrefix(oc.Name, prreport.CheckPlanPrefix) && oc.Name != prreport.CheckGateName || oc.Job != jobID && oc.Job != "" {
 			continue
 		}
 		title, summary := "shardgate could not finish this plan", "shardgate could not finish this plan: "+reason+

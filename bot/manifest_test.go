@@ -29,6 +29,8 @@ func TestManifestCoversEveryHandledEvent(t *testing.T) {
 	require.Equal(t, "write", m.DefaultPermissions["checks"])
 	require.Equal(t, "read", m.DefaultPermissions["contents"], "least privilege: contents are only read")
 	require.Equal(t, "read", m.DefaultPermissions["members"])
+	require.Contains(t, m.DefaultEvents, "merge_group", "the merge queue waits for shardgate's check on its groups")
+	require.Equal(t, "read", m.DefaultPermissions["merge_queues"], "GitHub sends merge_group only to an App that may read merge queues")
 }
 
 // docs/operating.md's permission table and event list are the manifest's:
@@ -43,6 +45,7 @@ func TestOperatingDocMatchesManifest(t *testing.T) {
 	permNames := map[string]string{
 		"Contents": "contents", "Pull requests": "pull_requests", "Issues": "issues",
 		"Checks": "checks", "Members (organization)": "members", "Metadata": "metadata",
+		"Merge queues": "merge_queues",
 	}
 	table := doc[strings.Index(doc, "| permission | access | why |"):]
 	table = table[:strings.Index(table, "\n\n")]

@@ -170,7 +170,10 @@ func TestForksAndDrafts(t *testing.T) {
 	p := h.gh.PRPayload(owner, repoName, fork.Number)
 	h.run("pull_request", githubtest.PullRequestOpened(t, p))
 	require.Contains(t, h.theComment(fork), "comes from a fork")
-	require.Empty(t, h.gh.CheckRuns(owner, repoName), "no terraform ran")
+	runs := h.gh.CheckRuns(owner, repoName)
+	require.Len(t, runs, 1, "no terraform ran: no project check")
+	require.Equal(t, prreport.CheckGateName, runs[0].Name, "the aggregate check does not pass a head that was not planned")
+	require.Equal(t, "failure", runs[0].Conclusion)
 
 	h.repo.Checkout("main")
 	h.repo.Branch("draft-branch")
@@ -179,7 +182,7 @@ func TestForksAndDrafts(t *testing.T) {
 	draft := h.gh.OpenPR(owner, repoName, githubtest.PullRequest{HeadRef: "draft-branch", User: author, Draft: true})
 	h.run("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, draft.Number)))
 	require.Contains(t, h.theComment(draft), "draft")
-	require.Empty(t, h.gh.CheckRuns(owner, repoName))
+	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "a draft waits: no check of its own")
 	h.comment(draft, author, "/shardgate plan")
 	require.Contains(t, h.theComment(draft), "| `payments` | `ledger` | scale | 2 → 3 |")
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/shardgate/shardgate/github/pullreq"
 )
 
+// mergeGroupPriority is the claim priority of a merge group's job: GitHub's
+// merge queue waits on it, so it is claimed before the queued jobs of
+// priority 0 (new pull request plans, comments).
+const mergeGroupPriority = 1
+
 // identify reads a delivery's scheduling identity (webhook.Identifier): its
 // installation, the pull request it is about (its lane: the jobs of one pull
 // request run one at a time, in order) and, for a command comment that may be
@@ -38,6 +43,12 @@ func identify(event string, payload []byte) webhook.Identity {
 		return webhook.Identity{}
 	}
 	id := webhook.Identity{Installation: p.Installation.ID}
+	if event == "merge_group" {
+		// The queue waits on it: it goes ahead of the queued pull request
+		// plans. It is about no pull request (no lane).
+		id.Priority = mergeGroupPriority
+		return id
+	}
 	var ref pullreq.Ref
 	ok := false
 	switch event {

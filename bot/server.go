@@ -258,6 +258,7 @@ func (s *Server) handlers() []webhook.EventHandler {
 		&Installation{Base: base},
 		&Teams{Base: base},
 		&ApplyReport{Base: base},
+		&MergeGroup{Base: base},
 	}
 	for _, r := range s.replaced {
 		hs = slices.DeleteFunc(hs, func(h webhook.EventHandler) bool {

@@ -185,6 +185,18 @@ func TestEvaluateRules(t *testing.T) {
 			wantMessage: "stream orders is asked for 2 different shard counts: 4 shards (module.orders_billing.terraform_data.stream_group); 8 shards (module.orders_audit.terraform_data.stream_group)",
 		},
 		{
+			name: "a peer's count of the same stream conflicts",
+			req: Request{ChangeSet: changeSet(moduleChange("orders", "billing", planparse.ActionCreate, nil, intp(4))),
+				Peers: []planparse.Desired{{Address: "project `ledger`: module.audit", StreamPrefix: "orders", ConsumerGroup: "audit", ShardCount: 8}}},
+			wantRules:   []string{RuleConflictingShardCount},
+			wantMessage: "stream orders is asked for 2 different shard counts: 4 shards (module.orders_billing.terraform_data.stream_group); 8 shards (project `ledger`: module.audit)",
+		},
+		{
+			name: "a peer of the same count agrees",
+			req: Request{ChangeSet: changeSet(moduleChange("orders", "billing", planparse.ActionCreate, nil, intp(4))),
+				Peers: []planparse.Desired{{Address: "project `ledger`: module.audit", StreamPrefix: "orders", ConsumerGroup: "audit", ShardCount: 4}}},
+		},
+		{
 			name: "unknown shard count denied",
 			req: Request{ChangeSet: changeSet(func() planparse.Change {
 				c := moduleChange("orders", "billing", planparse.ActionScale, intp(4), nil)

@@ -41,7 +41,7 @@ func buildInput(req Request, j judged) ast.Value {
 		item(inputDrift, ct.drift),
 		item(inputOtherChanges, st.otherChangesTerm(req.ChangeSet.OtherChanges)),
 		item(inputIncomplete, ast.BooleanTerm(req.ChangeSet.Incomplete)),
-		item(inputDesired, st.desiredTerm(req.ChangeSet.Desired)),
+		item(inputDesired, st.desiredTerm(withPeers(req))),
 		item(inputLive, st.liveTerm(req.Live)),
 		item(inputStreams, st.streamsTerm(req, j)),
 		item(inputCoordinator, ast.ObjectTerm(

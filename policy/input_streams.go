@@ -57,6 +57,14 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
 	return ast.ObjectTerm(items...)
 }
 
+// withPeers is the plan's desired counts, followed by its peers' (Request.Peers).
+func withPeers(req Request) []planparse.Desired {
+	if len(req.Peers) == 0 {
+		return req.ChangeSet.Desired
+	}
+	return append(slices.Clip(req.ChangeSet.Desired), req.Peers...)
+}
+
 // liveTerm writes req.Live as its JSON, plus two derived fields per stream that
 // let a rule find a count with one lookup: shard_counts ({group: count}) and
 // max_shard_count (absent when there are no groups). A lookup into a rule-built

@@ -124,6 +124,12 @@ type Request struct {
 	Config       Config
 	// Now decides which attestations are still fresh; policy never reads the clock.
 	Now time.Time
+	// Peers are the shard counts other places ask of the plan's streams:
+	// another project of the repository at the same commit, another
+	// repository's last apply or drift check. Each Address says where (it
+	// is what a finding names). They join the plan's own in input.desired,
+	// so conflicting_shard_count sees one stream's counts across them.
+	Peers []planparse.Desired
 }
 
 // Violation is one denied finding.

@@ -56,6 +56,10 @@ var (
 
 	keySchema      = []byte("schema")
 	keyQueuedCount = []byte("queued_count")
+	// keyQueuedPriority counts the queued index's jobs of a priority other
+	// than 0: while there are none, a claim stops at the first job it can
+	// take (see fairest).
+	keyQueuedPriority = []byte("queued_priority")
 )
 
 // Bolt is the embedded Store: one bbolt file, one process. A claim lasts as
@@ -195,7 +199,19 @@ func (b *Bolt) init() (err error) {
 		// The counter is kept in the same transactions as the queued index, so
 		// it cannot drift; recounting once at open costs one walk of two
 		// buckets of bare ids and repairs a file written by a buggy version.
-		return putCount(meta, tx.Bucket(bucketQueued).Stats().KeyN+tx.Bucket(bucketDelayed).Stats().KeyN)
+		if err := putCount(meta, tx.Bucket(bucketQueued).Stats().KeyN+tx.Bucket(bucketDelayed).Stats().KeyN); err != nil {
+			return err
+		}
+		// So is the count of prioritized queued jobs (an older version
+		// dequeued them without counting).
+		prioritized := 0
+		_ = tx.Bucket(bucketQueued).ForEach(func(_, v []byte) error {
+			if decodeSchedule(v).priority > 0 {
+				prioritized++
+			}
+			return nil
+		})
+		return putCounter(meta, keyQueuedPriority, prioritized)
 	})
 }
 

@@ -50,25 +50,54 @@ func (q queue) count() int {
 	return int(binary.BigEndian.Uint64(v))
 }
 
-func putCount(meta *bolt.Bucket, n int) error {
+func putCount(meta *bolt.Bucket, n int) error { return putCounter(meta, keyQueuedCount, n) }
+
+func putCounter(meta *bolt.Bucket, key []byte, n int) error {
 	if n < 0 {
 		n = 0
 	}
-	if err := meta.Put(keyQueuedCount, binary.BigEndian.AppendUint64(nil, uint64(n))); err != nil {
-		return fmt.Errorf("write queued count: %w", err)
+	if err := meta.Put(key, binary.BigEndian.AppendUint64(nil, uint64(n))); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
 }
 
+// prioritized is the number of jobs of a priority other than 0 in the
+// queued index.
+func (q queue) prioritized() int {
+	v := q.meta.Get(keyQueuedPriority)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+// indexQueued puts a job's entry into the queued index, counting it when it
+// has a priority.
+func (q queue) indexQueued(id, value []byte) error {
+	if err := q.queued.Put(id, value); err != nil {
+		return fmt.Errorf("index queued job: %w", err)
+	}
+	if decodeSchedule(value).priority == 0 {
+		return nil
+	}
+	return putCounter(q.meta, keyQueuedPriority, q.prioritized()+1)
+}
+
 // enqueueIndex indexes a queued job with its scheduling identity.
 func (q queue) enqueueIndex(j *Job) error {
-	if err := q.queued.Put([]byte(j.ID), scheduleValue(j)); err != nil {
-		return fmt.Errorf("index queued job: %w", err)
+	if err := q.indexQueued([]byte(j.ID), scheduleValue(j)); err != nil {
+		return err
 	}
 	return putCount(q.meta, q.count()+1)
 }
 
 func (q queue) dequeueIndex(id []byte) error {
+	if v := q.queued.Get(id); v != nil && decodeSchedule(v).priority != 0 {
+		if err := putCounter(q.meta, keyQueuedPriority, q.prioritized()-1); err != nil {
+			return err
+		}
+	}
 	if err := q.queued.Delete(id); err != nil {
 		return fmt.Errorf("unindex queued job: %w", err)
 	}
@@ -171,8 +200,8 @@ func (q queue) promoteDue(now time.Time) error {
 			return fmt.Errorf("unindex delayed job: %w", err)
 		}
 		// Not enqueueIndex: a delayed job was counted as queued by delay.
-		if err := q.queued.Put(k[8:], values[i]); err != nil {
-			return fmt.Errorf("index queued job: %w", err)
+		if err := q.indexQueued(k[8:], values[i]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -21,24 +21,43 @@ type boltJob struct {
 type schedule struct {
 	installation int64
 	lane, key    string
+	priority     int
 }
 
 // scheduleValue encodes a job's identity for an index value: empty for a job
 // without one (and so for every entry an older version wrote), else the
 // installation (8 bytes), the lane's length (uvarint), the lane and the
-// coalesce key.
+// coalesce key; a job of a priority above 0 has that before it:
+// priorityMark and the priority (uvarint). An installation id is positive,
+// so its first byte never is the mark.
 func scheduleValue(j *Job) []byte {
-	if j.Installation == 0 && j.Lane == "" && j.CoalesceKey == "" {
+	if j.Installation == 0 && j.Lane == "" && j.CoalesceKey == "" && j.Priority <= 0 {
 		return []byte{}
 	}
-	v := binary.BigEndian.AppendUint64(nil, uint64(j.Installation))
+	var v []byte
+	if j.Priority > 0 {
+		v = binary.AppendUvarint([]byte{priorityMark}, uint64(j.Priority))
+	}
+	v = binary.BigEndian.AppendUint64(v, uint64(j.Installation))
 	v = binary.AppendUvarint(v, uint64(len(j.Lane)))
 	v = append(v, j.Lane...)
 	return append(v, j.CoalesceKey...)
 }
 
+// priorityMark starts a schedule value that carries a priority.
+const priorityMark = 0xff
+
 // decodeSchedule reads scheduleValue; a value it cannot read is no identity.
 func decodeSchedule(v []byte) schedule {
+	if len(v) > 0 && v[0] == priorityMark {
+		n, w := binary.Uvarint(v[1:])
+		if w <= 0 {
+			return schedule{}
+		}
+		s := decodeSchedule(v[1+w:])
+		s.priority = int(n)
+		return s
+	}
 	if len(v) < 9 {
 		return schedule{}
 	}
@@ -106,8 +125,10 @@ func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
 
 // fairest picks the job to claim from the indexes: the oldest queued job of
 // each lane that has none running and none older waiting for its retry,
-// then the one of the installation with the fewest running jobs, oldest
-// first. The scan stops at the first job whose installation runs nothing.
+// then the one of the highest priority, then of the installation with the
+// fewest running jobs, oldest first. While no job of a priority other than
+// 0 is queued, the scan stops at the first job whose installation runs
+// nothing.
 func (q queue) fairest() string {
 	busy, busyLanes := map[int64]int{}, map[string]bool{}
 	_ = q.running.ForEach(func(_, v []byte) error {
@@ -129,8 +150,10 @@ func (q queue) fairest() string {
 		}
 		return nil
 	})
+	// With jobs of a priority queued, the whole queue is weighed.
+	prioritized := q.prioritized() > 0
 	seen := map[string]bool{}
-	best, bestLoad := "", 0
+	best, bestLoad, bestPriority := "", 0, 0
 	c := q.queued.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		s := decodeSchedule(v)
@@ -145,10 +168,10 @@ func (q queue) fairest() string {
 		if s.installation != 0 {
 			load = busy[s.installation]
 		}
-		if best == "" || load < bestLoad {
-			best, bestLoad = string(k), load
+		if best == "" || s.priority > bestPriority || s.priority == bestPriority && load < bestLoad {
+			best, bestLoad, bestPriority = string(k), load, s.priority
 		}
-		if load == 0 {
+		if load == 0 && !prioritized {
 			break
 		}
 	}

@@ -9,9 +9,10 @@ import (
 // claimSQL claims the fairest due job (see Store.Claim) and coalesces its
 // duplicates into it, in one statement. It visits each installation with
 // queued jobs (a loose scan of jobs_queued_installation), takes its oldest
-// due job whose lane runs nothing and has nothing older queued (one probe of
-// jobs_lane each), and orders those by how many jobs their installation
-// runs, then by age; installation 0 (no identity) counts as running none.
+// due job of the highest priority whose lane runs nothing and has nothing
+// older queued (one probe of jobs_lane each), and orders those by priority,
+// then by how many jobs their installation runs, then by age; installation 0
+// (no identity) counts as running none.
 // The duplicates are found through jobs_queued_coalesce.
 //
 // Replicas claim side by side: each candidate is locked with SKIP LOCKED,
@@ -32,18 +33,18 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 	), pick AS (
 		SELECT c.id FROM inst
 		CROSS JOIN LATERAL (
-			SELECT j.id FROM jobs j
+			SELECT j.id, j.priority FROM jobs j
 			WHERE j.state = 'queued' AND j.installation = inst.installation
 				AND (j.not_before IS NULL OR j.not_before <= $1)
 				AND (j.lane = '' OR NOT EXISTS (SELECT 1 FROM jobs o
 					WHERE o.lane = j.lane AND o.lane <> '' AND o.state IN ('queued', 'running') AND o.id <> j.id
 						AND (o.state = 'running' OR o.id < j.id)))
-			ORDER BY j.id LIMIT 1
+			ORDER BY j.priority DESC, j.id LIMIT 1
 			FOR UPDATE SKIP LOCKED
 		) c
 		LEFT JOIN busy ON busy.installation = inst.installation AND inst.installation <> 0
 		WHERE inst.installation IS NOT NULL
-		ORDER BY coalesce(busy.n, 0), c.id
+		ORDER BY c.priority DESC, coalesce(busy.n, 0), c.id
 		LIMIT 1
 	), claimed AS (
 		UPDATE jobs SET state = 'running', owner = $2, attempts = attempts + 1, updated_at = $1, lease_until = $3

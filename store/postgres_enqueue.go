@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -195,9 +196,9 @@ func (p *Postgres) insertBatch(batch []*enqueueRequest, now time.Time) ([]int64,
 	b := &pgx.Batch{}
 	ids := make([]int64, len(batch))
 	for i, r := range batch {
-		b.Queue(`SELECT enqueue_reserved($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		b.Queue(`SELECT enqueue_reserved($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::smallint)`,
 			token, r.max > 0, r.delivery, r.kind, r.event, r.payload, now,
-			r.sched.installation, r.sched.lane, r.sched.key).
+			r.sched.installation, r.sched.lane, r.sched.key, int16(r.sched.priority)).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&ids[i]) })
 	}
 	if token != "" {
@@ -260,7 +261,8 @@ func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 		payload = job.Payload
 	}
 	delivery, kind, event := pgText(job.DeliveryID), pgText(job.Kind), pgText(job.Event)
-	sched := schedule{installation: job.Installation, lane: pgText(job.Lane), key: pgText(job.CoalesceKey)}
+	sched := schedule{installation: job.Installation, lane: pgText(job.Lane), key: pgText(job.CoalesceKey),
+		priority: min(max(job.Priority, 0), math.MaxInt16)}
 	res, err := p.submit(ctx, &enqueueRequest{delivery: nullable(delivery), kind: kind, event: event,
 		payload: payload, max: maxQueued, sched: sched})
 	if err != nil {
@@ -269,6 +271,7 @@ func (p *Postgres) Enqueue(ctx context.Context, job *Job, maxQueued int) error {
 	// Filled in only once committed: a refused job stays as the caller made it.
 	job.ID, job.DeliveryID, job.Kind, job.Event = jobKey(uint64(res.id)), delivery, kind, event
 	job.Lane, job.CoalesceKey, job.CoalescedInto, job.Coalesced = sched.lane, sched.key, "", nil
+	job.Priority = sched.priority
 	job.State, job.Attempts, job.Owner, job.LastError = JobQueued, 0, "", ""
 	job.NotBefore, job.LeaseUntil = time.Time{}, time.Time{}
 	job.CreatedAt, job.UpdatedAt = res.at, res.at

@@ -12,7 +12,7 @@ import (
 
 // jobColumns is what scanJob reads, in order.
 const jobColumns = `id, coalesce(delivery_id, ''), kind, event, payload, state, attempts, last_error,
-	not_before, owner, lease_until, created_at, updated_at, installation, lane, coalesce_key, coalesced_into`
+	not_before, owner, lease_until, created_at, updated_at, installation, lane, coalesce_key, coalesced_into, priority`
 
 func scanJob(row pgx.Row) (*Job, error) {
 	var (
@@ -22,16 +22,17 @@ func scanJob(row pgx.Row) (*Job, error) {
 		payload           []byte
 		notBefore, leased *time.Time
 		into              *int64
+		priority          int16
 	)
 	if err := row.Scan(&id, &j.DeliveryID, &j.Kind, &j.Event, &payload, &state, &j.Attempts, &j.LastError,
 		&notBefore, &j.Owner, &leased, &j.CreatedAt, &j.UpdatedAt,
-		&j.Installation, &j.Lane, &j.CoalesceKey, &into); err != nil {
+		&j.Installation, &j.Lane, &j.CoalesceKey, &into, &priority); err != nil {
 		return nil, err
 	}
 	if into != nil {
 		j.CoalescedInto = jobKey(uint64(*into))
 	}
-	j.ID, j.State = jobKey(uint64(id)), JobState(state)
+	j.ID, j.State, j.Priority = jobKey(uint64(id)), JobState(state), int(priority)
 	if len(payload) > 0 {
 		j.Payload = payload
 	}

@@ -83,6 +83,10 @@ type Job struct {
 	// their payloads) in the claimed job's Coalesced.
 	CoalesceKey   string `json:"coalesce_key,omitempty"`
 	CoalescedInto string `json:"coalesced_into,omitempty"`
+	// Priority: Claim takes a due queued job of a higher priority before
+	// any of a lower one (whatever their installations run), within the
+	// lane rule; 0 is the normal one (and below 0 counts as 0).
+	Priority int `json:"priority,omitempty"`
 	// Coalesced is filled by Claim: every job ever coalesced into this one,
 	// oldest first, also those of an earlier claim that did not finish (a
 	// crash, a retry), so the claimer can answer for all of them.

@@ -112,6 +112,26 @@ func testScheduling(t *testing.T, open opener) {
 		require.Equal(t, "s2", claimedDelivery(t, s, "w4"))
 	})
 
+	t.Run("a job of a higher priority goes ahead of older ones, even with nothing running", func(t *testing.T) {
+		s := open.fresh(t)
+		enqueueFor(t, s, "p1", 1, "o/a#1", "")
+		enqueueFor(t, s, "p2", 1, "o/a#2", "")
+		enqueue(t, s, "plain", "event", nil)
+		group := &Job{DeliveryID: "group", Kind: "event", Event: "merge_group", Installation: 1, Priority: 1}
+		require.NoError(t, s.Enqueue(ctx, group, 0))
+		require.Equal(t, 1, getJob(t, s, group.ID).Priority)
+		c := claim(t, s, "w1")
+		require.Equal(t, "group", c.DeliveryID, "one worker, nothing running: the prioritized job first")
+		require.Equal(t, 1, c.Priority)
+		require.NoError(t, s.Complete(ctx, c.ID, c.Owner, nil))
+		require.Equal(t, "p1", claimedDelivery(t, s, "w2"), "then the oldest, as before")
+		later := &Job{DeliveryID: "later", Kind: "event", Installation: 2, Lane: "o/a#2", Priority: 1}
+		require.NoError(t, s.Enqueue(ctx, later, 0))
+		require.Equal(t, "plain", claimedDelivery(t, s, "w3"), "a prioritized job still waits for the older job of its lane")
+		require.Equal(t, "p2", claimedDelivery(t, s, "w4"))
+		require.Empty(t, claimedDelivery(t, s, "w5"), "the later job waits for p2 to finish")
+	})
+
 	t.Run("identical queued jobs are coalesced into the claimed one", func(t *testing.T) {
 		s := open.fresh(t)
 		h1 := enqueueFor(t, s, "h1", 1, "o/a#1", "o/a#1 help")

@@ -76,6 +76,9 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		return fail("not applied: the merge commit's plan is not the reviewed one: " + strings.Join(g.Differences, "; ") +
 			". Policy on the merge commit's plan: " + verdict + ". Plan the change again in a new pull request.")
 	}
+	if reason, ok := r.groupGuard(ctx, current); !ok {
+		return fail(reason)
+	}
 	// The same end state can still be denied on the merge commit: main may have
 	// moved elsewhere in the stream (another group's count), or the live state
 	// changed. The review's exceptions and attestations carry over, since the end
@@ -88,6 +91,37 @@ func (r *applyRun) replan(ctx context.Context) (*planparse.ChangeSet, *runner.Jo
 		r.broker.Allow(brokerChanges(r.judged))
 	}
 	return current, tj, "", "", true
+}
+
+// groupGuard compares the merge commit's plan with what was judged for the
+// merge group whose head it is (GitHub's merge queue lands a pull request as
+// the head of its group): that group must have been allowed, and the whole
+// commit's plan of the project must do what the group's did. The pull
+// requests ahead in the group may have applied their part already, so a
+// starting point already at the judged end state is accepted (as resuming
+// is); the head-plan guard before it still holds this pull request to its
+// own review. A merge commit no group was judged on is not compared.
+func (r *applyRun) groupGuard(ctx context.Context, current *planparse.ChangeSet) (string, bool) {
+	j, err := r.s.Records.GroupJudgement(ctx, r.job.Ref, r.job.MergeSHA)
+	if err != nil {
+		return "store: " + err.Error(), false
+	}
+	if j == nil {
+		return "", true
+	}
+	group := "the merge group " + report.Code(pullreq.ShortSHA(r.job.MergeSHA)) + " that landed this pull request"
+	again := " A change the queue landed against its judgement is not applied; plan the change again in a new pull request."
+	judged := j.Plan(r.job.Project)
+	switch {
+	case !j.Allowed:
+		return "not applied: " + group + " was refused by shardgate (`shardgate` ❌ on it)." + again, false
+	case judged == nil || judged.ChangeSet == nil:
+		return "not applied: " + group + " was judged without a plan of project " + report.Code(r.job.Project) + "." + again, false
+	}
+	if g := endstate.Compare(judged.ChangeSet, current, true); !g.Equal {
+		return "not applied: the merge commit's plan is not what was judged for " + group + ": " + strings.Join(g.Differences, "; ") + "." + again, false
+	}
+	return "", true
 }
 
 // judgeMerged evaluates the merge commit's plan with the base branch's policy

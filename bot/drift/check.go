@@ -100,6 +100,9 @@ type Result struct {
 	// one line; Details may add terraform's diagnostics.
 	Error   string `json:"error,omitempty"`
 	Details string `json:"details,omitempty"`
+	// Desired are the shard counts the plan asks (planparse), which pull
+	// requests of other repositories are judged with.
+	Desired []planparse.Desired `json:"desired,omitempty"`
 }
 
 // Failed is the result of a check that could not tell.
@@ -124,6 +127,12 @@ func Check(cs *planparse.ChangeSet, coordinator policy.Coordinator, live map[str
 	}
 	sensitive := cs.SensitiveValues()
 	hide := func(s string) string { return report.Hide(sensitive, s) }
+	for _, d := range cs.Desired {
+		// Shown on other repositories' pull requests: what the plan marks
+		// sensitive is hidden (the stream, which they share, is theirs).
+		d.Address, d.ConsumerGroup = hide(d.Address), hide(d.ConsumerGroup)
+		res.Desired = append(res.Desired, d)
+	}
 	changes, drifted := policy.Effect(policy.Request{ChangeSet: cs, Coordinator: coordinator, Live: live})
 	for _, c := range drifted {
 		res.Groups = append(res.Groups, group(c, hide, c.ShardsBefore))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/records"
 )
@@ -61,6 +62,9 @@ type Record struct {
 	Issue int `json:"issue,omitempty"`
 	// Error is why the last check could not tell (Status error).
 	Error string `json:"error,omitempty"`
+	// Desired are the shard counts the last check that planned found the
+	// project asking (kept through a failed check).
+	Desired []planparse.Desired `json:"desired,omitempty"`
 }
 
 // Store keeps drift records over the service's store (bbolt or PostgreSQL).
@@ -205,7 +209,7 @@ func (s Store) RepoChecked(ctx context.Context, owner, name, msg string, at time
 // previous record of the project for every group still drifted.
 func record(res Result, prev *Record, issue int) *Record {
 	rec := &Record{Repo: res.Repo, Project: res.Project, Branch: res.Branch, Commit: res.Commit, CheckedAt: res.CheckedAt,
-		Status: res.Status, Groups: []Group{}, Pending: len(res.Pending), Issue: issue, Error: res.Error}
+		Status: res.Status, Groups: []Group{}, Pending: len(res.Pending), Issue: issue, Error: res.Error, Desired: res.Desired}
 	seen := map[string]time.Time{}
 	if prev != nil {
 		for _, g := range prev.Groups {
@@ -226,7 +230,7 @@ func record(res Result, prev *Record, issue int) *Record {
 	switch {
 	case res.Status == StatusError && prev != nil:
 		// A failed check tells nothing about the drift: keep what was known.
-		rec.Groups, rec.Since, rec.Pending = prev.Groups, prev.Since, prev.Pending
+		rec.Groups, rec.Since, rec.Pending, rec.Desired = prev.Groups, prev.Since, prev.Pending, prev.Desired
 	case res.Status == StatusDrifted && rec.Since.IsZero():
 		rec.Since = res.CheckedAt
 		if prev != nil && prev.Status == StatusDrifted && !prev.Since.IsZero() {

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
+	"github.com/shardgate/shardgate/policy"
 )
 
 // A check that failed for the whole repository is kept on the repository's
@@ -36,4 +39,19 @@ func TestRepoCheckedKeepsTheLastFailure(t *testing.T) {
 			require.Zero(t, r.FailedAt)
 		})
 	}
+}
+
+// A check records the shard counts the project asks (what other
+// repositories' pull requests are judged with); a failed check keeps the
+// last ones known.
+func TestRecordKeepsTheDesiredCounts(t *testing.T) {
+	desired := []planparse.Desired{{Address: "module.billing", StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 4}}
+	res := Check(&planparse.ChangeSet{Desired: desired}, policy.Coordinator{}, nil)
+	require.Equal(t, desired, res.Desired)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	res.Repo, res.Project, res.CheckedAt = "acme/ledger", "core", at
+	rec := record(res, nil, 0)
+	require.Equal(t, desired, rec.Desired)
+	failed := record(Failed("acme/ledger", "core", "main", "abc", at.Add(time.Hour), "terraform failed", ""), rec, 0)
+	require.Equal(t, desired, failed.Desired, "a failed check keeps what was known")
 }

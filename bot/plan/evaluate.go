@@ -24,8 +24,15 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	if err != nil {
 		return err
 	}
+	s.judge(ctx, rec, pol, labels, atts)
+	return nil
+}
+
+// judge judges one project's plan with the labels and attestations given.
+// Evaluation errors deny (the decision says so).
+func (s *Planner) judge(ctx context.Context, rec *records.Plan, pol *repopolicy.Policy, labels []policy.Label, atts []policy.Attestation) {
 	req := policy.Request{ChangeSet: rec.ChangeSet, Coordinator: rec.Coordinator, Live: rec.Live, Labels: labels,
-		Attestations: atts, Config: pol.Config, Now: s.Now()}
+		Attestations: atts, Config: pol.Config, Now: s.Now(), Peers: rec.Peers}
 	stop := phases.Start(ctx, phases.Policy)
 	dec, err := pol.Engine.Evaluate(ctx, req)
 	stop()
@@ -37,5 +44,4 @@ func (s *Planner) evaluate(ctx context.Context, gh ghapp.API, st *records.PRStat
 	}
 	rec.Decision = dec
 	s.Metrics.ObserveDecision("review", dec)
-	return nil
 }

@@ -58,6 +58,10 @@ type Planner struct {
 	Now     func() time.Time
 	// Logs keeps the terraform output for the status page (nil: not served).
 	Logs *livelog.Hub
+	// Declared are the counts other repositories ask (nil: not consulted).
+	Declared DeclaredCounts
+	// groups are the merge-group plans running here (group.go).
+	groups groupJobs
 }
 
 // ApplyView is what the Planner reads of the apply queue for the comment: a
@@ -136,10 +140,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		return nil
 	case isFork(pr) && !s.Config.AllowForkPRs:
 		st.Status = "not planned: this pull request comes from a fork, and this shardgate server does not run Terraform for forks (`allow_fork_prs` is off). Push the branch to this repository instead."
-		return s.Publish(ctx, gh, st, nil)
+		return s.publishRefused(ctx, gh, st)
 	case s.SandboxErr != nil:
 		st.Status = sandboxRefusedStatus(s.SandboxErr)
-		return s.Publish(ctx, gh, st, nil)
+		return s.publishRefused(ctx, gh, st)
 	case pr.Draft && !req.Explicit:
 		st.Status = "draft: shardgate plans when the pull request is ready for review, or when someone with write access comments `/shardgate plan`."
 		return s.Publish(ctx, gh, st, nil)
@@ -147,6 +151,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	st.Status = fmt.Sprintf("planning `%s`…", pullreq.ShortSHA(st.HeadSHA))
 	st.ConfigError = ""
 	if err := s.Publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+	gateID, err := s.startGate(ctx, gh, st)
+	if err != nil {
 		return err
 	}
 
@@ -177,7 +185,10 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	}
 	if len(projects) == 0 {
 		st.Status = "done: no Terraform project changed in this pull request."
-		return s.Publish(ctx, gh, st, nil)
+		if err := s.Publish(ctx, gh, st, nil); err != nil {
+			return err
+		}
+		return s.finishGate(ctx, gh, st, gateID, nil, "")
 	}
 
 	stop := phases.Start(ctx, phases.Checkout)
@@ -198,8 +209,34 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 			return err
 		}
 	}
+	if coErr == nil {
+		together, err := s.judgeTogether(ctx, req.Ref, st.HeadSHA, checkout, pol.Repo, plans)
+		if err != nil {
+			return err
+		}
+		for _, rec := range together {
+			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+				return err
+			}
+			if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
+				return err
+			}
+		}
+	}
 	st.Status = fmt.Sprintf("done: planned %s at %s.", plural(len(plans), "project"), s.Now().UTC().Format("2006-01-02 15:04 MST"))
-	return s.Publish(ctx, gh, st, plans)
+	if err := s.Publish(ctx, gh, st, plans); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, gateID, plans, "")
+}
+
+// publishRefused shows why the head is not planned, and fails its aggregate
+// check: a head shardgate does not judge must not pass a required check.
+func (s *Planner) publishRefused(ctx context.Context, gh ghapp.API, st *records.PRState) error {
+	if err := s.Publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, 0, nil, st.Status)
 }
 
 // planAndReport plans one project (unless rec already says why not), judges
@@ -235,23 +272,29 @@ func errText(err error) string {
 
 // planProject runs terraform for one project and parses its plan into rec.
 func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
+	s.runProject(ctx, st.Ref, rec, checkout, p, func(w runner.LockWait) {
+		st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
+			pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
+		if err := s.Publish(ctx, gh, st, plans); err != nil {
+			logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
+		}
+	})
+}
+
+// runProject plans rec's commit of one project with terraform, telling
+// onLockWait of each wait for the state lock, and parses the plan into rec.
+func (s *Planner) runProject(ctx context.Context, ref pullreq.Ref, rec *records.Plan, checkout string, p repoconfig.Project, onLockWait func(runner.LockWait)) {
 	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
-	writable, err := s.Config.ProjectWritable(st.Ref.Owner, st.Ref.Repo, p.Name)
+	writable, err := s.Config.ProjectWritable(ref.Owner, ref.Repo, p.Name)
 	if err != nil {
 		rec.Error = err.Error()
 		return
 	}
-	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
+	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: ref, Project: p.Name, SHA: rec.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA, Writable: writable,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: rec.HeadSHA, Writable: writable,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators, Egress: s.Config.Egress,
-		OnLockWait: func(w runner.LockWait) {
-			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
-				pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
-			if err := s.Publish(ctx, gh, st, plans); err != nil {
-				logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
-			}
-		}})
+		OnLockWait: onLockWait})
 	for _, w := range res.LockWaits {
 		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
 	}
@@ -313,5 +356,9 @@ func (s *Planner) Reevaluate(ctx context.Context, ref pullreq.Ref) error {
 			return err
 		}
 	}
-	return s.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
+	plans = records.OrderPlans(plans, st.Projects)
+	if err := s.Publish(ctx, gh, st, plans); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, 0, plans, "")
 }

@@ -51,5 +51,8 @@ func (s *Planner) reportConfigError(ctx context.Context, gh ghapp.API, st *recor
 		&ghapp.CheckOutput{Title: title, Summary: summary}); ferr != nil {
 		return ferr
 	}
-	return s.Publish(ctx, gh, st, nil)
+	if err := s.Publish(ctx, gh, st, nil); err != nil {
+		return err
+	}
+	return s.finishGate(ctx, gh, st, 0, nil, "`.shardgate.yaml` on "+report.Code(st.BaseRef)+" is not valid: see the check `"+prreport.CheckConfigName+"`.")
 }

@@ -80,6 +80,8 @@ func checkExternalID(name, sha string) string {
 		kind, project = "apply", strings.TrimPrefix(name, CheckApplyPrefix)
 	case name == CheckConfigName:
 		kind, project = "config", "-"
+	case name == CheckGateName:
+		kind, project = "gate", "-"
 	}
 	if !plainProject.MatchString(project) {
 		sum := sha256.Sum256([]byte(project))
@@ -92,9 +94,19 @@ func checkExternalID(name, sha string) string {
 // is still in progress (created by an attempt whose answer was lost, or by a
 // process that died) is taken over rather than a second one created.
 func (s *Checks) Start(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
-	if strings.HasPrefix(name, CheckPlanPrefix) {
+	if strings.HasPrefix(name, CheckPlanPrefix) || name == CheckGateName {
 		s.supersede(ctx, gh, ref, name, sha)
 	}
+	return s.start(ctx, gh, ref, name, sha)
+}
+
+// StartPreview is Start for a commit that is no pull request's head (a merge
+// group's): the runs of this check on other commits are left as they are.
+func (s *Checks) StartPreview(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
+	return s.start(ctx, gh, ref, name, sha)
+}
+
+func (s *Checks) start(ctx context.Context, gh ghapp.Checks, ref pullreq.Ref, name, sha string) (int64, error) {
 	ext := checkExternalID(name, sha)
 	open := OpenCheck{Ref: ref, Name: name, SHA: sha, Job: webhook.JobID(ctx), Started: s.now().UTC()}
 	key := openCheckKey(ref, sha, name)

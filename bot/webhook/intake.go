@@ -207,7 +207,7 @@ func (in *Intake) enqueue(w http.ResponseWriter, r *http.Request, event, deliver
 	job := &store.Job{DeliveryID: delivery, Kind: JobKindEvent, Event: event, Payload: body}
 	if in.Identify != nil {
 		id := in.Identify(event, body)
-		job.Installation, job.Lane, job.CoalesceKey = id.Installation, id.Lane, id.CoalesceKey
+		job.Installation, job.Lane, job.CoalesceKey, job.Priority = id.Installation, id.Lane, id.CoalesceKey, id.Priority
 	}
 	err := in.store.Enqueue(r.Context(), job, in.maxQueued)
 	switch {

@@ -17,6 +17,9 @@ type Identity struct {
 	// CoalesceKey is set on deliveries that queued together are one piece
 	// of work (identical commands on one pull request).
 	CoalesceKey string
+	// Priority: a delivery of a higher one is claimed before queued ones of
+	// a lower one (store.Job.Priority); 0 is the normal one.
+	Priority int
 }
 
 // Identifier reads a delivery's identity from its event type and payload;

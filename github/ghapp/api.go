@@ -179,4 +179,5 @@ type API interface {
 	Permissions
 	Issues
 	Branches
+	MergeGroups
 }

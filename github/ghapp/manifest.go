@@ -32,11 +32,18 @@ var GitHubCalls = []GitHubCall{
 	{"POST", "/repos/{owner}/{repo}/check-runs", "checks", "write", "shardgate/plan and shardgate/apply check runs"},
 	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks", "write", "finish a check run"},
 	{"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}", "members", "read", "approver teams"},
-	{"GET", "/repos/{owner}/{repo}/compare/{basehead}", "contents", "read", "the default branch's head commit a drift check plans"},
+	{"GET", "/repos/{owner}/{repo}/compare/{basehead}", "contents", "read", "the default branch's head commit a drift check plans; what a merge group changes, and its commits"},
 	{"GET", "/repos/{owner}/{repo}/issues", "issues", "read", "find a project's drift issue (label shardgate/drift) before opening one"},
 	{"POST", "/repos/{owner}/{repo}/issues", "issues", "write", "open a drift issue"},
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}", "issues", "read", "read the drift issue shardgate remembers"},
 	{"PATCH", "/repos/{owner}/{repo}/issues/{issue_number}", "issues", "write", "edit a drift issue in place, close it when the drift is gone"},
+	{"GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", "pull_requests", "read", "the pull requests in a merge group"},
+}
+
+// eventPermissions are the permissions a subscription needs beyond those of
+// the calls: GitHub sends merge_group only to an App that may read merge queues.
+var eventPermissions = map[string]GitHubCall{
+	"merge_group": {Permission: "merge_queues", Access: "read", Why: "merge_group events of the merge queue"},
 }
 
 // Manifest is a GitHub App manifest (the manifest flow of "Register a GitHub App
@@ -66,6 +73,7 @@ var manifestEvents = map[string]string{
 	"check_run":                 "check_run",
 	"membership":                "membership",
 	"team":                      "team",
+	"merge_group":               "merge_group",
 	"installation":              "",
 	"installation_repositories": "",
 }
@@ -86,6 +94,9 @@ func NewManifest(name, baseURL string, handled []string) Manifest {
 		if m, ok := manifestEvents[e]; ok && m != "" && !seen[m] {
 			seen[m] = true
 			events = append(events, m)
+			if p, ok := eventPermissions[m]; ok && perms[p.Permission] != "write" {
+				perms[p.Permission] = p.Access
+			}
 		}
 	}
 	sort.Strings(events)

@@ -94,6 +94,10 @@ type Plan struct {
 	// SkippedLinks are the checkout's symlinks that were not made (they lead
 	// out of it or loop), as ghapp.SkippedLink writes them; the report warns.
 	SkippedLinks []string `json:"skipped_links,omitempty"`
+	// Peers are the shard counts the commit's other projects ask of the
+	// streams this plan changes (policy.Request.Peers), kept so that a
+	// judgement again (labels, attestations) sees them too.
+	Peers []planparse.Desired `json:"peers,omitempty"`
 }
 
 // Label is who added an exception label, and on which head commit, as

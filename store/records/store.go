@@ -206,3 +206,44 @@ func (r Store) PRWithHead(ctx context.Context, owner, repo, sha string) (int, er
 	}
 	return 0, nil
 }
+
+// bucketGroups holds how each merge group's head was judged
+// (GroupJudgement), by repository and head commit.
+const bucketGroups = "merge_groups"
+
+// GroupJudgement is how shardgate judged a merge group's head commit: the
+// aggregate verdict and each project's plan. An apply of a pull request
+// whose merge commit is that head is compared with it.
+type GroupJudgement struct {
+	HeadSHA string `json:"head_sha"`
+	// Allowed is the `shardgate` check's verdict on the head.
+	Allowed bool `json:"allowed"`
+	// Plans are the projects the group changes, as planned and judged on
+	// its head.
+	Plans []*Plan `json:"plans"`
+}
+
+// Plan is the judged plan of project, nil when the group did not plan it.
+func (j *GroupJudgement) Plan(project string) *Plan {
+	for _, p := range j.Plans {
+		if p.Project == project {
+			return p
+		}
+	}
+	return nil
+}
+
+func groupKey(repo pullreq.Ref, sha string) string { return repo.Owner + "/" + repo.Repo + "@" + sha }
+
+// GroupJudgement is how the merge group whose head is sha, in repo's
+// repository, was judged; nil when no group with that head was.
+func (r Store) GroupJudgement(ctx context.Context, repo pullreq.Ref, sha string) (*GroupJudgement, error) {
+	return GetJSON[GroupJudgement](ctx, r.st, bucketGroups, groupKey(repo, sha))
+}
+
+// PutGroupJudgement stores how a merge group's head was judged, scrubbed of
+// secrets.
+func (r Store) PutGroupJudgement(ctx context.Context, repo pullreq.Ref, j *GroupJudgement) error {
+	r.redact.Scrub(j)
+	return PutJSON(ctx, r.st, bucketGroups, groupKey(repo, j.HeadSHA), j)
+}

@@ -37,6 +37,9 @@ type GitHub struct {
 	// repoIssue are the repositories' issues ("owner/repo" -> number -> issue).
 	repoIssue map[string]map[int]*ghapp.Issue
 	heads     map[string]string // "owner/repo@branch" -> sha
+	// groups are the merge groups' comparisons and commits' pull requests
+	// (mergegroups.go).
+	groups mergeGroups
 }
 
 type issue struct {

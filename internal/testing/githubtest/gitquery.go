@@ -125,3 +125,9 @@ func (g *GitRepo) diff(base, head string) ([]changedFile, error) {
 	}
 	return result, nil
 }
+
+// isAncestor says whether commit a is reachable from b (a included).
+func (g *GitRepo) isAncestor(a, b string) bool {
+	_, err := g.run(nil, "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}

@@ -14,6 +14,7 @@ var handlers = map[string]func(*Server, *call) reply{
 	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}":                          getTeamMembership,
 	"POST /repos/{owner}/{repo}/check-runs":                                             createCheckRun,
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs":                                listCheckRunsForRef,
+	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls":                              listPullsForCommit,
 	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}":                               getCheckRun,
 	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}":                             updateCheckRun,
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                     getPermission,

@@ -1,0 +1,417 @@
+package plan
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/github/ghapp"
+	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/logctx"
+	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/policy/repoconfig"
+	"github.com/shardgate/shardgate/policy/repopolicy"
+	"github.com/shardgate/shardgate/policy/report"
+	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/runner"
+)
+
+// Group is a merge group of GitHub's merge queue, as its merge_group event
+// names it: the commit the queue will land (HeadSHA, on the branch HeadRef,
+// gh-readonly-queue/<base>/pr-<N>-<sha>) and its parent (BaseSHA: the base
+// branch, or the head of the group ahead of it in the queue).
+type Group struct {
+	Installation     int64
+	Owner, Repo      string
+	HeadSHA, HeadRef string
+	BaseSHA, BaseRef string
+}
+
+// ref names the group's repository; Number 0 is no pull request.
+func (g Group) ref() pullreq.Ref {
+	return pullreq.Ref{Installation: g.Installation, Owner: g.Owner, Repo: g.Repo}
+}
+
+// branch is the base branch's name.
+func (g Group) branch() string { return strings.TrimPrefix(g.BaseRef, "refs/heads/") }
+
+// destroyedKey records that the group is gone from the queue.
+func (g Group) destroyedKey() string {
+	return g.ref().Key() + "/merge-group-destroyed/" + g.HeadSHA
+}
+
+// queuePR is the pull request a merge group's head ref names:
+// refs/heads/gh-readonly-queue/<branch>/pr-<N>-<sha>.
+var queuePR = regexp.MustCompile(`/pr-([0-9]+)-[0-9a-f]+$`)
+
+// groupJobs are the merge-group plans running in this process, by head, so
+// a destroyed group cancels its own.
+type groupJobs struct {
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+}
+
+func (j *groupJobs) add(sha string, cancel context.CancelFunc) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.running == nil {
+		j.running = map[string]context.CancelFunc{}
+	}
+	j.running[sha] = cancel
+}
+
+func (j *groupJobs) done(sha string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.running, sha)
+}
+
+func (j *groupJobs) cancel(sha string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if cancel := j.running[sha]; cancel != nil {
+		cancel()
+	}
+}
+
+// PlanGroup plans and judges a merge group's head commit for every project
+// the group changes relative to its base, with the exception labels and
+// attestations valid on the pull requests it lands (its own, and those of
+// the groups ahead of it, whose changes its head holds), and reports
+// `shardgate/plan: <project>` and `shardgate` on the head. It is a preview:
+// it starts no apply (its judgement is kept only for the guard of the applies
+// the queue's merges start), and each pull request's comment only gains
+// the line saying how the queue's commit was judged. A group dequeued
+// (DestroyGroup) before or while it runs reports nothing more.
+func (s *Planner) PlanGroup(ctx context.Context, g Group) error {
+	if gone, err := s.Records.Handled(ctx, g.destroyedKey()); err != nil || gone {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.groups.add(g.HeadSHA, cancel)
+	defer s.groups.done(g.HeadSHA)
+	err := s.planGroup(ctx, g)
+	if err != nil {
+		// Dequeued meanwhile (here, or through another process): what this
+		// job left in progress is cancelled, and nothing is retried.
+		bg := context.WithoutCancel(ctx)
+		if gone, herr := s.Records.Handled(bg, g.destroyedKey()); herr == nil && gone {
+			logctx.Logger(ctx).WithField(logctx.FieldSHA, g.HeadSHA).Info("merge group dequeued while it was planned; stopped")
+			return s.cancelGroupChecks(bg, g, "destroyed")
+		}
+	}
+	return err
+}
+
+// errGroupGone stops the plan of a group that was dequeued.
+var errGroupGone = errors.New("the merge group is gone from the queue")
+
+func (s *Planner) planGroup(ctx context.Context, g Group) error {
+	gh, err := ghapp.APIFor(s.Clients, g.Installation)
+	if err != nil {
+		return err
+	}
+	ref := g.ref()
+	gateID, err := s.Checks.StartPreview(ctx, gh, ref, prreport.CheckGateName, g.HeadSHA)
+	if err != nil {
+		return err
+	}
+	gate := prreport.Gate{Subject: "this merge group"}
+	if s.SandboxErr != nil {
+		gate.Refused = sandboxRefusedStatus(s.SandboxErr)
+		return s.finishGroupGate(ctx, gh, g, gateID, gate)
+	}
+	// The configuration of the base branch as it is, never of a commit of
+	// the queue: a queued pull request does not loosen the policy of those
+	// behind it.
+	pol, err := s.Policies.For(ctx, gh, ref, g.branch(), "")
+	var cfgErr *repoconfig.Error
+	if errors.As(err, &cfgErr) {
+		gate.Refused = "`.shardgate.yaml` on " + report.Code(g.branch()) + " is not valid:\n\n" + report.CodeBlock(err.Error())
+		return s.finishGroupGate(ctx, gh, g, gateID, gate)
+	}
+	if err != nil {
+		return err
+	}
+	files, _, err := compareGroup(ctx, gh, g, g.BaseSHA)
+	if err != nil {
+		return err
+	}
+	// The head holds the groups ahead too (none of it applied yet): what was
+	// given on their pull requests counts as well.
+	_, commits, err := compareGroup(ctx, gh, g, g.branch())
+	if err != nil {
+		return err
+	}
+	prs, err := s.groupPRs(ctx, gh, g, commits)
+	if err != nil {
+		return err
+	}
+	labels, atts, err := s.groupApprovals(ctx, gh, prs)
+	if err != nil {
+		return err
+	}
+	if projects := repoconfig.SelectProjects(pol.Repo, files); len(projects) > 0 {
+		if gate.Plans, err = s.planGroupProjects(ctx, gh, g, pol, projects, labels, atts); err != nil {
+			return err
+		}
+	}
+	if err := s.finishGroupGate(ctx, gh, g, gateID, gate); err != nil {
+		return err
+	}
+	return s.noteQueueVerdict(ctx, gh, g, prs, gate)
+}
+
+// planGroupProjects plans, judges and reports each project on the group's head.
+func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, pol *repopolicy.Policy, projects []repoconfig.Project,
+	labels []policy.Label, atts []policy.Attestation) ([]*records.Plan, error) {
+	ref := g.ref()
+	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(ctx, ref, g.HeadSHA)
+	defer cleanup()
+	var plans []*records.Plan
+	for _, p := range projects {
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: g.HeadSHA,
+			LockWaits: []report.LockWait{}, SkippedLinks: linkNames(skipped)}
+		plans = append(plans, rec)
+		if gone, err := s.Records.Handled(ctx, g.destroyedKey()); err != nil || gone {
+			return nil, cmp.Or(err, errGroupGone)
+		}
+		name := prreport.CheckPlanPrefix + p.Name
+		id, err := s.Checks.StartPreview(ctx, gh, ref, name, g.HeadSHA)
+		if err != nil {
+			return nil, err
+		}
+		rec.CheckRunID = id
+		switch needed := linksNeeded(skipped, p); {
+		case coErr != nil:
+			rec.Error = "the merge group's files could not be fetched: " + report.FirstLine(errText(coErr))
+		case len(needed) > 0:
+			rec.Error = linksError(needed)
+		default:
+			s.runProject(ctx, ref, rec, checkout, p, func(runner.LockWait) {})
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if coErr == nil {
+		if _, err := s.judgeTogether(ctx, ref, g.HeadSHA, checkout, pol.Repo, plans); err != nil {
+			return nil, err
+		}
+	}
+	for _, rec := range plans {
+		if rec.ChangeSet != nil {
+			s.judge(ctx, rec, pol, labels, atts)
+		}
+		rec.PlannedAt = s.Now().UTC()
+		conclusion, out := s.Render.CheckOutput(rec)
+		if _, err := s.Checks.Finish(ctx, gh, ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, g.HeadSHA, conclusion, out); err != nil {
+			return nil, err
+		}
+	}
+	return plans, nil
+}
+
+// finishGroupGate keeps how the group's head was judged (the apply of a pull
+// request whose merge commit it is compares with it) and completes the
+// aggregate check on it.
+func (s *Planner) finishGroupGate(ctx context.Context, gh ghapp.API, g Group, id int64, gate prreport.Gate) error {
+	judged := &records.GroupJudgement{HeadSHA: g.HeadSHA, Allowed: gate.Allowed(), Plans: gate.Plans}
+	if err := s.Records.PutGroupJudgement(ctx, g.ref(), judged); err != nil {
+		return err
+	}
+	conclusion, out := prreport.GateOutput(gate)
+	_, err := s.Checks.Finish(ctx, gh, g.ref(), id, prreport.CheckGateName, g.HeadSHA, conclusion, out)
+	return err
+}
+
+// maxGroupCommits bounds the commits of a group whose pull requests are
+// looked up (one call each).
+const maxGroupCommits = 100
+
+// compareGroup lists the files the group's head changes relative to base,
+// and the commits between them.
+func compareGroup(ctx context.Context, gh ghapp.MergeGroups, g Group, base string) (files, commits []string, err error) {
+	page := 0
+	for read := 0; read < 10; read++ {
+		res, err := gh.Compare(ctx, g.Owner, g.Repo, base, g.HeadSHA, page)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compare the merge group %s with %s: %w", pullreq.ShortSHA(g.HeadSHA), pullreq.ShortSHA(base), err)
+		}
+		for _, c := range res.Items {
+			files = append(files, c.Files...)
+			if commits == nil {
+				commits = c.Commits
+			}
+		}
+		if res.Next == 0 {
+			break
+		}
+		page = res.Next
+	}
+	return files, commits, nil
+}
+
+// groupPRs are the pull requests whose changes the group's head lands: the
+// one its head ref names, and the open ones into its base branch that GitHub
+// associates with the commits (those of this group and of the groups ahead).
+func (s *Planner) groupPRs(ctx context.Context, gh ghapp.MergeGroups, g Group, commits []string) ([]pullreq.Ref, error) {
+	var numbers []int
+	if m := queuePR.FindStringSubmatch(g.HeadRef); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			numbers = append(numbers, n)
+		}
+	}
+	for i, sha := range commits {
+		if i == maxGroupCommits {
+			logctx.Logger(ctx).WithField("commits", len(commits)).Warn("merge group: pull requests looked up for its first commits only")
+			break
+		}
+		prs, err := gh.PullRequestsOfCommit(ctx, g.Owner, g.Repo, sha, 0)
+		if err != nil {
+			return nil, fmt.Errorf("pull requests of %s: %w", pullreq.ShortSHA(sha), err)
+		}
+		for _, pr := range prs.Items {
+			if pr.State == "open" && (pr.BaseRef == "" || pr.BaseRef == g.branch()) && !slices.Contains(numbers, pr.Number) {
+				numbers = append(numbers, pr.Number)
+			}
+		}
+	}
+	slices.Sort(numbers)
+	refs := make([]pullreq.Ref, 0, len(numbers))
+	for _, n := range numbers {
+		ref := g.ref()
+		ref.Number = n
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// groupApprovals are the exception labels and attestations valid on the
+// pull requests in the group: each counted as on its own pull request (given
+// by an approver who is not its author, on its current head).
+func (s *Planner) groupApprovals(ctx context.Context, gh ghapp.API, prs []pullreq.Ref) ([]policy.Label, []policy.Attestation, error) {
+	labels, atts := []policy.Label{}, []policy.Attestation{}
+	for _, ref := range prs {
+		st, err := s.Records.PR(ctx, ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st == nil || st.HeadSHA == "" {
+			continue // never planned: nothing given on it counts
+		}
+		ls, err := s.Labels.Judge(ctx, gh, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		labels = append(labels, ls...)
+		as, err := s.Records.Attestations(ctx, ref, st.HeadSHA)
+		if err != nil {
+			return nil, nil, err
+		}
+		atts = append(atts, as...)
+	}
+	return labels, atts, nil
+}
+
+// queueNotePrefix starts the line a pull request's comment gains for the
+// merge group that holds it.
+const queueNotePrefix = "in the merge queue: judged "
+
+// noteQueueVerdict adds to each pull request's comment how the group's
+// commit was judged, replacing the line of an earlier group.
+func (s *Planner) noteQueueVerdict(ctx context.Context, gh ghapp.API, g Group, prs []pullreq.Ref, gate prreport.Gate) error {
+	mark := "✅"
+	if !gate.Allowed() {
+		mark = "❌"
+	}
+	note := queueNotePrefix + mark + " on `" + pullreq.ShortSHA(g.HeadSHA) + "`"
+	for _, ref := range prs {
+		if err := s.noteOn(ctx, gh, ref, note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Planner) noteOn(ctx context.Context, gh ghapp.API, ref pullreq.Ref, note string) error {
+	unlock := s.PRLocks.Lock(ref.Key())
+	defer unlock()
+	st, err := s.Records.PR(ctx, ref)
+	if err != nil || st == nil || st.CommentID == 0 {
+		return err
+	}
+	st.Notes = append(slices.DeleteFunc(st.Notes, func(n string) bool { return strings.HasPrefix(n, queueNotePrefix) }), note)
+	plans, err := s.Records.Plans(ctx, ref, st.HeadSHA)
+	if err != nil {
+		return err
+	}
+	return s.Publish(ctx, gh, st, records.OrderPlans(plans, st.Projects))
+}
+
+// DestroyGroup is a group gone from the queue (merged, invalidated,
+// dequeued): its plan stops or never starts, and the checks it left in
+// progress on its head are completed as cancelled.
+func (s *Planner) DestroyGroup(ctx context.Context, g Group, reason string) error {
+	if err := s.Records.MarkHandled(ctx, g.destroyedKey(), s.Now()); err != nil {
+		return err
+	}
+	s.groups.cancel(g.HeadSHA)
+	return s.cancelGroupChecks(ctx, g, reason)
+}
+
+// cancelGroupChecks completes the checks left in progress on a group's head
+// as cancelled.
+func (s *Planner) cancelGroupChecks(ctx context.Context, g Group, reason string) error {
+	return s.finishGroupChecks(ctx, g, "cancelled", &ghapp.CheckOutput{Title: "Cancelled: the merge group is gone",
+		Summary: "GitHub destroyed this merge group (" + report.Code(reason) + ") before shardgate finished judging it."})
+}
+
+// FailGroup completes the checks a group's plan left in progress as failed:
+// its job failed for good (why), and the queue must not wait on them.
+func (s *Planner) FailGroup(ctx context.Context, g Group, why string) error {
+	return s.finishGroupChecks(ctx, g, "failure", &ghapp.CheckOutput{Title: "shardgate could not finish judging this merge group",
+		Summary: "shardgate could not finish judging this merge group: " + report.Code(report.FirstLine(why)) +
+			"\n\nRemove the pull request from the queue and add it again to try again."})
+}
+
+// finishGroupChecks completes the checks left in progress on a group's head.
+func (s *Planner) finishGroupChecks(ctx context.Context, g Group, conclusion string, out *ghapp.CheckOutput) error {
+	gh, err := ghapp.APIFor(s.Clients, g.Installation)
+	if err != nil {
+		return err
+	}
+	open, _, err := s.Checks.ListOpen(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, oc := range open {
+		if oc.SHA != g.HeadSHA || oc.Ref.Owner != g.Owner || oc.Ref.Repo != g.Repo {
+			continue
+		}
+		id := oc.ID
+		if id == 0 {
+			if id, err = s.Checks.Find(ctx, gh, oc.Ref, oc.Name, oc.SHA, true); err != nil {
+				return err
+			}
+		}
+		if id == 0 {
+			if err := s.Checks.Forget(ctx, oc.Key); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := s.Checks.Finish(ctx, gh, oc.Ref, id, oc.Name, oc.SHA, conclusion, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
