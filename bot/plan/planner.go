@@ -162,7 +162,24 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 		return err
 	}
-	projects, err := projectsOf(ctx, gh, req.Ref, pol.Repo)
+	var checkout string
+	var skipped []ghapp.SkippedLink
+	var coErr error
+	cleanup, fetched := func() {}, false
+	defer func() { cleanup() }()
+	tree := func() string {
+		if !fetched {
+			fetched = true
+			stop := phases.Start(ctx, phases.Checkout)
+			checkout, skipped, cleanup, coErr = s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
+			stop()
+		}
+		if coErr != nil {
+			return ""
+		}
+		return checkout
+	}
+	projects, err := projectsOf(ctx, gh, req.Ref, *pr, pol.Repo, tree)
 	if err != nil {
 		return err
 	}
@@ -172,13 +189,12 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	}
 	if len(projects) == 0 {
 		st.Status = "done: no Terraform project changed in this pull request."
+		if pol.Repo.Explicit && len(pol.Repo.Projects) > 0 {
+			st.Status = "done: no project reads the files this pull request changes (nor a local module they call, nor their `when_modified` files), so nothing was planned."
+		}
 		return s.Publish(ctx, gh, st, nil)
 	}
-
-	stop := phases.Start(ctx, phases.Checkout)
-	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
-	stop()
-	defer cleanup()
+	tree()
 	var plans []*records.Plan
 	for _, p := range projects {
 		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},

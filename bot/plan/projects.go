@@ -3,9 +3,11 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
+	"github.com/shardgate/shardgate/internal/tfconfig"
 	"github.com/shardgate/shardgate/policy/repoconfig"
 )
 
@@ -28,11 +30,54 @@ func changedFiles(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref) (
 }
 
 // projectsOf are the projects the pull request's changed files touch, by the
-// repository's configuration (read from the base branch).
-func projectsOf(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref, repo *repoconfig.Config) ([]repoconfig.Project, error) {
+// repository's configuration (read from the base branch) and the module
+// graph of its head. tree gives the head's checkout ("" when it could not be
+// fetched); it is called only when the module graph can add a project.
+func projectsOf(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref, pr ghapp.PullRequest, repo *repoconfig.Config,
+	tree func() string) ([]repoconfig.Project, error) {
 	files, err := changedFiles(ctx, gh, ref)
 	if err != nil {
 		return nil, err
 	}
-	return repoconfig.SelectProjects(repo, files), nil
+	ch := repoconfig.Change{Files: files, Base: pr.BaseRef, DefaultBranch: pr.DefaultBranch}
+	selected := repoconfig.SelectProjects(repo, ch)
+	if len(files) == 0 || !modulesCanAdd(repo, selected, ch) {
+		return selected, nil
+	}
+	if root := tree(); root != "" {
+		ch.Calls = moduleCalls(root)
+	}
+	return repoconfig.SelectProjects(repo, ch), nil
+}
+
+// modulesCanAdd says whether a project that is not selected yet could be
+// through the local modules it calls (one without when_modified, planned on
+// the pull request's base branch).
+func modulesCanAdd(repo *repoconfig.Config, selected []repoconfig.Project, ch repoconfig.Change) bool {
+	for _, p := range repo.Projects {
+		if len(p.WhenModified) == 0 && p.OnBranch(ch.Base, ch.DefaultBranch) &&
+			!slices.ContainsFunc(selected, func(s repoconfig.Project) bool { return s.Name == p.Name }) {
+			return true
+		}
+	}
+	return false
+}
+
+// moduleCalls reads the module graph of the checkout at root, each directory
+// once. A module whose files do not parse counts as reading the whole
+// repository: its project is planned, and terraform says what is wrong.
+func moduleCalls(root string) repoconfig.ModuleCalls {
+	cache := map[string][]string{}
+	return func(dir string) []string {
+		if calls, ok := cache[dir]; ok {
+			return calls
+		}
+		m, err := tfconfig.Read(root, dir)
+		calls := m.LocalCalls
+		if err != nil {
+			calls = []string{"."}
+		}
+		cache[dir] = calls
+		return calls
+	}
 }
