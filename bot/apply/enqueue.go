@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/shardgate/shardgate/coord/endstate"
@@ -114,9 +116,18 @@ func applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp
 }
 
 // stateKey names the Terraform state a plan's project applies to: its
-// repository, directory and workspace. Two applies of it never run at once.
+// repository, directory and workspace, and the init arguments and backend
+// settings that tell several states of one directory apart. Two applies of
+// it never run at once.
 func stateKey(ref pullreq.Ref, p *records.Plan) string {
-	return strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
+	key := strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
+	for _, a := range p.Keys.InitArgs {
+		key += " " + a
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Keys.BackendConfigEnv)) {
+		key += " " + k + "=$" + p.Keys.BackendConfigEnv[k]
+	}
+	return key
 }
 
 // ChangesAnything says whether a plan changes the coordinator or any other

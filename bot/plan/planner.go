@@ -197,7 +197,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	tree()
 	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
 			SkippedLinks: linkNames(skipped)}
 		plans = append(plans, rec)
 		if coErr != nil {

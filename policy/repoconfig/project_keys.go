@@ -21,26 +21,26 @@ type ProjectKeys struct {
 	// WhenModified are globs (.dockerignore syntax, `!` excludes) relative
 	// to Dir: a change to a matching file plans the project. Empty: the
 	// project's own files, its var files and every local module it calls.
-	WhenModified []string
+	WhenModified []string `json:"when_modified,omitempty"`
 	// DependsOn names projects whose applies, in one merge, come first.
-	DependsOn []string
+	DependsOn []string `json:"depends_on,omitempty"`
 	// InitArgs and PlanArgs are added to terraform init and plan (paths in
 	// them are relative to Dir).
-	InitArgs []string
-	PlanArgs []string
+	InitArgs []string `json:"init_args,omitempty"`
+	PlanArgs []string `json:"plan_args,omitempty"`
 	// BackendConfigEnv maps backend settings to variables of the server's
 	// environment: init gets -backend-config=KEY=<value>, never shown.
-	BackendConfigEnv map[string]string
+	BackendConfigEnv map[string]string `json:"backend_config_env,omitempty"`
 	// Env are plain variables for terraform; SecretEnv maps variable names to
 	// variables of the server's environment, whose values stay secret.
-	Env       map[string]string
-	SecretEnv map[string]string
+	Env       map[string]string `json:"env,omitempty"`
+	SecretEnv map[string]string `json:"secret_env,omitempty"`
 	// Branches are globs of base branches whose pull requests plan the
 	// project; empty: the default branch only.
-	Branches []string
+	Branches []string `json:"branches,omitempty"`
 	// TerraformVersion is a version constraint choosing the binary; empty:
 	// the root module's required_version decides.
-	TerraformVersion string
+	TerraformVersion string `json:"terraform_version,omitempty"`
 }
 
 // refusedArgs are the arguments shardgate sets itself or that would undo the

@@ -1,0 +1,149 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/store/applyqueue"
+)
+
+// appRoot is a root with a partial backend: its settings come at init
+// (-backend-config), one file per environment; its resources take the
+// environment from TF_VAR_env and their size from a var file.
+const appRoot = `terraform {
+  backend "local" {}
+}
+variable "env" {
+  type = string
+}
+variable "size" {
+  type = string
+}
+resource "terraform_data" "app" {
+  input = "${var.env}-${var.size}"
+}
+`
+
+// stateInputs are the inputs of the terraform_data resources in a state
+// file beside the streams' state, by resource name.
+func stateInputs(h *harness, file string) map[string]string {
+	h.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(h.state), file))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(h.t, err)
+	var st struct {
+		Resources []struct {
+			Name      string
+			Instances []struct {
+				Attributes struct {
+					Input struct{ Value string } `json:"input"`
+				} `json:"attributes"`
+			}
+		}
+	}
+	require.NoError(h.t, json.Unmarshal(raw, &st))
+	out := map[string]string{}
+	for _, r := range st.Resources {
+		out[r.Name] = r.Instances[0].Attributes.Input.Value
+	}
+	return out
+}
+
+// One directory planned as two projects, dev and prod, each with its backend
+// file and var file outside the dir, its env, and prod's backend setting from
+// the server's environment: two check runs, two states; a change of prod's
+// var file plans prod alone, as an update of its existing state.
+func TestOneDirectoryTwoEnvironments(t *testing.T) {
+	h := newHarnessBase(t)
+	stateDir := filepath.Dir(h.state)
+	// A backend setting from the server's environment (the local backend's
+	// workspace_dir stands in for a password): never shown, never written.
+	t.Setenv("H34_TEST_PROD_WORKSPACE_DIR", filepath.Join(stateDir, "prod-workspaces"))
+	h.repo.Checkout("main")
+	h.repo.WriteFile("app/main.tf", appRoot)
+	for env, size := range map[string]string{"dev": "small", "prod": "large"} {
+		h.repo.WriteFile("env/"+env+".backend.hcl", `path = "`+filepath.Join(stateDir, "app-"+env+".tfstate")+`"`+"\n")
+		h.repo.WriteFile("env/"+env+".tfvars", `size = "`+size+`"`+"\n")
+	}
+	h.repo.WriteFile(".shardgate.yaml", `version: 1
+projects:
+  - name: streams
+    dir: streams
+  - name: app-dev
+    dir: app
+    init_args: [-backend-config=../env/dev.backend.hcl]
+    var_files: [../env/dev.tfvars]
+    env: {TF_VAR_env: dev}
+  - name: app-prod
+    dir: app
+    init_args: [-backend-config=../env/prod.backend.hcl]
+    plan_args: [-refresh=true]
+    var_files: [../env/prod.tfvars]
+    env: {TF_VAR_env: prod}
+    backend_config_env: {workspace_dir: H34_TEST_PROD_WORKSPACE_DIR}
+`)
+	h.repo.Commit("one app, two environments")
+	h.start()
+
+	pr := h.openPRWith("app-extra", baseGroups, map[string]string{"app/extra.tf": dataResource("extra", "extra")})
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	for _, p := range []string{"app-dev", "app-prod"} {
+		check := h.check(prreport.CheckPlanPrefix+p, head)
+		require.Equal(t, "success", check.Conclusion, "%s: %s", p, check.Summary)
+	}
+	body := h.theComment(pr)
+	require.Contains(t, body, "planned 2 projects")
+	require.Contains(t, body, "-backend-config=../env/prod.backend.hcl", "the comment's details show the init arguments")
+	require.NotContains(t, body, "prod-workspaces", "a backend setting from the server's environment is never shown")
+
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		require.Equal(t, applyqueue.Applied, j.State, j.Reason)
+	}
+	require.NotEqual(t, jobs[0].StateKey, jobs[1].StateKey, "two states, applied each under its own lock")
+	require.Equal(t, map[string]string{"app": "dev-small", "extra": "extra"}, stateInputs(h, "app-dev.tfstate"))
+	require.Equal(t, map[string]string{"app": "prod-large", "extra": "extra"}, stateInputs(h, "app-prod.tfstate"))
+
+	// prod's var file only: prod alone, an update of the state it has.
+	pr2 := h.openPRWith("prod-bigger", baseGroups, map[string]string{"env/prod.tfvars": `size = "huge"` + "\n"})
+	head2 := h.gh.PR(owner, repoName, pr2.Number).HeadSHA
+	plans, err := h.srv.rec.Plans(context.Background(), prRefOf(pr2), head2)
+	require.NoError(t, err)
+	require.Len(t, plans, 1)
+	require.Equal(t, "app-prod", plans[0].Project)
+	require.Empty(t, plans[0].Error)
+	var changed []string
+	for _, c := range plans[0].ChangeSet.OtherChanges {
+		changed = append(changed, c.Address+" "+strings.Join(c.Actions, ","))
+	}
+	require.Equal(t, []string{"terraform_data.app update"}, changed, "an update of what prod's state holds (without it: two creates)")
+}
+
+// A project's env may not override shardgate's own variables: the proxy
+// that routes terraform through the coordinator broker among them. The base
+// branch's file is a configuration error, shown on the pull request; nothing
+// is planned.
+func TestProjectEnvCannotOverrideTheBrokerProxy(t *testing.T) {
+	h := newHarnessBase(t)
+	h.repo.Checkout("main")
+	h.repo.WriteFile(".shardgate.yaml", "version: 1\nprojects:\n  - name: streams\n    dir: streams\n    env: {HTTPS_PROXY: \"http://elsewhere:3128\", TF_VAR_env: prod}\n")
+	h.repo.Commit("a project env with a proxy")
+	h.start()
+	pr := h.openPR("scale", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	check := h.check(prreport.CheckConfigName, head)
+	require.Equal(t, "failure", check.Conclusion)
+	require.Contains(t, check.Summary, "HTTPS_PROXY is set by shardgate")
+	require.Contains(t, h.theComment(pr), "not valid")
+}
