@@ -37,12 +37,12 @@ type Job struct {
 	execPath  string // terraform, or the sandbox launcher
 	// confine is the sandbox policy direct confines terraform to on a thread
 	// of its own (runConfined); nil: unsandboxed.
-	confine    *SandboxPolicy
-	redactor   *Redactor
+	confine  *SandboxPolicy
+	redactor *Redactor
 	// backendFile holds SecretBackendConfig during init ("" without).
 	backendFile string
-	policy     WaitPolicy
-	onLockWait func(LockWait)
+	policy      WaitPolicy
+	onLockWait  func(LockWait)
 
 	mu         sync.Mutex
 	lastOutput string
