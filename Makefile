@@ -7,11 +7,15 @@ TERRAFORM_VERSION ?= 1.5.7
 # OpenTofu, the second binary the runner's real-binary tests and the gate's
 # scenarios run on (terraform.binary may point at tofu)
 TOFU_VERSION      ?= 1.12.6
+# a second terraform: projects pinned to different versions in one
+# repository (terraform.binaries) are planned and applied each with its own
+TERRAFORM_NEW_VERSION ?= 1.11.4
 # conftest, only for the whole-process comparison in `make bench`
 CONFTEST_VERSION  ?= 0.71.1
 BIN               := $(CURDIR)/bin
 TERRAFORM         := $(BIN)/terraform
 TOFU              := $(BIN)/tofu
+TERRAFORM_NEW     := $(BIN)/terraform-$(TERRAFORM_NEW_VERSION)
 CONFTEST          := $(BIN)/conftest
 SHARDGATE         := $(BIN)/shardgate
 # the demo's own binary: it links the fake GitHub, which the service never does
@@ -24,6 +28,7 @@ export GOFLAGS
 # that run on both binaries also use its tofu.
 export SHARDGATE_TERRAFORM := $(TERRAFORM)
 export SHARDGATE_TOFU      := $(TOFU)
+export SHARDGATE_TERRAFORM_NEW := $(TERRAFORM_NEW)
 
 FUZZTIME ?= 30s
 
@@ -52,8 +57,16 @@ image:
 	$(CONTAINER_TOOL) build --build-arg COMMIT=$(COMMIT) --build-arg TERRAFORM_VERSION=$(TERRAFORM_VERSION) -t $(IMAGE) .
 	@echo "built $(IMAGE): docker run $(IMAGE) version"
 
-## tools: install terraform $(TERRAFORM_VERSION) and tofu $(TOFU_VERSION) into ./bin when they are missing
-tools: $(TERRAFORM) $(TOFU)
+## tools: install terraform $(TERRAFORM_VERSION), terraform $(TERRAFORM_NEW_VERSION) (as terraform-$(TERRAFORM_NEW_VERSION)) and tofu $(TOFU_VERSION) into ./bin when they are missing
+tools: $(TERRAFORM) $(TERRAFORM_NEW) $(TOFU)
+
+$(TERRAFORM_NEW):
+	@mkdir -p $(BIN)
+	@echo "installing terraform $(TERRAFORM_NEW_VERSION) into $(BIN) as terraform-$(TERRAFORM_NEW_VERSION) (a few minutes the first time)"
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+		GOBIN=$$tmp $(GO) install github.com/hashicorp/terraform@v$(TERRAFORM_NEW_VERSION); \
+		$$tmp/terraform version | head -1 | grep -q "v$(TERRAFORM_NEW_VERSION)" || { echo "installed terraform is not v$(TERRAFORM_NEW_VERSION)"; exit 1; }; \
+		mv $$tmp/terraform $@
 
 $(TERRAFORM):
 	@mkdir -p $(BIN)

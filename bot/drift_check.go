@@ -23,7 +23,7 @@ type driftChecks struct {
 func (s *Server) wireDrift() {
 	ds := drift.NewStore(s.store)
 	s.drift = &driftChecks{store: ds, Checker: &drift.Checker{Clients: s.clients, Policies: s.policies,
-		Checkout: s.checkouts.Checkout, Runner: s.runner, SandboxErr: s.sandboxErr,
+		Checkout: s.checkouts.Checkout, Runner: s.runner, Binaries: s.binaries, SandboxErr: s.sandboxErr,
 		PlanEnv:      func() map[string]string { return serverconfig.RevealEnv(s.cfg.PlanEnv) },
 		Coordinators: brokerCoordinators(s.cfg),
 		Live:         driftLive{s.coords}, Store: ds, Metrics: s.metrics, Redact: s.redact.Redact, Now: s.now}}

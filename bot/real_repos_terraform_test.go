@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/bot/prreport"
+	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/internal/testing/tftest"
 	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
@@ -146,4 +149,135 @@ func TestProjectEnvCannotOverrideTheBrokerProxy(t *testing.T) {
 	require.Equal(t, "failure", check.Conclusion)
 	require.Contains(t, check.Summary, "HTTPS_PROXY is set by shardgate")
 	require.Contains(t, h.theComment(pr), "not valid")
+}
+
+// pinnedRoot is a root that requires a terraform version, with a local state
+// of its own beside the streams'.
+func pinnedRoot(h *harness, project, requires string) string {
+	return `terraform {
+  required_version = "` + requires + `"
+  backend "local" {
+    path = "` + otherState(h, project) + `"
+  }
+}
+` + dataResource(project, project)
+}
+
+// Two terraform binaries in one server: projects pinned to different
+// versions (required_version, or terraform_version in .shardgate.yaml) plan
+// and apply each with the newest binary that satisfies them, the same for
+// plan and apply; a project no binary satisfies fails its check naming the
+// constraint and the versions there are.
+func TestProjectsPinnedToDifferentTerraformVersions(t *testing.T) {
+	newer := tftest.TerraformNew(t)
+	h := newHarnessBase(t)
+	h.cfg.TerraformBinaries = []string{newer}
+	h.repo.Checkout("main")
+	h.repo.WriteFile(".shardgate.yaml", `version: 1
+projects:
+  - name: streams
+    dir: streams
+  - name: old
+    dir: old
+  - name: new
+    dir: new
+    terraform_version: ">= 1.11.0"
+  - name: ancient
+    dir: ancient
+`)
+	h.repo.Commit("three pinned projects")
+	h.start()
+
+	pr := h.openPRWith("pinned", baseGroups, map[string]string{
+		"old/main.tf":     pinnedRoot(h, "old", "~> 1.5.0"),
+		"new/main.tf":     pinnedRoot(h, "new", ">= 1.6.0"),
+		"ancient/main.tf": pinnedRoot(h, "ancient", "~> 0.12.0"),
+	})
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	require.Equal(t, "success", h.check(prreport.CheckPlanPrefix+"old", head).Conclusion)
+	require.Equal(t, "success", h.check(prreport.CheckPlanPrefix+"new", head).Conclusion)
+	ancient := h.check(prreport.CheckPlanPrefix+"ancient", head)
+	require.Equal(t, "failure", ancient.Conclusion)
+	require.Contains(t, ancient.Summary, `no terraform of this shardgate server satisfies required_version in ancient "~> 0.12.0"`)
+	require.Contains(t, ancient.Summary, "terraform 1.5.7")
+	require.Contains(t, ancient.Summary, "terraform 1.11.4")
+	body := h.theComment(pr)
+	require.Contains(t, body, "How `old` was planned</summary>\n\n- with: `terraform 1.5.7`")
+	require.Contains(t, body, "How `new` was planned</summary>\n\n- with: `terraform 1.11.4`")
+
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	applied := map[string]applyqueue.State{}
+	for _, j := range jobs {
+		applied[j.Project] = j.State
+		require.Equal(t, applyqueue.Applied, j.State, "%s: %s", j.Project, j.Reason)
+	}
+	require.Len(t, applied, 2, "old and new; ancient was not planned")
+	require.Equal(t, []string{"terraform_data.old"}, stateResources(h, "old"))
+	require.Equal(t, []string{"terraform_data.new"}, stateResources(h, "new"))
+	require.Equal(t, "1.5.7", stateVersion(h, "old"))
+	require.Equal(t, "1.11.4", stateVersion(h, "new"), "applied with the binary that planned it")
+}
+
+// stateVersion is the terraform version that last wrote a project's state.
+func stateVersion(h *harness, project string) string {
+	h.t.Helper()
+	raw, err := os.ReadFile(otherState(h, project))
+	require.NoError(h.t, err)
+	var st struct {
+		Version string `json:"terraform_version"`
+	}
+	require.NoError(h.t, json.Unmarshal(raw, &st))
+	return st.Version
+}
+
+// A change in a local module plans exactly the projects that call it
+// (directly or through another module); a file outside a project that its
+// when_modified names plans it; a change no project reads plans nothing.
+func TestSelectionByWhatProjectsRead(t *testing.T) {
+	h := newHarnessBase(t)
+	h.repo.Checkout("main")
+	h.repo.WriteFile("modules/tag/main.tf", "variable \"name\" {\n  type = string\n}\n"+dataResource("tag", "v1"))
+	h.repo.WriteFile("modules/wrap/main.tf", "module \"tag\" {\n  source = \"../tag\"\n  name   = \"wrapped\"\n}\n")
+	for _, p := range []string{"alarms", "queues", "lonely"} {
+		h.repo.WriteFile(p+"/main.tf", otherRoot(h, p))
+	}
+	h.repo.WriteFile("alarms/tag.tf", "module \"tag\" {\n  source = \"../modules/tag\"\n  name   = \"alarms\"\n}\n")
+	h.repo.WriteFile("queues/wrap.tf", "module \"wrap\" {\n  source = \"../modules/wrap\"\n}\n")
+	h.repo.WriteFile(".shardgate.yaml", `version: 1
+projects:
+  - name: streams
+    dir: streams
+  - name: alarms
+    dir: alarms
+  - name: queues
+    dir: queues
+  - name: lonely
+    dir: lonely
+    when_modified: ["*.tf", "../shared/*.txt"]
+`)
+	h.repo.Commit("projects and modules")
+	h.start()
+
+	planned := func(pr githubtest.PullRequest) []string {
+		head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+		plans, err := h.srv.rec.Plans(context.Background(), prRefOf(pr), head)
+		require.NoError(t, err)
+		var out []string
+		for _, p := range plans {
+			require.Empty(t, p.Error, p.Project)
+			out = append(out, p.Project)
+		}
+		slices.Sort(out)
+		return out
+	}
+	module := h.openPRWith("module-fix", baseGroups, map[string]string{"modules/tag/main.tf": "variable \"name\" {\n  type = string\n}\n" + dataResource("tag", "v2")})
+	require.Equal(t, []string{"alarms", "queues"}, planned(module), "the module's callers, queues through modules/wrap; not streams, not lonely")
+
+	shared := h.openPRWith("shared-file", baseGroups, map[string]string{"shared/limits.txt": "10\n"})
+	require.Equal(t, []string{"lonely"}, planned(shared))
+
+	nobody := h.openPRWith("unread", baseGroups, map[string]string{"modules/unused/main.tf": dataResource("unused", "x")})
+	require.Empty(t, planned(nobody))
+	require.Contains(t, h.theComment(nobody), "no project reads the files this pull request changes")
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/planrun"
 	"github.com/shardgate/shardgate/terraform/runner"
 	"github.com/shardgate/shardgate/terraform/workdir"
 )
@@ -53,6 +54,7 @@ type Server struct {
 	rec         records.Store
 	clients     ghapp.ClientCreator
 	runner      *runner.Runner
+	binaries    *planrun.Binaries // runner's binary and terraform.binaries
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
 	sandboxErr error
@@ -165,6 +167,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	s.sandboxErr = sandboxErr
 	logSandbox(s.log, cfg, sandboxErr)
 	if s.runner, err = runner.New(bin, append(ropts, sandbox...)...); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	if s.binaries, err = binaries(s.runner, cfg.TerraformBinaries, append(ropts, sandbox...)); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	// Scratch dirs (saved plans, sensitive variables) of a killed process.
@@ -376,3 +381,26 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 }
 
 var errNoInstallation = errors.New("the event carries no installation id")
+
+// binaries are the default runner's binary and those of terraform.binaries,
+// each with a runner of the same options; a binary that does not run, or
+// is older than the runner accepts, stops the start.
+func binaries(def *runner.Runner, more []string, opts []runner.Option) (*planrun.Binaries, error) {
+	id, err := runner.Identify(def.Binary())
+	if err != nil {
+		return nil, err
+	}
+	var others []planrun.Binary
+	for _, path := range more {
+		id, err := runner.Identify(path)
+		if err != nil {
+			return nil, fmt.Errorf("terraform.binaries: %w", err)
+		}
+		r, err := runner.New(path, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("terraform.binaries: %w", err)
+		}
+		others = append(others, planrun.Binary{Identity: id, Runner: r})
+	}
+	return planrun.NewBinaries(planrun.Binary{Identity: id, Runner: def}, others...), nil
+}

@@ -180,7 +180,15 @@ func (s *Applier) applyJob(checkout string, reviewed *records.Plan, broker *coor
 	if err := planrun.ProjectJob(&cfg, reviewed.VarFiles, reviewed.Keys, env, os.LookupEnv); err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}
-	job, err := s.Runner.NewJob(cfg)
+	r := s.Runner
+	if s.Binaries != nil && reviewed.TerraformPath != "" {
+		b, ok := s.Binaries.ByPath(reviewed.TerraformPath)
+		if !ok {
+			return nil, fmt.Errorf("not applied: the plan ran %s, which this shardgate server no longer has (terraform.binary, terraform.binaries)", reviewed.TerraformPath)
+		}
+		r = b.Runner
+	}
+	job, err := r.NewJob(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}

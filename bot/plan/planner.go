@@ -36,11 +36,13 @@ import (
 // the check runs up to date, applies included. The Server wires it with the
 // services it uses, and nothing else.
 type Planner struct {
-	Config     *serverconfig.Config
-	Records    records.Store
-	Clients    ghapp.ClientCreator
-	Checkouts  *Checkouts
-	Runner     *runner.Runner
+	Config    *serverconfig.Config
+	Records   records.Store
+	Clients   ghapp.ClientCreator
+	Checkouts *Checkouts
+	Runner    *runner.Runner
+	// Binaries choose each project's terraform (nil: Runner's).
+	Binaries   *planrun.Binaries
 	SandboxErr error
 	// Coordinators are reached through the plan's read-only broker (planrun).
 	Coordinators []coordbroker.Coordinator
@@ -249,7 +251,7 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 	defer s.Metrics.TimePlan(func() bool { return rec.Error != "" })()
 	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: st.Ref, Project: p.Name, SHA: st.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: st.HeadSHA, Binaries: s.Binaries,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators,
 		OnLockWait: func(w runner.LockWait) {
 			st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
@@ -260,6 +262,10 @@ func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRS
 		}})
 	for _, w := range res.LockWaits {
 		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
+	}
+	rec.TerraformPath = res.Binary.Path
+	if s.Binaries != nil && s.Binaries.Several() && res.Binary.Path != "" {
+		rec.Terraform = res.Binary.Name()
 	}
 	s.Metrics.ObserveLockWaits("plan", res.LockWaits)
 	if res.Failed() {

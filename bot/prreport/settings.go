@@ -37,6 +37,9 @@ func settings(p *records.Plan) string {
 		sort.Strings(out)
 		return out
 	}
+	if p.Terraform != "" {
+		line("with", []string{p.Terraform})
+	}
 	line("var files", p.VarFiles)
 	line("init arguments", p.Keys.InitArgs)
 	line("plan arguments", p.Keys.PlanArgs)

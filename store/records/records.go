@@ -81,11 +81,15 @@ type Plan struct {
 	VarFiles  []string `json:"var_files,omitempty"`
 	// Keys are the project's settings it was planned with (init and plan
 	// arguments, environment, ...): the merge's re-plan and apply use them.
-	Keys        repoconfig.ProjectKeys `json:"project_keys"`
-	HeadSHA     string                 `json:"head_sha"`
-	ChangeSet   *planparse.ChangeSet   `json:"change_set,omitempty"`
-	Fingerprint string                 `json:"fingerprint,omitempty"`
-	Error       string                 `json:"error,omitempty"`
+	Keys repoconfig.ProjectKeys `json:"project_keys"`
+	// TerraformPath is the binary the plan ran (its apply runs the same);
+	// Terraform names it ("terraform 1.11.4") when the server has several.
+	TerraformPath string               `json:"terraform_path,omitempty"`
+	Terraform     string               `json:"terraform,omitempty"`
+	HeadSHA       string               `json:"head_sha"`
+	ChangeSet     *planparse.ChangeSet `json:"change_set,omitempty"`
+	Fingerprint   string               `json:"fingerprint,omitempty"`
+	Error         string               `json:"error,omitempty"`
 	// Diagnostics are terraform's errors and warnings when Error is a failed
 	// terraform command: summary, detail, file and line, redacted.
 	Diagnostics []report.Diagnostic          `json:"diagnostics,omitempty"`

@@ -42,6 +42,9 @@ type Request struct {
 	// reads them and holds no credential, and a plan that tries to change
 	// one fails.
 	Coordinators []coordbroker.Coordinator
+	// Binaries, when set, choose the terraform of the project (Binaries.For)
+	// instead of the runner Run is given.
+	Binaries *Binaries
 	// LookupEnv reads the server's environment for the project's secret_env
 	// and backend_config_env; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
@@ -65,6 +68,9 @@ type Result struct {
 	Diagnostics []report.Diagnostic
 	// LockWaits are the state-lock waits the job went through.
 	LockWaits []runner.LockWaitRecord
+	// Binary is the terraform the plan ran with Request.Binaries (its
+	// apply must run the same), zero without.
+	Binary runner.Identity
 }
 
 // Failed says whether the plan gave no change set.
@@ -80,6 +86,14 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 			res.Error += " at " + pullreq.ShortSHA(req.Commit)
 		}
 		return res
+	}
+	if req.Binaries != nil {
+		b, err := req.Binaries.For(req.Checkout, p)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		r, res.Binary = b.Runner, b.Identity
 	}
 	env, ports, broker, stop, err := readOnlyBroker(req.Coordinators)
 	if err != nil {

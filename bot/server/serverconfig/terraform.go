@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/shardgate/shardgate/terraform/runner"
 )
@@ -112,4 +113,19 @@ func RevealEnv(env map[string]Secret) map[string]string {
 		out[k] = s.Reveal()
 	}
 	return out
+}
+
+// binaries checks terraform.binaries: paths, each once. Whether each runs,
+// and its version, is learnt at start (`version -json`).
+func (v *validator) binaries(paths []string) []string {
+	seen := map[string]bool{}
+	for i, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			v.addf("terraform.binaries[%d] is empty: give the path of a terraform or tofu binary", i)
+		} else if seen[p] {
+			v.addf("terraform.binaries[%d] %q is listed twice", i, p)
+		}
+		seen[p] = true
+	}
+	return paths
 }

@@ -123,3 +123,27 @@ func Tofu(t testing.TB) string {
 	}
 	return p
 }
+
+// EnvTerraformNew names a second, newer terraform (`make tools` installs
+// bin/terraform-1.11.4 and `make test` sets it) for the tests of projects
+// pinned to different versions in one repository.
+const EnvTerraformNew = "SHARDGATE_TERRAFORM_NEW"
+
+// TerraformNew returns $SHARDGATE_TERRAFORM_NEW, skipping the test when it
+// is unset and failing it when the binary there is not a terraform newer
+// than Binary's.
+func TerraformNew(t testing.TB) string {
+	t.Helper()
+	SkipIfShort(t, "uses a second real terraform")
+	p := os.Getenv(EnvTerraformNew)
+	if p == "" {
+		t.Skipf("%s is unset: this test needs a second terraform (make test sets it to bin/terraform-1.11.4)", EnvTerraformNew)
+	}
+	cmd := exec.Command(p, "version")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "Terraform v1.") {
+		t.Fatalf("%s=%s: not a working terraform (%v): %s (run 'make tools')", EnvTerraformNew, p, err, out)
+	}
+	return p
+}
