@@ -281,3 +281,61 @@ projects:
 	require.Empty(t, planned(nobody))
 	require.Contains(t, h.theComment(nobody), "no project reads the files this pull request changes")
 }
+
+// A merge changing network and infra, infra `depends_on: [network]`: network
+// is applied first, and infra only after it: infra's merge-commit plan reads
+// network's state (terraform_remote_state) and records what it saw.
+func TestDependsOnAppliesTheDependencyFirst(t *testing.T) {
+	h := newHarnessBase(t)
+	h.repo.Checkout("main")
+	h.repo.WriteFile("network/main.tf", otherRoot(h, "network"))
+	h.repo.WriteFile("infra/main.tf", otherRoot(h, "infra")+`data "terraform_remote_state" "network" {
+  backend = "local"
+  config = {
+    path = "`+otherState(h, "network")+`"
+  }
+}
+output "network_seen" {
+  value = try(data.terraform_remote_state.network.outputs.vpc, "none")
+}
+`)
+	// infra is listed first: the order comes from depends_on alone.
+	h.repo.WriteFile(".shardgate.yaml", `version: 1
+projects:
+  - name: streams
+    dir: streams
+  - name: infra
+    dir: infra
+    depends_on: [network]
+  - name: network
+    dir: network
+`)
+	h.repo.Commit("network and infra")
+	// network's state exists, without outputs yet.
+	require.NoError(t, os.WriteFile(otherState(h, "network"),
+		[]byte(`{"version": 4, "terraform_version": "1.5.7", "serial": 1, "lineage": "network", "outputs": {}, "resources": []}`), 0o600))
+	h.start()
+
+	pr := h.openPRWith("vpc-and-app", baseGroups, map[string]string{
+		"network/vpc.tf": dataResource("vpc", "10.0.0.0/16") + "output \"vpc\" {\n  value = terraform_data.vpc.output\n}\n",
+		"infra/app.tf":   dataResource("app", "app"),
+	})
+	require.Contains(t, h.theComment(pr), "✅ **Allowed")
+	h.merge(pr, approver)
+	jobs := h.waitApplies(pr)
+	require.Len(t, jobs, 2, h.theComment(pr))
+	require.Equal(t, "network", jobs[0].Project, "queued first")
+	require.Equal(t, []string{"network"}, jobs[1].After)
+	for _, j := range jobs {
+		require.Equal(t, applyqueue.Applied, j.State, "%s: %s", j.Project, j.Reason)
+	}
+	raw, err := os.ReadFile(otherState(h, "infra"))
+	require.NoError(t, err)
+	var st struct {
+		Outputs map[string]struct{ Value string } `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &st))
+	require.Equal(t, "10.0.0.0/16", st.Outputs["network_seen"].Value, "infra ran after network was applied")
+	body := h.eventuallyComment(pr, "merged and applied (2 projects).")
+	require.Less(t, strings.Index(body, "| `network` |"), strings.Index(body, "| `infra` |"), "the comment shows the order")
+}

@@ -46,7 +46,7 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	}
 	queued := 0
 	st.Waiting = nil
-	for _, p := range records.OrderPlans(plans, st.Projects) {
+	for _, p := range applyOrder(modes, records.OrderPlans(plans, st.Projects)) {
 		if !ChangesAnything(p.ChangeSet) {
 			continue
 		}
@@ -61,7 +61,7 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
-		if ok, err := s.EnqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
+		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, "", modes.DependenciesOf(p.Project)); err != nil {
 			return err
 		} else if ok {
 			queued++
@@ -87,9 +87,15 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 // (""); false when the queue already holds it (a redelivered merge event, a
 // repeated command).
 func (s *Applier) EnqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
+	return s.enqueueApply(ctx, ref, p, pr, requestedBy, nil)
+}
+
+// enqueueApply is EnqueueApply of a job that waits until the merge's applies
+// of the projects after have succeeded (depends_on).
+func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string, after []string) (bool, error) {
 	job := &applyqueue.Job{Ref: ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), StateKey: stateKey(ref, p),
 		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: pr.MergedBy,
-		RequestedBy: requestedBy}
+		RequestedBy: requestedBy, After: after}
 	if err := s.Applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 		return false, nil
 	} else if err != nil {
@@ -150,4 +156,21 @@ func hasApply(jobs []*applyqueue.Job, project, mergeSHA string) bool {
 		}
 	}
 	return false
+}
+
+// applyOrder orders a merge's plans so that each project's dependencies
+// (depends_on) are queued before it: a dependent never holds a lock its
+// dependency waits for.
+func applyOrder(cfg *repoconfig.Config, plans []*records.Plan) []*records.Plan {
+	byName := map[string]*records.Plan{}
+	names := make([]string, 0, len(plans))
+	for _, p := range plans {
+		byName[p.Project] = p
+		names = append(names, p.Project)
+	}
+	out := make([]*records.Plan, 0, len(plans))
+	for _, n := range cfg.ApplyOrder(names) {
+		out = append(out, byName[n])
+	}
+	return out
 }

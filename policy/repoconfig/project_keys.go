@@ -287,3 +287,50 @@ func cloneMap(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// DependenciesOf are the projects name depends on, directly or through
+// others (depends_on), each once, nearest first.
+func (c *Config) DependenciesOf(name string) []string {
+	var out []string
+	seen := map[string]bool{name: true}
+	queue := []string{name}
+	for len(queue) > 0 {
+		p, ok := c.ProjectByName(queue[0])
+		queue = queue[1:]
+		if !ok {
+			continue
+		}
+		for _, d := range p.DependsOn {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+				queue = append(queue, d)
+			}
+		}
+	}
+	return out
+}
+
+// ApplyOrder orders names so that every project comes after the projects it
+// depends on (directly or not); otherwise the order stays as given.
+func (c *Config) ApplyOrder(names []string) []string {
+	out := make([]string, 0, len(names))
+	placed := map[string]bool{}
+	var place func(n string)
+	place = func(n string) {
+		if placed[n] {
+			return
+		}
+		placed[n] = true // depends_on has no cycles (validated); this also ends one
+		for _, d := range c.DependenciesOf(n) {
+			if slices.Contains(names, d) {
+				place(d)
+			}
+		}
+		out = append(out, n)
+	}
+	for _, n := range names {
+		place(n)
+	}
+	return out
+}

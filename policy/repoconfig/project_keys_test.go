@@ -132,3 +132,20 @@ projects:
 	require.NoError(t, err)
 	require.Len(t, cfg.Projects, 2)
 }
+
+func TestDependenciesAndApplyOrder(t *testing.T) {
+	cfg, err := Parse("x", []byte(`
+version: 1
+projects:
+  - {name: app, dir: app, depends_on: [infra]}
+  - {name: infra, dir: infra, depends_on: [network, iam]}
+  - {name: network, dir: network, depends_on: [iam]}
+  - {name: iam, dir: iam}
+  - {name: other, dir: other}
+`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"infra", "network", "iam"}, cfg.DependenciesOf("app"))
+	require.Empty(t, cfg.DependenciesOf("iam"))
+	require.Equal(t, []string{"other", "iam", "app"}, cfg.ApplyOrder([]string{"other", "app", "iam"}), "app after iam, through infra and network it does not apply")
+	require.Equal(t, []string{"iam", "network", "infra", "app"}, cfg.ApplyOrder([]string{"app", "infra", "network", "iam"}))
+}
