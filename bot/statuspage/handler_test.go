@@ -355,3 +355,13 @@ func TestTheGitHubBudgetOfEachInstallation(t *testing.T) {
 	require.Contains(t, body, "waiting for GitHub&#39;s secondary rate limit until "+pageTime(now.Add(time.Minute)))
 	require.Less(t, strings.Index(body, "<td>7</td>"), strings.Index(body, "<td>9</td>"), "in installation order")
 }
+
+// A job that depends on another project's apply of its merge says so.
+func TestQueueShowsTheOrderOfDependsOn(t *testing.T) {
+	s := newScene(t, backends[0], Options{})
+	j := &applyqueue.Job{Ref: refOf(21), Project: "infra", Streams: []string{"http://coord:8080 orders"}, MergeSHA: "0123456789abcdef0123456789abcdef01234567",
+		After: []string{"network"}}
+	require.NoError(t, s.queue.Enqueue(context.Background(), j))
+	_, body := get(t, s.srv.URL+"/", "")
+	require.Contains(t, body, "first in line: starts when a scheduler picks it up, and only once the merge&#39;s applies of network it depends on have succeeded (depends_on)")
+}
