@@ -60,13 +60,25 @@ image:
 ## tools: install terraform $(TERRAFORM_VERSION), terraform $(TERRAFORM_NEW_VERSION) (as terraform-$(TERRAFORM_NEW_VERSION)) and tofu $(TOFU_VERSION) into ./bin when they are missing
 tools: $(TERRAFORM) $(TERRAFORM_NEW) $(TOFU)
 
+# terraform 1.6 and later: see build_module.
 $(TERRAFORM_NEW):
 	@mkdir -p $(BIN)
 	@echo "installing terraform $(TERRAFORM_NEW_VERSION) into $(BIN) as terraform-$(TERRAFORM_NEW_VERSION) (a few minutes the first time)"
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-		GOBIN=$$tmp $(GO) install github.com/hashicorp/terraform@v$(TERRAFORM_NEW_VERSION); \
-		$$tmp/terraform version | head -1 | grep -q "v$(TERRAFORM_NEW_VERSION)" || { echo "installed terraform is not v$(TERRAFORM_NEW_VERSION)"; exit 1; }; \
-		mv $$tmp/terraform $@
+	@$(call build_module,github.com/hashicorp/terraform,$(TERRAFORM_NEW_VERSION),.,$@,)
+	@$@.tmp version | head -1 | grep -qx "Terraform v$(TERRAFORM_NEW_VERSION)" || { echo "built terraform is not v$(TERRAFORM_NEW_VERSION)"; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+
+# build_module builds package $(3) of Go module $(1) at v$(2) into $(4).tmp with
+# ldflags $(5), from a writable copy of the module: `go install …@version`
+# refuses a module whose go.mod has replace directives (opentofu, terraform
+# since 1.6).
+define build_module
+set -e; src=$$($(GO) mod download -json $(1)@v$(2) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$src" || { echo "go mod download of $(1) v$(2) gave no directory"; exit 1; }; \
+		tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
+		cp -R "$$src/." "$$tmp/"; chmod -R u+w "$$tmp"; \
+		cd "$$tmp" && $(GO) build -ldflags "$(5)" -o $(4).tmp $(3)
+endef
 
 $(TERRAFORM):
 	@mkdir -p $(BIN)
@@ -79,11 +91,7 @@ $(TERRAFORM):
 $(TOFU):
 	@mkdir -p $(BIN)
 	@echo "installing tofu $(TOFU_VERSION) into $(BIN) (about ten minutes the first time)"
-	@set -e; src=$$($(GO) mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
-		test -n "$$src" || { echo "go mod download of opentofu v$(TOFU_VERSION) gave no directory"; exit 1; }; \
-		tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
-		cp -R "$$src/." "$$tmp/"; chmod -R u+w "$$tmp"; \
-		cd "$$tmp" && $(GO) build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o $(TOFU).tmp ./cmd/tofu
+	@$(call build_module,github.com/opentofu/opentofu,$(TOFU_VERSION),./cmd/tofu,$(TOFU),-X github.com/opentofu/opentofu/version.dev=no)
 	@TF_CLI_CONFIG_FILE=/dev/null $(TOFU).tmp version | head -1 | grep -qx "OpenTofu v$(TOFU_VERSION)" || { echo "built tofu is not v$(TOFU_VERSION)"; rm -f $(TOFU).tmp; exit 1; }
 	@mv $(TOFU).tmp $(TOFU)
 
