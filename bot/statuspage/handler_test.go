@@ -365,3 +365,12 @@ func TestQueueShowsTheOrderOfDependsOn(t *testing.T) {
 	_, body := get(t, s.srv.URL+"/", "")
 	require.Contains(t, body, "first in line: starts when a scheduler picks it up, and only once the merge&#39;s applies of network it depends on have succeeded (depends_on)")
 }
+
+// A recent plan names the terraform it ran when the server has several.
+func TestRecentPlanNamesItsTerraform(t *testing.T) {
+	s := newScene(t, backends[0], Options{})
+	require.NoError(t, s.rec.PutPlan(context.Background(), refOf(31), &records.Plan{Project: "new", HeadSHA: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+		Error: "not planned", Terraform: "terraform 1.11.4"}))
+	_, body := get(t, s.srv.URL+"/", "")
+	require.Contains(t, body, "with terraform 1.11.4")
+}

@@ -83,6 +83,8 @@ type planView struct {
 	Detail    string
 	LockWaits []string
 	PlannedAt string
+	// Terraform names the binary when the server has several.
+	Terraform string
 }
 
 type applyView struct {
