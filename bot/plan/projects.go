@@ -44,7 +44,12 @@ func projectsOf(ctx context.Context, gh ghapp.PullRequests, ref pullreq.Ref, pr 
 	if len(files) == 0 || !modulesCanAdd(repo, selected, ch) {
 		return selected, nil
 	}
-	if root := tree(); root != "" {
+	root := tree()
+	if root == "" {
+		// The head could not be fetched: every project the module graph
+		// might add is planned, and its plan says the files are missing.
+		ch.Calls = func(string) []string { return []string{"."} }
+	} else {
 		ch.Calls = moduleCalls(root)
 	}
 	return repoconfig.SelectProjects(repo, ch), nil

@@ -119,3 +119,18 @@ func TestProjectSelectionConfigErrors(t *testing.T) {
 	require.ErrorIs(t, err, outage)
 	require.False(t, errors.As(err, &cfgErr), "an outage is not the repository's fault")
 }
+
+// When the head cannot be fetched, the projects its module graph might add
+// are planned (their plans say the files are missing), not silently skipped.
+func TestProjectSelectionWithoutTheHead(t *testing.T) {
+	_, gh, _ := seamPlanner(t, nil)
+	gh.SetFile(seamRef.Owner, seamRef.Repo, baseSHA, repoconfig.FileName, []byte(twoProjects))
+	ctx := context.Background()
+	pr := ghapp.PullRequest{Number: seamRef.Number, State: "open", BaseRef: "main", DefaultBranch: "main", BaseSHA: baseSHA, HeadSHA: pushedHead}
+	gh.SetPullRequest(seamRef.Owner, seamRef.Repo, pr, "modules/group/main.tf")
+	pol, err := repopolicy.NewLoader(policy.DefaultConfig(), false, nil, nil).For(ctx, gh, seamRef, "main", baseSHA)
+	require.NoError(t, err)
+	projects, err := projectsOf(ctx, gh, seamRef, pr, pol.Repo, func() string { return "" })
+	require.NoError(t, err)
+	require.Len(t, projects, 2)
+}
