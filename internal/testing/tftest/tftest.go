@@ -110,16 +110,23 @@ func EachBinary(t *testing.T, fn func(t *testing.T, bin string)) {
 // failing it when the binary there does not run as OpenTofu.
 func Tofu(t testing.TB) string {
 	t.Helper()
-	SkipIfShort(t, "uses the real OpenTofu")
-	p := os.Getenv(EnvTofu)
+	return namedBinary(t, EnvTofu, "OpenTofu v", "the real OpenTofu", "bin/tofu")
+}
+
+// namedBinary returns the binary $env names, skipping the test when it is
+// unset and failing it when `version` there does not start with prefix.
+func namedBinary(t testing.TB, env, prefix, what, makePath string) string {
+	t.Helper()
+	SkipIfShort(t, "uses "+what)
+	p := os.Getenv(env)
 	if p == "" {
-		t.Skipf("%s is unset: the OpenTofu run of this test needs it (make test sets it to bin/tofu)", EnvTofu)
+		t.Skipf("%s is unset: this test needs %s (make test sets it to %s)", env, what, makePath)
 	}
 	cmd := exec.Command(p, "version")
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
 	out, err := cmd.Output()
-	if err != nil || !strings.HasPrefix(string(out), "OpenTofu v") {
-		t.Fatalf("%s=%s: not a working OpenTofu (%v): %s (run 'make tools')", EnvTofu, p, err, out)
+	if err != nil || !strings.HasPrefix(string(out), prefix) {
+		t.Fatalf("%s=%s: not %s (%v): %s (run 'make tools')", env, p, what, err, out)
 	}
 	return p
 }
@@ -130,20 +137,8 @@ func Tofu(t testing.TB) string {
 const EnvTerraformNew = "SHARDGATE_TERRAFORM_NEW"
 
 // TerraformNew returns $SHARDGATE_TERRAFORM_NEW, skipping the test when it
-// is unset and failing it when the binary there is not a terraform newer
-// than Binary's.
+// is unset and failing it when the binary there is not terraform 1.x.
 func TerraformNew(t testing.TB) string {
 	t.Helper()
-	SkipIfShort(t, "uses a second real terraform")
-	p := os.Getenv(EnvTerraformNew)
-	if p == "" {
-		t.Skipf("%s is unset: this test needs a second terraform (make test sets it to bin/terraform-1.11.4)", EnvTerraformNew)
-	}
-	cmd := exec.Command(p, "version")
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
-	out, err := cmd.Output()
-	if err != nil || !strings.HasPrefix(string(out), "Terraform v1.") {
-		t.Fatalf("%s=%s: not a working terraform (%v): %s (run 'make tools')", EnvTerraformNew, p, err, out)
-	}
-	return p
+	return namedBinary(t, EnvTerraformNew, "Terraform v1.", "a second real terraform", "bin/terraform-1.11.4")
 }
