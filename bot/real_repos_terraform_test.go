@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,8 +31,16 @@ variable "env" {
 variable "size" {
   type = string
 }
+variable "token" {
+  type      = string
+  default   = ""
+  sensitive = true
+}
 resource "terraform_data" "app" {
   input = "${var.env}-${var.size}"
+}
+resource "terraform_data" "token" {
+  input = nonsensitive(sha256(var.token))
 }
 `
 
@@ -71,6 +81,8 @@ func TestOneDirectoryTwoEnvironments(t *testing.T) {
 	// A backend setting from the server's environment (the local backend's
 	// workspace_dir stands in for a password): never shown, never written.
 	t.Setenv("H34_TEST_PROD_WORKSPACE_DIR", filepath.Join(stateDir, "prod-workspaces"))
+	const token = "prod-token-5f3c9a1e"
+	t.Setenv("H34_TEST_PROD_TOKEN", token)
 	h.repo.Checkout("main")
 	h.repo.WriteFile("app/main.tf", appRoot)
 	for env, size := range map[string]string{"dev": "small", "prod": "large"} {
@@ -93,6 +105,7 @@ projects:
     var_files: [../env/prod.tfvars]
     env: {TF_VAR_env: prod}
     backend_config_env: {workspace_dir: H34_TEST_PROD_WORKSPACE_DIR}
+    secret_env: {TF_VAR_token: H34_TEST_PROD_TOKEN}
 `)
 	h.repo.Commit("one app, two environments")
 	h.start()
@@ -107,6 +120,7 @@ projects:
 	require.Contains(t, body, "planned 2 projects")
 	require.Contains(t, body, "-backend-config=../env/prod.backend.hcl", "the comment's details show the init arguments")
 	require.NotContains(t, body, "prod-workspaces", "a backend setting from the server's environment is never shown")
+	require.NotContains(t, body, token, "nor a secret_env value")
 
 	h.merge(pr, approver)
 	jobs := h.waitApplies(pr)
@@ -115,8 +129,10 @@ projects:
 		require.Equal(t, applyqueue.Applied, j.State, j.Reason)
 	}
 	require.NotEqual(t, jobs[0].StateKey, jobs[1].StateKey, "two states, applied each under its own lock")
-	require.Equal(t, map[string]string{"app": "dev-small", "extra": "extra"}, stateInputs(h, "app-dev.tfstate"))
-	require.Equal(t, map[string]string{"app": "prod-large", "extra": "extra"}, stateInputs(h, "app-prod.tfstate"))
+	tokenHash := func(s string) string { sum := sha256.Sum256([]byte(s)); return hex.EncodeToString(sum[:]) }
+	require.Equal(t, map[string]string{"app": "dev-small", "extra": "extra", "token": tokenHash("")}, stateInputs(h, "app-dev.tfstate"))
+	require.Equal(t, map[string]string{"app": "prod-large", "extra": "extra", "token": tokenHash(token)}, stateInputs(h, "app-prod.tfstate"),
+		"prod's secret_env reached terraform")
 
 	// prod's var file only: prod alone, an update of the state it has.
 	pr2 := h.openPRWith("prod-bigger", baseGroups, map[string]string{"env/prod.tfvars": `size = "huge"` + "\n"})
