@@ -7,11 +7,15 @@ TERRAFORM_VERSION ?= 1.5.7
 # OpenTofu, the second binary the runner's real-binary tests and the gate's
 # scenarios run on (terraform.binary may point at tofu)
 TOFU_VERSION      ?= 1.12.6
+# a second terraform: projects pinned to different versions in one
+# repository (terraform.binaries) are planned and applied each with its own
+TERRAFORM_NEW_VERSION ?= 1.11.4
 # conftest, only for the whole-process comparison in `make bench`
 CONFTEST_VERSION  ?= 0.71.1
 BIN               := $(CURDIR)/bin
 TERRAFORM         := $(BIN)/terraform
 TOFU              := $(BIN)/tofu
+TERRAFORM_NEW     := $(BIN)/terraform-$(TERRAFORM_NEW_VERSION)
 CONFTEST          := $(BIN)/conftest
 SHARDGATE         := $(BIN)/shardgate
 # the demo's own binary: it links the fake GitHub, which the service never does
@@ -24,6 +28,7 @@ export GOFLAGS
 # that run on both binaries also use its tofu.
 export SHARDGATE_TERRAFORM := $(TERRAFORM)
 export SHARDGATE_TOFU      := $(TOFU)
+export SHARDGATE_TERRAFORM_NEW := $(TERRAFORM_NEW)
 
 FUZZTIME ?= 30s
 
@@ -52,8 +57,40 @@ image:
 	$(CONTAINER_TOOL) build --build-arg COMMIT=$(COMMIT) --build-arg TERRAFORM_VERSION=$(TERRAFORM_VERSION) -t $(IMAGE) .
 	@echo "built $(IMAGE): docker run $(IMAGE) version"
 
-## tools: install terraform $(TERRAFORM_VERSION) and tofu $(TOFU_VERSION) into ./bin when they are missing
-tools: $(TERRAFORM) $(TOFU)
+## tools: install terraform $(TERRAFORM_VERSION), terraform $(TERRAFORM_NEW_VERSION) (as terraform-$(TERRAFORM_NEW_VERSION)) and tofu $(TOFU_VERSION) into ./bin when they are missing
+tools: $(TERRAFORM) $(TERRAFORM_NEW) $(TOFU)
+
+# terraform 1.11's module cannot be built from the module proxy (its backends
+# are nested modules left out of the download, and its go.mod sets a godebug
+# newer Go refuses): take the official build, from PATH when one is there,
+# else from releases.hashicorp.com, checked against its SHA256SUMS.
+$(TERRAFORM_NEW):
+	@mkdir -p $(BIN)
+	@set -e; want="Terraform v$(TERRAFORM_NEW_VERSION)"; \
+		for d in $$(echo "$$PATH" | tr : ' '); do for c in $$d/terraform-$(TERRAFORM_NEW_VERSION) $$d/terraform; do \
+			if [ ! -f $@.tmp ] && [ -x "$$c" ] && [ "$$($$c version 2>/dev/null | head -1)" = "$$want" ]; then cp "$$c" $@.tmp; echo "copied $$c ($$want) to $@"; fi; \
+		done; done; \
+		if [ ! -f $@.tmp ]; then \
+			echo "downloading terraform $(TERRAFORM_NEW_VERSION) from releases.hashicorp.com into $@"; \
+			tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; zip=terraform_$(TERRAFORM_NEW_VERSION)_linux_amd64.zip; \
+			url=https://releases.hashicorp.com/terraform/$(TERRAFORM_NEW_VERSION); \
+			curl -fsSL -o "$$tmp/$$zip" "$$url/$$zip" && curl -fsSL -o "$$tmp/sums" "$$url/terraform_$(TERRAFORM_NEW_VERSION)_SHA256SUMS" || \
+				{ echo "cannot download terraform $(TERRAFORM_NEW_VERSION): put its official binary at $@"; exit 1; }; \
+			(cd "$$tmp" && grep " $$zip\$$" sums | sha256sum -c -) && unzip -p "$$tmp/$$zip" terraform > $@.tmp && chmod +x $@.tmp; \
+		fi
+	@$@.tmp version | head -1 | grep -qx "Terraform v$(TERRAFORM_NEW_VERSION)" || { echo "$@ is not terraform v$(TERRAFORM_NEW_VERSION)"; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+
+# build_module builds package $(3) of Go module $(1) at v$(2) into $(4).tmp with
+# ldflags $(5), from a writable copy of the module: `go install …@version`
+# refuses a module whose go.mod has replace directives (opentofu).
+define build_module
+set -e; src=$$($(GO) mod download -json $(1)@v$(2) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$src" || { echo "go mod download of $(1) v$(2) gave no directory"; exit 1; }; \
+		tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
+		cp -R "$$src/." "$$tmp/"; chmod -R u+w "$$tmp"; \
+		cd "$$tmp" && $(GO) build -ldflags "$(5)" -o $(4).tmp $(3)
+endef
 
 $(TERRAFORM):
 	@mkdir -p $(BIN)
@@ -66,11 +103,7 @@ $(TERRAFORM):
 $(TOFU):
 	@mkdir -p $(BIN)
 	@echo "installing tofu $(TOFU_VERSION) into $(BIN) (about ten minutes the first time)"
-	@set -e; src=$$($(GO) mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
-		test -n "$$src" || { echo "go mod download of opentofu v$(TOFU_VERSION) gave no directory"; exit 1; }; \
-		tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
-		cp -R "$$src/." "$$tmp/"; chmod -R u+w "$$tmp"; \
-		cd "$$tmp" && $(GO) build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o $(TOFU).tmp ./cmd/tofu
+	@$(call build_module,github.com/opentofu/opentofu,$(TOFU_VERSION),./cmd/tofu,$(TOFU),-X github.com/opentofu/opentofu/version.dev=no)
 	@TF_CLI_CONFIG_FILE=/dev/null $(TOFU).tmp version | head -1 | grep -qx "OpenTofu v$(TOFU_VERSION)" || { echo "built tofu is not v$(TOFU_VERSION)"; rm -f $(TOFU).tmp; exit 1; }
 	@mv $(TOFU).tmp $(TOFU)
 

@@ -24,7 +24,7 @@ type driftChecks struct {
 func (s *Server) wireDrift() {
 	ds := drift.NewStore(s.store)
 	s.drift = &driftChecks{store: ds, Checker: &drift.Checker{Clients: s.clients, Policies: s.policies,
-		Checkout: s.checkouts.Checkout, Runner: s.runner, SandboxErr: s.sandboxErr,
+		Checkout: s.checkouts.Checkout, Runner: s.runner, Binaries: s.binaries, SandboxErr: s.sandboxErr,
 		PlanEnv:      func() map[string]string { return serverconfig.RevealEnv(s.cfg.PlanEnv) },
 		Writable:     s.cfg.ProjectWritable,
 		Coordinators: brokerCoordinators(s.cfg), Egress: s.cfg.Egress,

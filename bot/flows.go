@@ -25,14 +25,14 @@ func (s *Server) wireFlows() {
 	s.checkouts = &plan.Checkouts{Clients: s.clients, APIURL: cfg.GitHubAPIURL, Dir: s.workDir, Now: s.now}
 	s.policies = repopolicy.NewLoader(cfg.Policy, cfg.AllowRepoOverride, s.engine, s.checkouts.Checkout)
 	coordinators := brokerCoordinators(cfg)
-	s.planner = &plan.Planner{Config: cfg, Records: s.rec, Clients: s.clients, Checkouts: s.checkouts, Runner: s.runner,
+	s.planner = &plan.Planner{Config: cfg, Records: s.rec, Clients: s.clients, Checkouts: s.checkouts, Runner: s.runner, Binaries: s.binaries,
 		SandboxErr: s.sandboxErr, Coordinators: coordinators, Coords: s.coords, Policies: s.policies,
 		Comments: s.comments, Checks: s.checks, Labels: s.labels,
 		Render:  &prreport.Renderer{Rules: s.rules, Approvers: s.approvers.Text(), Redact: s.redact},
 		Applies: s.applies, PRLocks: &s.prLocks, Metrics: s.metrics, Now: s.now, Logs: s.liveLogs,
 		Declared: declaredByDriftChecks(drift.NewStore(s.store))}
 	s.applier = &apply.Applier{Config: cfg, Records: s.rec, Applies: s.applies, Scheduler: s.scheduler, Clients: s.clients,
-		Runner: s.runner, SandboxErr: s.sandboxErr, Engine: s.engine, Coords: s.coords, Coordinators: coordinators,
+		Runner: s.runner, Binaries: s.binaries, SandboxErr: s.sandboxErr, Engine: s.engine, Coords: s.coords, Coordinators: coordinators,
 		PR: s.planner, Checks: s.checks, Policies: s.policies, Metrics: s.metrics, Redact: s.redact, Now: s.now,
 		Logs: s.liveLogs, Queue: s.store, Notify: func() { s.dispatcher.Notify() },
 		PreflightWait: apply.DefaultPreflightWait, AttestationWait: apply.DefaultAttestationWait,

@@ -57,7 +57,8 @@ func groupOf(eventType string, payload []byte) (*github.MergeGroupEvent, plan.Gr
 	}
 	mg := ev.GetMergeGroup()
 	return ev, plan.Group{Installation: ev.GetInstallation().GetID(), Owner: ev.GetRepo().GetOwner().GetLogin(), Repo: ev.GetRepo().GetName(),
-		HeadSHA: mg.GetHeadSHA(), HeadRef: mg.GetHeadRef(), BaseSHA: mg.GetBaseSHA(), BaseRef: mg.GetBaseRef()}, nil
+		HeadSHA: mg.GetHeadSHA(), HeadRef: mg.GetHeadRef(), BaseSHA: mg.GetBaseSHA(), BaseRef: mg.GetBaseRef(),
+		DefaultBranch: ev.GetRepo().GetDefaultBranch()}, nil
 }
 
 // reportGroupFailure fails the checks a merge group's job left in progress

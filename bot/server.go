@@ -38,6 +38,7 @@ import (
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/planrun"
 	"github.com/shardgate/shardgate/terraform/runner"
 	"github.com/shardgate/shardgate/terraform/workdir"
 )
@@ -52,6 +53,7 @@ type Server struct {
 	rec         records.Store
 	clients     ghapp.ClientCreator
 	runner      *runner.Runner
+	binaries    *planrun.Binaries // runner's binary and terraform.binaries
 	// sandboxErr is why terraform cannot be confined although the
 	// configuration requires it (sandbox.go): nothing is planned or applied.
 	sandboxErr error
@@ -167,6 +169,9 @@ func New(cfg *serverconfig.Config, st store.Store, opts ...Option) (_ *Server, e
 	}
 	logSandbox(s.log, cfg, sandboxErr, s.runner.Containment())
 	logEnforcement(s.log, cfg, sandboxErr)
+	if s.binaries, err = binaries(s.runner, cfg.TerraformBinaries, append(ropts, sandbox...)); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
 	// Scratch dirs (saved plans, sensitive variables) of a killed process.
 	if removed, err := s.runner.SweepScratch(); err != nil {
 		s.log.WithError(err).Warn("remove leftover terraform scratch dirs")
@@ -379,3 +384,26 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 }
 
 var errNoInstallation = errors.New("the event carries no installation id")
+
+// binaries are the default runner's binary and those of terraform.binaries,
+// each with a runner of the same options; a binary that does not run, or
+// is older than the runner accepts, stops the start.
+func binaries(def *runner.Runner, more []string, opts []runner.Option) (*planrun.Binaries, error) {
+	id, err := runner.Identify(def.Binary())
+	if err != nil {
+		return nil, err
+	}
+	var others []planrun.Binary
+	for _, path := range more {
+		id, err := runner.Identify(path)
+		if err != nil {
+			return nil, fmt.Errorf("terraform.binaries: %w", err)
+		}
+		r, err := runner.New(path, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("terraform.binaries: %w", err)
+		}
+		others = append(others, planrun.Binary{Identity: id, Runner: r})
+	}
+	return planrun.NewBinaries(planrun.Binary{Identity: id, Runner: def}, others...), nil
+}

@@ -93,7 +93,7 @@ func TestStatusPageShowsWhatFails(t *testing.T) {
 	require.Contains(t, services, "reachable", "the coordinator the plan read answered")
 	drifts := texts("tr.drift-row td.drift-status")
 	require.Len(t, drifts, 1)
-	require.Regexp(t, `^error: read the head of master on acme/streams: GET \S+: 500 Internal Server Error`, drifts[0])
+	require.Regexp(t, `^error: read the head of main on acme/streams: GET \S+: 500 Internal Server Error`, drifts[0])
 	require.Contains(t, strings.Join(texts("table.plans td"), " "), "streams", "the plan made before the outage is listed")
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)

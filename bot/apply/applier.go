@@ -26,6 +26,7 @@ import (
 	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/planrun"
 	"github.com/shardgate/shardgate/terraform/runner"
 )
 
@@ -48,12 +49,15 @@ const (
 // planning side (PullRequest). The Server wires it with the services it
 // uses, and nothing else.
 type Applier struct {
-	Config     *serverconfig.Config
-	Records    records.Store
-	Applies    *applyqueue.Queue
-	Scheduler  *applyqueue.Scheduler
-	Clients    ghapp.ClientCreator
-	Runner     *runner.Runner
+	Config    *serverconfig.Config
+	Records   records.Store
+	Applies   *applyqueue.Queue
+	Scheduler *applyqueue.Scheduler
+	Clients   ghapp.ClientCreator
+	Runner    *runner.Runner
+	// Binaries are the server's terraform binaries: an apply runs the one
+	// its plan ran (nil: Runner).
+	Binaries   *planrun.Binaries
 	SandboxErr error
 	// Engine judges a merge commit's plan no one reviewed (the built-in
 	// policy settings), for the message of a refused apply.

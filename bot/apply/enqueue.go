@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/shardgate/shardgate/coord/endstate"
@@ -44,7 +46,7 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 	}
 	queued := 0
 	st.Waiting = nil
-	for _, p := range records.OrderPlans(plans, st.Projects) {
+	for _, p := range applyOrder(modes, records.OrderPlans(plans, st.Projects)) {
 		if !ChangesAnything(p.ChangeSet) {
 			continue
 		}
@@ -59,7 +61,7 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 		if hasApply(existing, p.Project, pr.MergeSHA) {
 			continue
 		}
-		if ok, err := s.EnqueueApply(ctx, st.Ref, p, pr, ""); err != nil {
+		if ok, err := s.enqueueApply(ctx, st.Ref, p, pr, "", modes.DependenciesOf(p.Project)); err != nil {
 			return err
 		} else if ok {
 			queued++
@@ -85,9 +87,15 @@ func (s *Applier) EnqueueApplies(ctx context.Context, gh ghapp.API, st *records.
 // (""); false when the queue already holds it (a redelivered merge event, a
 // repeated command).
 func (s *Applier) EnqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string) (bool, error) {
+	return s.enqueueApply(ctx, ref, p, pr, requestedBy, nil)
+}
+
+// enqueueApply is EnqueueApply of a job that waits until the merge's applies
+// of the projects after have succeeded (depends_on).
+func (s *Applier) enqueueApply(ctx context.Context, ref pullreq.Ref, p *records.Plan, pr ghapp.PullRequest, requestedBy string, after []string) (bool, error) {
 	job := &applyqueue.Job{Ref: ref, Project: p.Project, Streams: endstate.Streams(p.ChangeSet), StateKey: stateKey(ref, p),
 		ReviewedSHA: pr.HeadSHA, Sensitive: p.ChangeSet.SensitiveValues(), MergeSHA: pr.MergeSHA, MergedBy: pr.MergedBy,
-		RequestedBy: requestedBy}
+		RequestedBy: requestedBy, After: after}
 	if err := s.Applies.Enqueue(ctx, job); errors.Is(err, applyqueue.ErrApplyExists) {
 		return false, nil
 	} else if err != nil {
@@ -114,9 +122,18 @@ func applyModes(ctx context.Context, gh ghapp.API, st *records.PRState, pr ghapp
 }
 
 // stateKey names the Terraform state a plan's project applies to: its
-// repository, directory and workspace. Two applies of it never run at once.
+// repository, directory and workspace, and the init arguments and backend
+// settings that tell several states of one directory apart. Two applies of
+// it never run at once.
 func stateKey(ref pullreq.Ref, p *records.Plan) string {
-	return strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
+	key := strings.ToLower(ref.FullName()) + ":" + p.Dir + "@" + p.Workspace
+	for _, a := range p.Keys.InitArgs {
+		key += " " + a
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Keys.BackendConfigEnv)) {
+		key += " " + k + "=$" + p.Keys.BackendConfigEnv[k]
+	}
+	return key
 }
 
 // ChangesAnything says whether a plan changes the coordinator or any other
@@ -139,4 +156,21 @@ func hasApply(jobs []*applyqueue.Job, project, mergeSHA string) bool {
 		}
 	}
 	return false
+}
+
+// applyOrder orders a merge's plans so that each project's dependencies
+// (depends_on) are queued before it: a dependent never holds a lock its
+// dependency waits for.
+func applyOrder(cfg *repoconfig.Config, plans []*records.Plan) []*records.Plan {
+	byName := map[string]*records.Plan{}
+	names := make([]string, 0, len(plans))
+	for _, p := range plans {
+		byName[p.Project] = p
+		names = append(names, p.Project)
+	}
+	out := make([]*records.Plan, 0, len(plans))
+	for _, n := range cfg.ApplyOrder(names) {
+		out = append(out, byName[n])
+	}
+	return out
 }

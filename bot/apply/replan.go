@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/policy/report"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
+	"github.com/shardgate/shardgate/terraform/planrun"
 	"github.com/shardgate/shardgate/terraform/runner"
 )
 
@@ -203,11 +205,6 @@ func (s *Applier) applyJob(ref pullreq.Ref, checkout string, reviewed *records.P
 			secret[serverconfig.TFVarCoordinatorPassword] = coordbroker.PlaceholderCredential
 		}
 	}
-	dir := filepath.Join(checkout, filepath.FromSlash(reviewed.Dir))
-	var varFiles []string
-	for _, vf := range reviewed.VarFiles {
-		varFiles = append(varFiles, filepath.Join(dir, filepath.FromSlash(vf)))
-	}
 	var ports []int
 	if broker != nil {
 		ports = []int{broker.Port()}
@@ -216,8 +213,20 @@ func (s *Applier) applyJob(ref pullreq.Ref, checkout string, reviewed *records.P
 	if err != nil {
 		return nil, err
 	}
-	job, err := s.Runner.NewJob(runner.JobConfig{Dir: dir, Root: checkout, Workspace: reviewed.Workspace, VarFiles: varFiles,
-		Env: env, SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out, ReadWrite: writable})
+	cfg := runner.JobConfig{Dir: filepath.Join(checkout, filepath.FromSlash(reviewed.Dir)), Root: checkout, Workspace: reviewed.Workspace,
+		SecretEnv: secret, ConnectPorts: ports, OnLockWait: onLockWait, Parallelism: 1, Output: out, ReadWrite: writable}
+	if err := planrun.ProjectJob(&cfg, reviewed.VarFiles, reviewed.Keys, env, os.LookupEnv); err != nil {
+		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
+	}
+	r := s.Runner
+	if s.Binaries != nil && reviewed.TerraformPath != "" {
+		b, ok := s.Binaries.ByPath(reviewed.TerraformPath)
+		if !ok {
+			return nil, fmt.Errorf("not applied: the plan ran %s, which this shardgate server no longer has (terraform.binary, terraform.binaries)", reviewed.TerraformPath)
+		}
+		r = b.Runner
+	}
+	job, err := r.NewJob(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("prepare terraform for the merge commit: %w", err)
 	}

@@ -34,6 +34,8 @@ type Checker struct {
 	Policies *repopolicy.Loader
 	Checkout CheckoutFunc
 	Runner   *runner.Runner
+	// Binaries choose each project's terraform (nil: Runner's).
+	Binaries *planrun.Binaries
 	// SandboxErr is why terraform cannot be confined: nothing is planned.
 	SandboxErr error
 	// PlanEnv is the plan phase's credentials (plan_env), read per plan.
@@ -149,7 +151,7 @@ func (d *Checker) checkProject(ctx context.Context, r Repo, checkout string, coE
 		}
 	}
 	res := planrun.Run(ctx, d.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: sha, SecretEnv: d.PlanEnv(), Writable: writable,
-		Coordinators: d.Coordinators, Egress: d.Egress, OnLockWait: func(w runner.LockWait) {
+		Binaries: d.Binaries, Coordinators: d.Coordinators, Egress: d.Egress, OnLockWait: func(w runner.LockWait) {
 			logctx.Logger(ctx).WithField(logctx.FieldProject, p.Name).Infof("drift: waiting for the state lock held by %s; never force-unlocked", w.Lock.Holder())
 		}})
 	d.Metrics.ObserveLockWaits("plan", res.LockWaits)

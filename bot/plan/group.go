@@ -32,6 +32,9 @@ type Group struct {
 	Owner, Repo      string
 	HeadSHA, HeadRef string
 	BaseSHA, BaseRef string
+	// DefaultBranch is the repository's ("" when not known: then every
+	// project's branches match).
+	DefaultBranch string
 }
 
 // ref names the group's repository; Number 0 is no pull request.
@@ -159,7 +162,10 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 	if err != nil {
 		return err
 	}
-	if projects := repoconfig.SelectProjects(pol.Repo, files); len(projects) > 0 {
+	ch := repoconfig.Change{Files: files, Base: g.branch(), DefaultBranch: g.DefaultBranch}
+	tree, cleanup := s.groupTree(ctx, g)
+	defer cleanup()
+	if projects := selectProjects(pol.Repo, ch, tree); len(projects) > 0 {
 		if gate.Plans, err = s.planGroupProjects(ctx, gh, g, pol, projects, labels, atts); err != nil {
 			return err
 		}
@@ -170,6 +176,21 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 	return s.noteQueueVerdict(ctx, gh, g, prs, gate)
 }
 
+// groupTree checks the group's head out for the module graph when asked:
+// "" when it cannot be (the projects the graph might add are then planned,
+// and fail saying so). cleanup removes the checkout, if one was made.
+func (s *Planner) groupTree(ctx context.Context, g Group) (tree func() string, cleanup func()) {
+	cleanup = func() {}
+	return func() string {
+		root, _, done, err := s.Checkouts.Tree(ctx, g.ref(), g.HeadSHA)
+		cleanup = done
+		if err != nil {
+			return ""
+		}
+		return root
+	}, func() { cleanup() }
+}
+
 // planGroupProjects plans, judges and reports each project on the group's head.
 func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, pol *repopolicy.Policy, projects []repoconfig.Project,
 	labels []policy.Label, atts []policy.Attestation) ([]*records.Plan, error) {
@@ -178,7 +199,7 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 	defer cleanup()
 	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: g.HeadSHA,
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: g.HeadSHA,
 			LockWaits: []report.LockWait{}, SkippedLinks: linkNames(skipped)}
 		plans = append(plans, rec)
 		if gone, err := s.Records.Handled(ctx, g.destroyedKey()); err != nil || gone {

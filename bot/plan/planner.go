@@ -36,11 +36,13 @@ import (
 // the check runs up to date, applies included. The Server wires it with the
 // services it uses, and nothing else.
 type Planner struct {
-	Config     *serverconfig.Config
-	Records    records.Store
-	Clients    ghapp.ClientCreator
-	Checkouts  *Checkouts
-	Runner     *runner.Runner
+	Config    *serverconfig.Config
+	Records   records.Store
+	Clients   ghapp.ClientCreator
+	Checkouts *Checkouts
+	Runner    *runner.Runner
+	// Binaries choose each project's terraform (nil: Runner's).
+	Binaries   *planrun.Binaries
 	SandboxErr error
 	// Coordinators are reached through the plan's read-only broker (planrun).
 	Coordinators []coordbroker.Coordinator
@@ -170,7 +172,24 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 		return err
 	}
-	projects, err := projectsOf(ctx, gh, req.Ref, pol.Repo)
+	var checkout string
+	var skipped []ghapp.SkippedLink
+	var coErr error
+	cleanup, fetched := func() {}, false
+	defer func() { cleanup() }()
+	tree := func() string {
+		if !fetched {
+			fetched = true
+			stop := phases.Start(ctx, phases.Checkout)
+			checkout, skipped, cleanup, coErr = s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
+			stop()
+		}
+		if coErr != nil {
+			return ""
+		}
+		return checkout
+	}
+	projects, err := projectsOf(ctx, gh, req.Ref, *pr, pol.Repo, tree)
 	if err != nil {
 		return err
 	}
@@ -185,19 +204,18 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 	}
 	if len(projects) == 0 {
 		st.Status = "done: no Terraform project changed in this pull request."
+		if pol.Repo.Explicit && len(pol.Repo.Projects) > 0 {
+			st.Status = "done: no project reads the files this pull request changes (nor a local module they call, nor their `when_modified` files), so nothing was planned."
+		}
 		if err := s.Publish(ctx, gh, st, nil); err != nil {
 			return err
 		}
 		return s.finishGate(ctx, gh, st, gateID, nil, "")
 	}
-
-	stop := phases.Start(ctx, phases.Checkout)
-	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
-	stop()
-	defer cleanup()
+	tree()
 	var plans []*records.Plan
 	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
 			SkippedLinks: linkNames(skipped)}
 		plans = append(plans, rec)
 		if coErr != nil {
@@ -292,11 +310,15 @@ func (s *Planner) runProject(ctx context.Context, ref pullreq.Ref, rec *records.
 	}
 	live, endLog := livelog.StartOn(s.Logs, livelog.Info{Kind: livelog.KindPlan, Ref: ref, Project: p.Name, SHA: rec.HeadSHA})
 	defer endLog()
-	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: rec.HeadSHA, Writable: writable,
+	res := planrun.Run(ctx, s.Runner, planrun.Request{Checkout: checkout, Project: p, Commit: rec.HeadSHA, Writable: writable, Binaries: s.Binaries,
 		SecretEnv: serverconfig.RevealEnv(s.Config.PlanEnv), Output: live, Coordinators: s.Coordinators, Egress: s.Config.Egress,
 		OnLockWait: onLockWait})
 	for _, w := range res.LockWaits {
 		rec.LockWaits = append(rec.LockWaits, report.LockWait(w))
+	}
+	rec.TerraformPath = res.Binary.Path
+	if s.Binaries != nil && s.Binaries.Several() && res.Binary.Path != "" {
+		rec.Terraform = res.Binary.Name()
 	}
 	s.Metrics.ObserveLockWaits("plan", res.LockWaits)
 	if res.Failed() {

@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,15 +25,26 @@ const (
 // the repository's policy read from the base commit, then the pull request's
 // changed files (read page by page) matched against it.
 func selection(t *testing.T, gh *ghapptest.GitHub, changed ...string) ([]string, error) {
+	return selectionIn(t, gh, nil, changed...)
+}
+
+// selectionIn is selection with the head's files (for its module graph).
+func selectionIn(t *testing.T, gh *ghapptest.GitHub, head map[string]string, changed ...string) ([]string, error) {
 	t.Helper()
 	ctx := context.Background()
-	gh.SetPullRequest(seamRef.Owner, seamRef.Repo, ghapp.PullRequest{Number: seamRef.Number, State: "open",
-		BaseRef: "main", BaseSHA: baseSHA, HeadSHA: pushedHead}, changed...)
+	pr := ghapp.PullRequest{Number: seamRef.Number, State: "open", BaseRef: "main", DefaultBranch: "main", BaseSHA: baseSHA, HeadSHA: pushedHead}
+	gh.SetPullRequest(seamRef.Owner, seamRef.Repo, pr, changed...)
 	pol, err := repopolicy.NewLoader(policy.DefaultConfig(), false, nil, nil).For(ctx, gh, seamRef, "main", baseSHA)
 	if err != nil {
 		return nil, err
 	}
-	projects, err := projectsOf(ctx, gh, seamRef, pol.Repo)
+	root := t.TempDir()
+	for name, text := range head {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	projects, err := projectsOf(ctx, gh, seamRef, pr, pol.Repo, func() string { return root })
 	require.NoError(t, err)
 	var names []string
 	for _, p := range projects {
@@ -44,6 +57,7 @@ func TestProjectSelection(t *testing.T) {
 	tests := []struct {
 		name    string
 		config  string // .shardgate.yaml on the base commit; "" for none
+		head    map[string]string
 		changed []string
 		want    []string
 	}{
@@ -58,8 +72,15 @@ func TestProjectSelection(t *testing.T) {
 			want:    []string{"billing=infra/billing"}},
 		{name: "configured: any changed file in a project's dir, not only Terraform", config: twoProjects,
 			changed: []string{"streams/README.md"}, want: []string{"streams=streams"}},
-		{name: "configured: a Terraform file outside every project (a shared module) plans them all", config: twoProjects,
-			changed: []string{"modules/group/main.tf"}, want: []string{"streams=streams", "billing=infra/billing"}},
+		{name: "configured: a module only streams calls plans streams", config: twoProjects,
+			head:    map[string]string{"streams/main.tf": "module \"g\" {\n  source = \"../modules/group\"\n}\n"},
+			changed: []string{"modules/group/main.tf"}, want: []string{"streams=streams"}},
+		{name: "configured: a module called through another module plans its caller", config: twoProjects,
+			head: map[string]string{"infra/billing/main.tf": "module \"w\" {\n  source = \"../../modules/wrap\"\n}\n",
+				"modules/wrap/main.tf": "module \"g\" {\n  source = \"../group\"\n}\n"},
+			changed: []string{"modules/group/main.tf"}, want: []string{"billing=infra/billing"}},
+		{name: "configured: a Terraform file no project reads plans nothing", config: twoProjects,
+			changed: []string{"modules/group/main.tf"}},
 		{name: "configured: nothing in a project", config: twoProjects, changed: []string{"docs/README.md"}},
 	}
 	for _, tt := range tests {
@@ -71,7 +92,7 @@ func TestProjectSelection(t *testing.T) {
 			}
 			// The pull request's own .shardgate.yaml is never read.
 			gh.SetFile(seamRef.Owner, seamRef.Repo, pushedHead, repoconfig.FileName, []byte("version: 1\nprojects:\n  - name: everything\n    dir: .\n"))
-			got, err := selection(t, gh, tt.changed...)
+			got, err := selectionIn(t, gh, tt.head, tt.changed...)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 		})
@@ -97,4 +118,19 @@ func TestProjectSelectionConfigErrors(t *testing.T) {
 	_, err = selection(t, gh, "streams/main.tf")
 	require.ErrorIs(t, err, outage)
 	require.False(t, errors.As(err, &cfgErr), "an outage is not the repository's fault")
+}
+
+// When the head cannot be fetched, the projects its module graph might add
+// are planned (their plans say the files are missing), not silently skipped.
+func TestProjectSelectionWithoutTheHead(t *testing.T) {
+	_, gh, _ := seamPlanner(t, nil)
+	gh.SetFile(seamRef.Owner, seamRef.Repo, baseSHA, repoconfig.FileName, []byte(twoProjects))
+	ctx := context.Background()
+	pr := ghapp.PullRequest{Number: seamRef.Number, State: "open", BaseRef: "main", DefaultBranch: "main", BaseSHA: baseSHA, HeadSHA: pushedHead}
+	gh.SetPullRequest(seamRef.Owner, seamRef.Repo, pr, "modules/group/main.tf")
+	pol, err := repopolicy.NewLoader(policy.DefaultConfig(), false, nil, nil).For(ctx, gh, seamRef, "main", baseSHA)
+	require.NoError(t, err)
+	projects, err := projectsOf(ctx, gh, seamRef, pr, pol.Repo, func() string { return "" })
+	require.NoError(t, err)
+	require.Len(t, projects, 2)
 }

@@ -115,6 +115,10 @@ func applyDetailText(j *applyqueue.Job, blockers func(seq string) []applyqueue.B
 		}
 		var parts []string
 		for _, b := range waits {
+			if b.DependsOn {
+				parts = append(parts, dependencyWait(b))
+				continue
+			}
 			if b.Stream == "" {
 				parts = append(parts, fmt.Sprintf("waiting behind #%d (%s) on the project's Terraform state", b.Ref.Number, report.Code(b.Project)))
 				continue
@@ -132,4 +136,14 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// dependencyWait says that a job waits for the apply of a project it
+// depends on (depends_on), and why it still does.
+func dependencyWait(b applyqueue.Blocker) string {
+	if b.State == applyqueue.Failed {
+		return fmt.Sprintf("not applied: it depends on %s (`depends_on`), whose apply failed (%s); it waits until an approver's `/shardgate apply` of %s succeeds",
+			report.Code(b.Project), report.Escape(report.FirstLine(b.Reason)), report.Code(b.Project))
+	}
+	return fmt.Sprintf("waiting for %s to be applied first (`depends_on`)", report.Code(b.Project))
 }

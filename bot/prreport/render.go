@@ -46,6 +46,7 @@ func (s *Renderer) Comment(st *records.PRState, notice, applies string, plans []
 	for _, p := range plans {
 		b.WriteString("\n")
 		b.WriteString(s.project(p, budget))
+		b.WriteString(settings(p))
 	}
 	out := b.String()
 	if len(out) > report.MaxCommentChars {

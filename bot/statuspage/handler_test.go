@@ -370,3 +370,22 @@ func TestTheServerSettings(t *testing.T) {
 	require.Contains(t, body, `<tr><th>apply.max_concurrent</th><td>at most 4 applies at once</td></tr>`)
 	require.Less(t, strings.Index(body, "processes of a job"), strings.Index(body, "apply.max_concurrent"))
 }
+
+// A job that depends on another project's apply of its merge says so.
+func TestQueueShowsTheOrderOfDependsOn(t *testing.T) {
+	s := newScene(t, backends[0], Options{})
+	j := &applyqueue.Job{Ref: refOf(21), Project: "infra", Streams: []string{"http://coord:8080 orders"}, MergeSHA: "0123456789abcdef0123456789abcdef01234567",
+		After: []string{"network"}}
+	require.NoError(t, s.queue.Enqueue(context.Background(), j))
+	_, body := get(t, s.srv.URL+"/", "")
+	require.Contains(t, body, "first in line: starts when a scheduler picks it up, and only once the merge&#39;s applies of network it depends on have succeeded (depends_on)")
+}
+
+// A recent plan names the terraform it ran when the server has several.
+func TestRecentPlanNamesItsTerraform(t *testing.T) {
+	s := newScene(t, backends[0], Options{})
+	require.NoError(t, s.rec.PutPlan(context.Background(), refOf(31), &records.Plan{Project: "new", HeadSHA: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+		Error: "not planned", Terraform: "terraform 1.11.4"}))
+	_, body := get(t, s.srv.URL+"/", "")
+	require.Contains(t, body, "with terraform 1.11.4")
+}

@@ -10,7 +10,7 @@ import (
 func (h *Handler) plans(in []records.RecentPlan) []planView {
 	out := make([]planView, 0, len(in))
 	for _, p := range in {
-		pv := planView{PR: h.prLink(p.Ref), Project: p.Project, Head: h.commitLink(p.Ref, p.HeadSHA), PlannedAt: stamp(p.PlannedAt)}
+		pv := planView{PR: h.prLink(p.Ref), Project: p.Project, Head: h.commitLink(p.Ref, p.HeadSHA), PlannedAt: stamp(p.PlannedAt), Terraform: p.Terraform}
 		switch {
 		case p.Error != "":
 			pv.Outcome, pv.Detail = "error", p.Error

@@ -86,6 +86,8 @@ type planView struct {
 	Detail    string
 	LockWaits []string
 	PlannedAt string
+	// Terraform names the binary when the server has several.
+	Terraform string
 }
 
 type applyView struct {
@@ -236,7 +238,7 @@ func (h *Handler) lane(jobs []*applyqueue.Job, lock, on string, more func(*apply
 		if i > 0 {
 			q.Waits = h.waitsBehind(lock, on, jobs[0], now)
 		} else if !leased(j, now) {
-			q.Waits = "first in line: starts when a scheduler picks it up" + more(j)
+			q.Waits = "first in line: starts when a scheduler picks it up" + more(j) + afterDependencies(j)
 		}
 		out = append(out, q)
 	}
@@ -362,4 +364,13 @@ func (h *Handler) build(ctx context.Context) *overview {
 	v.Settings = slices.Clone(h.o.Settings)
 	h.o.Redactor.Scrub(v)
 	return v
+}
+
+// afterDependencies says that a job starts only after its merge's applies of
+// the projects it depends on (depends_on) succeeded; "" without any.
+func afterDependencies(j *applyqueue.Job) string {
+	if len(j.After) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and only once the merge's applies of %s it depends on have succeeded (depends_on)", strings.Join(j.After, ", "))
 }

@@ -51,9 +51,10 @@ type Project struct {
 	Name      string
 	Dir       string // slash-separated, relative to the repository root, "." for the root
 	Workspace string
-	VarFiles  []string // relative to Dir
+	VarFiles  []string // relative to Dir, inside the repository
 	// Apply is when a merge of the project is applied: ApplyOnMerge or ApplyManual.
 	Apply ApplyMode
+	ProjectKeys
 }
 
 // Config is a validated repository configuration.
@@ -140,6 +141,16 @@ type rawProject struct {
 	Workspace string   `yaml:"workspace"`
 	VarFiles  []string `yaml:"var_files"`
 	Apply     string   `yaml:"apply"`
+	// The keys of ProjectKeys (project_keys.go).
+	WhenModified     []string          `yaml:"when_modified"`
+	DependsOn        []string          `yaml:"depends_on"`
+	InitArgs         []string          `yaml:"init_args"`
+	PlanArgs         []string          `yaml:"plan_args"`
+	BackendConfigEnv map[string]string `yaml:"backend_config_env"`
+	Env              map[string]string `yaml:"env"`
+	SecretEnv        map[string]string `yaml:"secret_env"`
+	Branches         []string          `yaml:"branches"`
+	TerraformVersion string            `yaml:"terraform_version"`
 }
 
 type rawStreams struct {
@@ -194,25 +205,30 @@ func (r *rawConfig) validate() []string {
 		problems = append(problems, fmt.Sprintf("version %d is not supported: use 'version: 1'", *r.Version))
 	}
 	names := map[string]bool{}
+	for _, p := range r.Projects {
+		names[p.Name] = true
+	}
 	dirs := map[string]bool{}
+	seen := map[string]bool{}
 	for i, p := range r.Projects {
 		where := fmt.Sprintf("projects[%d]", i)
 		if p.Name == "" {
 			problems = append(problems, where+".name is missing")
-		} else if names[p.Name] {
+		} else if seen[p.Name] {
 			problems = append(problems, fmt.Sprintf("%s.name %q is used twice", where, p.Name))
 		}
-		names[p.Name] = true
+		seen[p.Name] = true
 		if msg := checkRelPath(p.Dir); msg != "" {
 			problems = append(problems, fmt.Sprintf("%s.dir %s", where, msg))
 		}
-		key := path.Clean(p.Dir) + "|" + workspaceOr(p.Workspace)
+		key := p.stateIdentity()
 		if p.Dir != "" && dirs[key] {
-			problems = append(problems, fmt.Sprintf("%s: dir %q and workspace %q are already a project", where, p.Dir, workspaceOr(p.Workspace)))
+			problems = append(problems, fmt.Sprintf("%s: dir %q and workspace %q are already a project with the same init_args, backend_config_env and var_files: give one of them its own", where, p.Dir, workspaceOr(p.Workspace)))
 		}
 		dirs[key] = true
+		problems = append(problems, p.validateKeys(where, names)...)
 		for j, vf := range p.VarFiles {
-			if msg := checkRelPath(vf); msg != "" {
+			if msg := checkReach(path.Clean(p.Dir), vf); msg != "" {
 				problems = append(problems, fmt.Sprintf("%s.var_files[%d] %s", where, j, msg))
 			}
 		}
@@ -221,6 +237,9 @@ func (r *rawConfig) validate() []string {
 		default:
 			problems = append(problems, fmt.Sprintf("%s.apply %q is not a way to apply: use %q or %q", where, p.Apply, ApplyOnMerge, ApplyManual))
 		}
+	}
+	if c := dependencyCycle(r.Projects); c != nil {
+		problems = append(problems, "projects: depends_on forms a cycle: "+strings.Join(c, " → "))
 	}
 	for i, s := range r.Streams.DuplicateTolerant {
 		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "{}") {
@@ -282,11 +301,12 @@ func (r *rawConfig) toConfig() *Config {
 	c := &Config{Policy: policy.DefaultConfig(), Explicit: true}
 	for _, p := range r.Projects {
 		c.Projects = append(c.Projects, Project{
-			Name:      p.Name,
-			Dir:       path.Clean(p.Dir),
-			Workspace: workspaceOr(p.Workspace),
-			VarFiles:  append([]string(nil), p.VarFiles...),
-			Apply:     applyOr(p.Apply),
+			Name:        p.Name,
+			Dir:         path.Clean(p.Dir),
+			Workspace:   workspaceOr(p.Workspace),
+			VarFiles:    append([]string(nil), p.VarFiles...),
+			Apply:       applyOr(p.Apply),
+			ProjectKeys: p.keys(),
 		})
 	}
 	if r.Policy.MaxShardDelta != nil {

@@ -47,10 +47,15 @@ type Job struct {
 	// jobs of one stream do. A project without coordinator changes (an
 	// alarm, a bucket) has no streams and is held by this lock alone. ""
 	// takes no state lock (jobs enqueued before there was one).
-	StateKey    string `json:"state_key,omitempty"`
-	ReviewedSHA string `json:"reviewed_sha"`
-	MergeSHA    string `json:"merge_sha"`
-	MergedBy    string `json:"merged_by"`
+	StateKey string `json:"state_key,omitempty"`
+	// After are the projects of the same merge (depends_on in
+	// .shardgate.yaml) whose applies must succeed before this one starts:
+	// while one of them is not applied (queued, running, or failed), this
+	// job waits. A project the merge does not apply does not hold it.
+	After       []string `json:"after,omitempty"`
+	ReviewedSHA string   `json:"reviewed_sha"`
+	MergeSHA    string   `json:"merge_sha"`
+	MergedBy    string   `json:"merged_by"`
 	// RequestedBy is the approver whose `/shardgate apply <project>` queued
 	// the job (a project applied by hand); "" for an apply on merge.
 	RequestedBy string `json:"requested_by,omitempty"`

@@ -292,10 +292,17 @@ func (q *Queue) Runnable(ctx context.Context) ([]*Job, error) {
 		return nil, fmt.Errorf("list runnable apply jobs: %w", err)
 	}
 	out := runnableApplies(jobs, q.clock())
-	for i, j := range out {
-		out[i] = cloneApply(j)
+	ready := out[:0]
+	for _, j := range out {
+		deps, err := q.unapplied(ctx, j)
+		if err != nil {
+			return nil, fmt.Errorf("list runnable apply jobs: %w", err)
+		}
+		if len(deps) == 0 {
+			ready = append(ready, cloneApply(j))
+		}
 	}
-	return out, nil
+	return ready, nil
 }
 
 // runnableApplies walks jobs in order, marking the locks (streams and state)
@@ -338,6 +345,10 @@ type Blocker struct {
 	Ref     pullreq.Ref
 	Project string
 	State   State
+	// DependsOn says the job waits for this one, of its merge, to be applied
+	// (Job.After), not for a lock; Reason is why it failed, if it did.
+	DependsOn bool
+	Reason    string
 }
 
 // Blockers returns, for each stream of the job and for its state, the
@@ -371,6 +382,13 @@ func (q *Queue) Blockers(ctx context.Context, seq string) ([]Blocker, error) {
 				break
 			}
 		}
+	}
+	deps, err := q.unapplied(ctx, job)
+	if err != nil {
+		return nil, fmt.Errorf("apply job blockers %s: %w", seq, err)
+	}
+	for _, d := range deps {
+		out = append(out, Blocker{Seq: d.Seq, Ref: d.Ref, Project: d.Project, State: d.State, DependsOn: true, Reason: d.Reason})
 	}
 	return out, nil
 }

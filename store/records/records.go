@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
+	"github.com/shardgate/shardgate/policy/repoconfig"
 	"github.com/shardgate/shardgate/policy/report"
 )
 
@@ -74,14 +75,21 @@ type WaitingApply struct {
 
 // Plan is one project's plan of one head commit, with its last judgement.
 type Plan struct {
-	Project     string               `json:"project"`
-	Dir         string               `json:"dir"`
-	Workspace   string               `json:"workspace"`
-	VarFiles    []string             `json:"var_files,omitempty"`
-	HeadSHA     string               `json:"head_sha"`
-	ChangeSet   *planparse.ChangeSet `json:"change_set,omitempty"`
-	Fingerprint string               `json:"fingerprint,omitempty"`
-	Error       string               `json:"error,omitempty"`
+	Project   string   `json:"project"`
+	Dir       string   `json:"dir"`
+	Workspace string   `json:"workspace"`
+	VarFiles  []string `json:"var_files,omitempty"`
+	// Keys are the project's settings it was planned with (init and plan
+	// arguments, environment, ...): the merge's re-plan and apply use them.
+	Keys repoconfig.ProjectKeys `json:"project_keys"`
+	// TerraformPath is the binary the plan ran (its apply runs the same);
+	// Terraform names it ("terraform 1.11.4") when the server has several.
+	TerraformPath string               `json:"terraform_path,omitempty"`
+	Terraform     string               `json:"terraform,omitempty"`
+	HeadSHA       string               `json:"head_sha"`
+	ChangeSet     *planparse.ChangeSet `json:"change_set,omitempty"`
+	Fingerprint   string               `json:"fingerprint,omitempty"`
+	Error         string               `json:"error,omitempty"`
 	// Diagnostics are terraform's errors and warnings when Error is a failed
 	// terraform command: summary, detail, file and line, redacted.
 	Diagnostics []report.Diagnostic          `json:"diagnostics,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/github/pullreq"
@@ -46,6 +48,19 @@ type Request struct {
 	// Egress are the other hosts (host:port, *.suffix:port) terraform may
 	// reach through the broker (terraform.egress); every other is refused.
 	Egress []string
+	// Binaries, when set, choose the terraform of the project (Binaries.For)
+	// instead of the runner Run is given.
+	Binaries *Binaries
+	// LookupEnv reads the server's environment for the project's secret_env
+	// and backend_config_env; default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+func (r Request) lookupEnv() func(string) (string, bool) {
+	if r.LookupEnv != nil {
+		return r.LookupEnv
+	}
+	return os.LookupEnv
 }
 
 // Result is what the plan gave: a change set, or why there is none.
@@ -59,6 +74,9 @@ type Result struct {
 	Diagnostics []report.Diagnostic
 	// LockWaits are the state-lock waits the job went through.
 	LockWaits []runner.LockWaitRecord
+	// Binary is the terraform the plan ran with Request.Binaries (its
+	// apply must run the same), zero without.
+	Binary runner.Identity
 }
 
 // Failed says whether the plan gave no change set.
@@ -75,9 +93,13 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 		}
 		return res
 	}
-	varFiles := make([]string, 0, len(p.VarFiles))
-	for _, vf := range p.VarFiles {
-		varFiles = append(varFiles, filepath.Join(res.Dir, filepath.FromSlash(vf)))
+	if req.Binaries != nil {
+		b, err := req.Binaries.For(req.Checkout, p)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		r, res.Binary = b.Runner, b.Identity
 	}
 	env, ports, broker, stop, err := readOnlyBroker(coordbroker.Config{Coordinators: req.Coordinators, Egress: req.Egress,
 		ReadOnly: true, Output: req.Output})
@@ -86,8 +108,13 @@ func Run(ctx context.Context, r *runner.Runner, req Request) (res Result) {
 		return res
 	}
 	defer stop()
-	job, err := r.NewJob(runner.JobConfig{Dir: res.Dir, Root: req.Checkout, Workspace: p.Workspace, VarFiles: varFiles,
-		Env: env, ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait, ReadWrite: req.Writable})
+	cfg := runner.JobConfig{Dir: res.Dir, Root: req.Checkout, Workspace: p.Workspace,
+		ConnectPorts: ports, SecretEnv: req.SecretEnv, Output: req.Output, OnLockWait: req.OnLockWait, ReadWrite: req.Writable}
+	if err := ProjectJob(&cfg, p.VarFiles, p.ProjectKeys, env, req.lookupEnv()); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	job, err := r.NewJob(cfg)
 	if err != nil {
 		res.Error = report.FirstLine(err.Error())
 		return res
@@ -170,4 +197,51 @@ func refusal(b *coordbroker.Broker) (string, bool) {
 		return "", false
 	}
 	return "refused a coordinator call that changes it: " + c.Summary, true
+}
+
+// ProjectJob fills what a project adds to its terraform runs into cfg, the
+// same for the plan, the merge's re-plan and apply, and drift: var files (Dir
+// relative), init and plan arguments, its plain env (under env, which holds
+// shardgate's own variables and wins) and, read from the server's
+// environment by lookupEnv, its secret_env and backend_config_env values.
+// A server variable that is not set is an error naming it, never a value.
+func ProjectJob(cfg *runner.JobConfig, varFiles []string, k repoconfig.ProjectKeys, env map[string]string, lookupEnv func(string) (string, bool)) error {
+	for _, vf := range varFiles {
+		cfg.VarFiles = append(cfg.VarFiles, filepath.Join(cfg.Dir, filepath.FromSlash(vf)))
+	}
+	cfg.InitArgs = append(cfg.InitArgs, k.InitArgs...)
+	cfg.PlanArgs = append(cfg.PlanArgs, k.PlanArgs...)
+	cfg.Env = map[string]string{}
+	for name, v := range k.Env {
+		cfg.Env[name] = v
+	}
+	for name, v := range env {
+		cfg.Env[name] = v
+	}
+	var missing []string
+	reveal := func(m map[string]string, into *map[string]string) {
+		for key, server := range m {
+			v, ok := lookupEnv(server)
+			if !ok {
+				missing = append(missing, server)
+				continue
+			}
+			if *into == nil {
+				*into = map[string]string{}
+			}
+			(*into)[key] = v
+		}
+	}
+	secret := map[string]string{}
+	for name, v := range cfg.SecretEnv {
+		secret[name] = v
+	}
+	cfg.SecretEnv = secret
+	reveal(k.SecretEnv, &cfg.SecretEnv)
+	reveal(k.BackendConfigEnv, &cfg.SecretBackendConfig)
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("the project's secret_env or backend_config_env names %s, not set in the shardgate server's environment", strings.Join(missing, ", "))
+	}
+	return nil
 }

@@ -64,11 +64,28 @@ func FindTerraform(explicit, baseDir string) (path, version string, err error) {
 	return "", "", &BinaryError{Reason: "no usable terraform: " + strings.Join(reasons, "; ")}
 }
 
-// versions caches what CheckTerraform learnt, per binary (see binaryKey).
+// versions caches what Identify learnt, per binary (see binaryKey).
 var versions = struct {
 	sync.Mutex
-	m map[binaryKey]string
-}{m: map[binaryKey]string{}}
+	m map[binaryKey]Identity
+}{m: map[binaryKey]Identity{}}
+
+// Identity is what a binary's `version -json` says of it.
+type Identity struct {
+	Path    string
+	Version string
+	// OpenTofu is true for tofu: its version JSON lacks terraform's
+	// "terraform_outdated".
+	OpenTofu bool
+}
+
+// Name is "terraform 1.5.7" or "OpenTofu 1.12.6".
+func (id Identity) Name() string {
+	if id.OpenTofu {
+		return "OpenTofu " + id.Version
+	}
+	return "terraform " + id.Version
+}
 
 // binaryKey names one build of a binary: its resolved path, size and
 // modification time. Replacing the file (an upgrade) changes the key.
@@ -98,25 +115,32 @@ func keyOf(path string) (binaryKey, bool) {
 // changes: the bot makes a job per plan and apply, and each `terraform
 // version` costs a process start.
 func CheckTerraform(path string) (string, error) {
+	id, err := Identify(path)
+	return id.Version, err
+}
+
+// Identify is CheckTerraform that also says whether the binary is OpenTofu.
+func Identify(path string) (Identity, error) {
 	key, cacheable := keyOf(path)
 	if cacheable {
 		versions.Lock()
-		v, ok := versions.m[key]
+		id, ok := versions.m[key]
 		versions.Unlock()
 		if ok {
-			return v, nil
+			id.Path = path
+			return id, nil
 		}
 	}
-	v, err := checkTerraform(path)
+	id, err := checkTerraform(path)
 	if err == nil && cacheable {
 		versions.Lock()
-		versions.m[key] = v
+		versions.m[key] = id
 		versions.Unlock()
 	}
-	return v, err
+	return id, err
 }
 
-func checkTerraform(path string) (string, error) {
+func checkTerraform(path string) (Identity, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "version", "-json")
@@ -127,23 +151,24 @@ func checkTerraform(path string) (string, error) {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			reason = "not found"
 		}
-		return "", &BinaryError{Path: path, Reason: reason + ": " + Redact(firstLine(err.Error()))}
+		return Identity{}, &BinaryError{Path: path, Reason: reason + ": " + Redact(firstLine(err.Error()))}
 	}
 	var info struct {
-		Version string `json:"terraform_version"`
+		Version  string `json:"terraform_version"`
+		Outdated *bool  `json:"terraform_outdated"`
 	}
 	if err := json.Unmarshal(jsonDocument(out), &info); err != nil || info.Version == "" {
-		return "", &BinaryError{Path: path, Reason: "cannot read its version (is it terraform or tofu?)"}
+		return Identity{}, &BinaryError{Path: path, Reason: "cannot read its version (is it terraform or tofu?)"}
 	}
 	ok, err := versionAtLeast(info.Version, MinVersion)
 	if err != nil {
-		return "", &BinaryError{Path: path, Version: info.Version, Reason: err.Error()}
+		return Identity{}, &BinaryError{Path: path, Version: info.Version, Reason: err.Error()}
 	}
 	if !ok {
-		return "", &BinaryError{Path: path, Version: info.Version,
+		return Identity{}, &BinaryError{Path: path, Version: info.Version,
 			Reason: fmt.Sprintf("version %s is below %s", info.Version, MinVersion)}
 	}
-	return info.Version, nil
+	return Identity{Path: path, Version: info.Version, OpenTofu: info.Outdated == nil}, nil
 }
 
 // versionAtLeast compares the major.minor.patch of two versions (as

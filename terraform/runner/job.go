@@ -40,10 +40,12 @@ type Job struct {
 	confine *SandboxPolicy
 	// procs is the running command's cgroup: its processes start in it and
 	// are killed when it ends (lifetime.go); nil: none or not contained.
-	procs      *jobCgroup
-	redactor   *Redactor
-	policy     WaitPolicy
-	onLockWait func(LockWait)
+	procs    *jobCgroup
+	redactor *Redactor
+	// backendFile holds SecretBackendConfig during init ("" without).
+	backendFile string
+	policy      WaitPolicy
+	onLockWait  func(LockWait)
 
 	mu         sync.Mutex
 	lastOutput string
@@ -106,6 +108,14 @@ func (r *Runner) NewJob(cfg JobConfig) (*Job, error) {
 	default:
 		// Terraform resolves it from Dir; so must our own checks.
 		j.planFile = filepath.Join(dir, cfg.PlanFile)
+	}
+	for _, v := range cfg.SecretBackendConfig {
+		j.redactor.Add(v)
+	}
+	if len(cfg.SecretBackendConfig) > 0 {
+		// Written just before init and removed after it; JSON, so that no
+		// value needs HCL quoting.
+		j.backendFile = filepath.Join(j.scratch, "backend.secret.tf.json")
 	}
 	if len(sensitive) > 0 {
 		// Written just before each plan and removed after it (plan.go).
@@ -213,6 +223,14 @@ func (j *Job) init(ctx context.Context) error {
 	for _, bc := range j.cfg.BackendConfig {
 		args = append(args, "-backend-config="+bc)
 	}
+	args = append(args, j.cfg.InitArgs...)
+	if j.backendFile != "" {
+		if err := writePrivateJSON(j.backendFile, j.cfg.SecretBackendConfig); err != nil {
+			return fmt.Errorf("terraform init: backend settings: %w", err)
+		}
+		defer os.Remove(j.backendFile)
+		args = append(args, "-backend-config="+j.backendFile)
+	}
 	return j.run(ctx, "init", func(ctx context.Context, out io.Writer) error { return j.direct(ctx, out, nil, args...) })
 }
 
@@ -265,6 +283,7 @@ func (j *Job) planArgs(lockTimeout time.Duration) []string {
 		args = append(args, "-var-file="+j.varFile)
 	}
 	args = append(args, "-lock=true", "-parallelism=10", "-refresh=true")
+	args = append(args, j.cfg.PlanArgs...)
 	for _, v := range j.vars {
 		args = append(args, "-var", v)
 	}

@@ -162,6 +162,14 @@ type JobConfig struct {
 	SensitiveVars map[string]string
 	// BackendConfig entries are passed to init as -backend-config.
 	BackendConfig []string
+	// SecretBackendConfig are backend settings whose values are secrets:
+	// init reads them from a private file in the job's scratch (written just
+	// before init and removed after it), never the command line or the
+	// checkout, and they are redacted from output.
+	SecretBackendConfig map[string]string
+	// InitArgs and PlanArgs are added to init and plan (a project's own);
+	// paths in them are relative to Dir.
+	InitArgs, PlanArgs []string
 	// Env and SecretEnv add variables for this job on top of the runner's.
 	Env       map[string]string
 	SecretEnv map[string]string

@@ -285,6 +285,9 @@ func (j *Job) sandboxPolicy(cliConfig, tmp string) (SandboxPolicy, error) {
 	if j.varFile != "" {
 		p.ReadOnly = append(p.ReadOnly, j.varFile)
 	}
+	if j.backendFile != "" {
+		p.ReadOnly = append(p.ReadOnly, j.backendFile)
+	}
 	for _, vf := range j.cfg.VarFiles {
 		if !filepath.IsAbs(vf) {
 			vf = filepath.Join(j.cfg.Dir, vf) // terraform resolves them from Dir

@@ -94,15 +94,21 @@ func (j *Job) writeVarFile() error {
 	if j.varFile == "" {
 		return nil
 	}
-	b, err := json.Marshal(j.sensitive)
-	if err != nil {
-		return fmt.Errorf("encode sensitive variables: %w", err)
-	}
-	if err := os.WriteFile(j.varFile, b, 0o600); err != nil {
+	if err := writePrivateJSON(j.varFile, j.sensitive); err != nil {
 		j.removeVarFile()
 		return fmt.Errorf("write sensitive variables: %w", err)
 	}
 	return nil
+}
+
+// writePrivateJSON writes values as a JSON object into a file only the
+// process's user may read.
+func writePrivateJSON(file string, values map[string]string) error {
+	b, err := json.Marshal(values)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o600)
 }
 
 func (j *Job) removeVarFile() {

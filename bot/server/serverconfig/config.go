@@ -89,9 +89,12 @@ type Config struct {
 	GitHubPace      ghapp.Pace
 	StorePath       string
 	TerraformBinary string
-	LockTimeout     time.Duration
-	PluginCacheDir  string
-	WorkDir         string
+	// TerraformBinaries are more terraform or OpenTofu binaries: a project
+	// runs the newest that satisfies its version constraints.
+	TerraformBinaries []string
+	LockTimeout       time.Duration
+	PluginCacheDir    string
+	WorkDir           string
 	// Sandbox is SandboxLandlock or SandboxNone (terraform.go);
 	// SandboxWritable are paths every sandboxed job may also write.
 	Sandbox         string
@@ -211,6 +214,7 @@ type rawDrift struct {
 
 type rawTerraform struct {
 	Binary              string                  `yaml:"binary"`
+	Binaries            []string                `yaml:"binaries"`
 	LockTimeout         string                  `yaml:"lock_timeout"`
 	PluginCacheDir      string                  `yaml:"plugin_cache_dir"`
 	WorkDir             string                  `yaml:"work_dir"`
@@ -308,6 +312,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.LockTimeout = v.duration("terraform.lock_timeout", r.Terraform.LockTimeout, DefaultLockTimeout)
 	c.Sandbox = v.sandbox(r.Terraform.Sandbox)
 	c.SandboxWritable = v.absPaths("terraform.sandbox_writable", r.Terraform.SandboxWritable)
+	c.TerraformBinaries = v.binaries(r.Terraform.Binaries)
 	c.SandboxConnectPorts = v.ports("terraform.sandbox_connect_ports", r.Terraform.SandboxConnectPorts)
 	if len(c.SandboxConnectPorts) > 0 && c.Sandbox == SandboxNone {
 		v.addf("terraform.sandbox_connect_ports needs terraform.sandbox: landlock")

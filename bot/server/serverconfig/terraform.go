@@ -184,3 +184,18 @@ func (c *Config) ProjectWritable(owner, repo, project string) ([]string, error) 
 	}
 	return out, nil
 }
+
+// binaries checks terraform.binaries: paths, each once. Whether each runs,
+// and its version, is learnt at start (`version -json`).
+func (v *validator) binaries(paths []string) []string {
+	seen := map[string]bool{}
+	for i, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			v.addf("terraform.binaries[%d] is empty: give the path of a terraform or tofu binary", i)
+		} else if seen[p] {
+			v.addf("terraform.binaries[%d] %q is listed twice", i, p)
+		}
+		seen[p] = true
+	}
+	return paths
+}

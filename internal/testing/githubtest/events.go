@@ -22,8 +22,11 @@ type PRPayload struct {
 	HeadRepo       string // head.repo.full_name; defaults to Owner/Repo
 	BaseRef        string
 	BaseSHA        string
-	Draft          bool
-	Labels         []string
+	// DefaultBranch is the repository's (repository.default_branch and
+	// base.repo.default_branch); "" keeps the fixture's.
+	DefaultBranch string
+	Draft         bool
+	Labels        []string
 	// UpdatedAt is pull_request.updated_at (GitHub moves it with every
 	// change of the pull request, a push included); zero keeps the
 	// fixture's.
@@ -40,7 +43,7 @@ func (s *Server) PRPayload(owner, name string, number int) PRPayload {
 	return PRPayload{
 		InstallationID: r.installationID, Owner: owner, Repo: name, RepoID: r.id, Number: pr.Number,
 		Title: pr.Title, Author: pr.User, Sender: pr.User, HeadRef: pr.HeadRef, HeadSHA: pr.HeadSHA,
-		HeadRepo: pr.HeadRepo, BaseRef: pr.BaseRef, BaseSHA: pr.BaseSHA, Draft: pr.Draft,
+		HeadRepo: pr.HeadRepo, BaseRef: pr.BaseRef, BaseSHA: pr.BaseSHA, DefaultBranch: r.defaultBranch, Draft: pr.Draft,
 		Labels: append([]string(nil), pr.Labels...), UpdatedAt: s.now().UTC().Truncate(time.Second),
 	}
 }
@@ -79,6 +82,10 @@ func (p PRPayload) apply(m map[string]any) {
 	Set(m, "pull_request.labels", labels)
 	if !p.UpdatedAt.IsZero() {
 		Set(m, "pull_request.updated_at", p.UpdatedAt.Format(time.RFC3339))
+	}
+	if p.DefaultBranch != "" {
+		Set(m, "repository.default_branch", p.DefaultBranch)
+		Set(m, "pull_request.base.repo.default_branch", p.DefaultBranch)
 	}
 	Set(m, "pull_request.head.ref", p.HeadRef)
 	Set(m, "pull_request.head.sha", p.HeadSHA)

@@ -110,16 +110,35 @@ func EachBinary(t *testing.T, fn func(t *testing.T, bin string)) {
 // failing it when the binary there does not run as OpenTofu.
 func Tofu(t testing.TB) string {
 	t.Helper()
-	SkipIfShort(t, "uses the real OpenTofu")
-	p := os.Getenv(EnvTofu)
+	return namedBinary(t, EnvTofu, "OpenTofu v", "the real OpenTofu", "bin/tofu")
+}
+
+// namedBinary returns the binary $env names, skipping the test when it is
+// unset and failing it when `version` there does not start with prefix.
+func namedBinary(t testing.TB, env, prefix, what, makePath string) string {
+	t.Helper()
+	SkipIfShort(t, "uses "+what)
+	p := os.Getenv(env)
 	if p == "" {
-		t.Skipf("%s is unset: the OpenTofu run of this test needs it (make test sets it to bin/tofu)", EnvTofu)
+		t.Skipf("%s is unset: this test needs %s (make test sets it to %s)", env, what, makePath)
 	}
 	cmd := exec.Command(p, "version")
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
 	out, err := cmd.Output()
-	if err != nil || !strings.HasPrefix(string(out), "OpenTofu v") {
-		t.Fatalf("%s=%s: not a working OpenTofu (%v): %s (run 'make tools')", EnvTofu, p, err, out)
+	if err != nil || !strings.HasPrefix(string(out), prefix) {
+		t.Fatalf("%s=%s: not %s (%v): %s (run 'make tools')", env, p, what, err, out)
 	}
 	return p
+}
+
+// EnvTerraformNew names a second, newer terraform (`make tools` installs
+// bin/terraform-1.11.4 and `make test` sets it) for the tests of projects
+// pinned to different versions in one repository.
+const EnvTerraformNew = "SHARDGATE_TERRAFORM_NEW"
+
+// TerraformNew returns $SHARDGATE_TERRAFORM_NEW, skipping the test when it
+// is unset and failing it when the binary there is not terraform 1.x.
+func TerraformNew(t testing.TB) string {
+	t.Helper()
+	return namedBinary(t, EnvTerraformNew, "Terraform v1.", "a second real terraform", "bin/terraform-1.11.4")
 }
