@@ -287,13 +287,14 @@ func TestKilledMidPlanFinishesItsCheckRun(t *testing.T) {
 	p.deliver("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
 	// terraform has planned; shardgate reads the live state, its check run in progress.
 	require.Eventually(t, func() bool { return h.simCalls.Load() > calls }, time.Minute, 20*time.Millisecond)
-	inProgress := 0
+	inProgress := map[string]int{}
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		if c.HeadSHA == head && c.Status == "in_progress" {
-			inProgress++
+			inProgress[c.Name]++
 		}
 	}
-	require.Equal(t, 1, inProgress, "the plan's check run is in progress")
+	require.Equal(t, map[string]int{prreport.CheckPlanPrefix + "streams": 1, prreport.CheckGateName: 1}, inProgress,
+		"the plan's check run and the aggregate one are in progress")
 	runs, err := filepath.Glob(filepath.Join(workDirOf(t, cfg), "run-*"))
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
@@ -306,14 +307,17 @@ func TestKilledMidPlanFinishesItsCheckRun(t *testing.T) {
 	p.start()
 	body := h.eventuallyComment(pr, "done: planned 1 project")
 	require.Contains(t, body, "`payments`")
-	var plans []githubtest.CheckRun
+	byName := map[string][]githubtest.CheckRun{}
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
 		if c.HeadSHA == head {
-			plans = append(plans, c)
+			byName[c.Name] = append(byName[c.Name], c)
 		}
 	}
-	require.Len(t, plans, 1, "the check run in progress at the kill was taken over: %+v", plans)
-	require.Equal(t, "completed", plans[0].Status)
+	require.Len(t, byName, 2, "the plan's and the aggregate check run, no other: %+v", byName)
+	for name, runs := range byName {
+		require.Len(t, runs, 1, "the check run %q in progress at the kill was taken over: %+v", name, runs)
+		require.Equal(t, "completed", runs[0].Status, name)
+	}
 	_, err = os.Stat(dead)
 	require.ErrorIs(t, err, os.ErrNotExist, "the restart removed the dead process's checkout and scratch")
 }

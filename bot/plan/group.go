@@ -180,15 +180,15 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 // "" when it cannot be (the projects the graph might add are then planned,
 // and fail saying so). cleanup removes the checkout, if one was made.
 func (s *Planner) groupTree(ctx context.Context, g Group) (tree func() string, cleanup func()) {
-	cleanup = func() {}
+	done := func() {}
 	return func() string {
-		root, _, done, err := s.Checkouts.Tree(ctx, g.ref(), g.HeadSHA)
-		cleanup = done
+		root, _, remove, err := s.Checkouts.Tree(ctx, g.ref(), g.HeadSHA)
+		done = remove
 		if err != nil {
 			return ""
 		}
 		return root
-	}, func() { cleanup() }
+	}, func() { done() }
 }
 
 // planGroupProjects plans, judges and reports each project on the group's head.
