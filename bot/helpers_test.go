@@ -38,3 +38,12 @@ func callsSince(h *harness, before int) map[string]int {
 	}
 	return calls
 }
+
+// checkRunNames counts the repository's check runs by name.
+func checkRunNames(h *harness) map[string]int {
+	n := map[string]int{}
+	for _, c := range h.gh.CheckRuns(owner, repoName) {
+		n[c.Name]++
+	}
+	return n
+}

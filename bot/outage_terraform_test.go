@@ -69,15 +69,21 @@ func inject(h *harness, lists ...[]githubtest.Fault) {
 func requireOnePlanRun(t *testing.T, h *harness, pr githubtest.PullRequest, runs int) string {
 	t.Helper()
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
-	var found []githubtest.CheckRun
+	var found, gates []githubtest.CheckRun
 	for _, c := range h.gh.CheckRuns(owner, repoName) {
-		if c.HeadSHA == head {
-			require.Equal(t, prreport.CheckPlanPrefix+"streams", c.Name)
-			require.Equal(t, "completed", c.Status, "no check run is left in progress")
-			found = append(found, c)
+		if c.HeadSHA != head {
+			continue
 		}
+		require.Equal(t, "completed", c.Status, "no check run is left in progress: %+v", c)
+		if c.Name == prreport.CheckGateName {
+			gates = append(gates, c)
+			continue
+		}
+		require.Equal(t, prreport.CheckPlanPrefix+"streams", c.Name)
+		found = append(found, c)
 	}
 	require.Len(t, found, runs, "one check run per plan: %+v", found)
+	require.Len(t, gates, runs, "one aggregate check run per plan: %+v", gates)
 	require.Zero(t, h.gh.PendingFaults(), "every fault fired")
 	return h.theComment(pr)
 }

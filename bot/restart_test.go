@@ -55,7 +55,8 @@ func TestStartFinishesACheckRunWhoseJobIsGone(t *testing.T) {
 	require.Equal(t, "failure", run.Conclusion)
 	require.Equal(t, restartedTitle, run.Title)
 	require.Contains(t, run.Summary, "`/shardgate plan`")
-	require.Len(t, h.gh.CheckRuns(owner, repoName), 1, "finished, not replaced")
+	require.Equal(t, "failure", h.check(prreport.CheckGateName, head).Conclusion, "the aggregate check finished too")
+	require.Equal(t, map[string]int{prreport.CheckPlanPrefix + "streams": 1, prreport.CheckGateName: 1}, checkRunNames(h), "finished, not replaced")
 	// The record of the open run goes right after GitHub heard it finish.
 	require.Eventually(t, func() bool {
 		kvs, err := h.st.List(context.Background(), prreport.BucketChecks, "")
