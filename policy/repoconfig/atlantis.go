@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -296,20 +297,11 @@ func groupDeps(ps []*atlProject) {
 			continue
 		}
 		for _, q := range ps {
-			if q.hasGroup && q.group == prev && !contains(p.dependsOn, q.name) {
+			if q.hasGroup && q.group == prev && !slices.Contains(p.dependsOn, q.name) {
 				p.dependsOn = append(p.dependsOn, q.name)
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var exactVersion = regexp.MustCompile(`^v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)$`)
