@@ -99,6 +99,7 @@ func createFromManifest(s *Server, c *call) reply {
 	}
 	app.Converted = true
 	name, _ := app.Manifest["name"].(string)
+	clientID, clientSecret := s.oauthLocked().clientID, s.oauthLocked().clientSecret
 	owner := app.Org
 	if owner == "" {
 		owner = "octocat"
@@ -116,7 +117,7 @@ func createFromManifest(s *Server, c *call) reply {
 		"name": name, "owner": s.userJSON(owner), "html_url": "https://github.example/apps/" + name,
 		"external_url": app.Manifest["url"], "permissions": perms, "events": events,
 		"created_at": ts(s.now()), "updated_at": ts(s.now()),
-		"client_id": "Iv1." + randomHex(8), "client_secret": randomHex(20),
+		"client_id": clientID, "client_secret": clientSecret,
 		"webhook_secret": app.WebhookSecret, "pem": string(s.keyPEM),
 	})
 	return created(body)

@@ -44,6 +44,7 @@ var handlers = map[string]func(*Server, *call) reply{
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":                               listPullFiles,
 	"POST /repos/{owner}/{repo}/statuses/{sha}":                                         createStatus,
 	"GET /repos/{owner}/{repo}/tarball/{ref}":                                           tarballLink,
+	"GET /user": getAuthenticatedUser,
 }
 
 // repoOf finds the repository of a call; one outside the token's

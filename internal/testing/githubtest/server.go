@@ -86,6 +86,7 @@ type Server struct {
 	downloads map[string]download
 	// manifestApps are the Apps registered through the manifest flow
 	manifestApps []*ManifestApp
+	oauth        *oauthState // the App's user sign-in (oauth.go)
 
 	limits             *RateLimits // nil: none enforced
 	installationLimits map[int64]*installationLimits
@@ -180,6 +181,7 @@ type call struct {
 	params         map[string]string
 	body           []byte
 	installationID int64
+	userLogin      string    // the user of a user access token (oauth.go)
 	limit          limitSeen // what the rate limits said of it
 }
 
@@ -200,6 +202,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(r.URL.Path, codeloadPrefix) {
 		s.record(r, body, 0, s.serveDownload(w, r), limitSeen{})
+		return
+	}
+	if status, served := s.oauthPage(w, r, body); served {
+		s.record(r, body, 0, status, limitSeen{})
 		return
 	}
 	if status, served := s.manifestPage(w, r, body); served {
@@ -286,6 +292,9 @@ func (s *Server) handle(c *call) (reply, answered) {
 		}
 	default:
 		id, rep, ok := s.authenticateInstallation(c.r)
+		if login, user := s.userLogin(c.r); !ok && user {
+			c.userLogin, ok = login, true // a user access token (oauth.go)
+		}
 		if !ok {
 			return rep, answerNormally
 		}
