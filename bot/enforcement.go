@@ -58,16 +58,16 @@ func logEnforcement(log *logrus.Entry, cfg *serverconfig.Config, sandboxErr erro
 	}
 }
 
-// errStatusReachable is why the status page is not served: no token, and
+// errStatusReachable is why the status page is not served: no token nor sign-in, and
 // terraform's processes can connect to its address around the broker.
-var errStatusReachable = errors.New("the status page needs status.token_file or status.token_env here: " +
+var errStatusReachable = errors.New("the status page needs status.token_file or status.token_env here (or status.github_oauth): " +
 	"direct connections from terraform are not stopped on this host, so pull-request code could read a page without a token")
 
 // checkStatusReach refuses a status page without a token that pull-request
 // code could reach: any address, when direct connections are not stopped
 // (the broker refuses loopback and the host's own addresses otherwise).
 func checkStatusReach(cfg *serverconfig.Config, sandboxErr error) error {
-	if !cfg.Status.Enabled() || !cfg.Status.Token.Empty() {
+	if !cfg.Status.Enabled() || !cfg.Status.Token.Empty() || cfg.Status.OAuth != nil {
 		return nil
 	}
 	if err := directConnectStopped(cfg, sandboxErr); err != nil {

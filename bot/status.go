@@ -35,7 +35,7 @@ func (s *Server) StatusHandler() http.Handler {
 	}
 	return statuspage.New(statuspage.Options{Queue: s.applies, History: s.rec, Drift: driftSource, Logs: logs,
 		Failures: failures{store: s.store, reach: s.reach, now: s.now},
-		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
+		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), SignIn: s.statusSignIn(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
 		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets,
 		Enforcement: s.enforcementLines(),
 		Settings: []statuspage.Setting{containmentSetting(s.runner.Containment()),

@@ -90,8 +90,12 @@ type Options struct {
 	Logs   *livelog.Hub
 	// Redactor removes the server's secrets from every text shown.
 	Redactor *redact.Redactor
-	// Token, when not empty, is the bearer token every request must carry.
+	// Token, when not empty, is the bearer token every request must carry
+	// (unless it has a session of SignIn).
 	Token string
+	// SignIn, when set, lets approvers sign in with GitHub (signin.go); the
+	// page then needs a session or the token.
+	SignIn *SignIn
 	// GitHubURL is GitHub's web address (https://github.com, or a GitHub
 	// Enterprise host): pull request, commit and issue links are built on it.
 	GitHubURL string
@@ -122,6 +126,7 @@ type Handler struct {
 	o    Options
 	want [sha256.Size]byte
 	mux  *http.ServeMux
+	key  []byte // signs the sign-in's cookies (session.go)
 }
 
 // New returns the page's handler.
@@ -137,6 +142,7 @@ func New(o Options) *Handler {
 	h.mux.HandleFunc("GET /{$}", h.serveOverview)
 	h.mux.HandleFunc("GET /jobs/{id}", h.serveJob)
 	h.mux.HandleFunc("GET /jobs/{id}/log", h.serveLog)
+	h.routeSignIn()
 	return h
 }
 
@@ -148,6 +154,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
+	if h.o.SignIn != nil {
+		h.serveSignedIn(w, r)
+		return
+	}
 	if !h.authorized(r) {
 		h.o.Log.WithField("remote", r.RemoteAddr).Warn("status page refused: missing or wrong bearer token")
 		hd.Add("WWW-Authenticate", `Bearer realm="shardgate status"`)

@@ -9,6 +9,9 @@ type StatusConfig struct {
 	Listen string
 	// Token, when set, is the bearer token every request must carry.
 	Token Secret
+	// OAuth, when set, lets approvers sign in with GitHub (a browser);
+	// the token still serves machines.
+	OAuth *GitHubOAuth
 }
 
 // Enabled says whether the status page is served.
@@ -18,10 +21,12 @@ type rawStatus struct {
 	Listen    string `yaml:"listen"`
 	TokenFile string `yaml:"token_file"`
 	TokenEnv  string `yaml:"token_env"`
+	// GitHubOAuth: status_oauth.go
+	GitHubOAuth *rawGitHubOAuth `yaml:"github_oauth"`
 }
 
 func (v *validator) status(r rawStatus, c *Config) StatusConfig {
-	s := StatusConfig{Listen: r.Listen}
+	s := StatusConfig{Listen: r.Listen, OAuth: v.statusOAuth(r.GitHubOAuth, r.Listen)}
 	if r.Listen == "" {
 		if r.TokenFile != "" || r.TokenEnv != "" {
 			v.addf("status.token_file or status.token_env is set but status.listen is not: set status.listen (for example 127.0.0.1:9092) to serve the status page")
