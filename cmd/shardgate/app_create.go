@@ -23,11 +23,14 @@ const (
 	appIDFile         = "app-id"
 	appKeyFile        = "app.pem"
 	appWebhookSecFile = "webhook-secret"
+	// appOAuthSecFile is the App's OAuth client secret: the status page's
+	// sign-in with GitHub (status.github_oauth).
+	appOAuthSecFile = "oauth-client-secret"
 )
 
 func init() {
 	register("app-create", command{
-		summary: "create the GitHub App from its manifest in a browser; write its id, key and webhook secret",
+		summary: "create the GitHub App from its manifest in a browser; write its id, key, webhook secret and OAuth client secret",
 		run:     runAppCreate,
 	})
 }
@@ -119,7 +122,7 @@ func checkAppCreateFlags(base, name, org, web, api, dir, listen string) (appCrea
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return o, fmt.Errorf("--dir %q is not a directory", dir)
 	}
-	for _, f := range []string{appIDFile, appKeyFile, appWebhookSecFile} {
+	for _, f := range []string{appIDFile, appKeyFile, appWebhookSecFile, appOAuthSecFile} {
 		if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
 			return o, fmt.Errorf("%s already exists: app-create never overwrites an App's credentials (move it away or pick another --dir)", filepath.Join(dir, f))
 		}
@@ -156,12 +159,19 @@ func printAppConfig(w io.Writer, o appCreateOptions, res manifestResult) {
 		return p
 	}
 	fmt.Fprintf(w, "Created the GitHub App %q (id %d): %s\n", res.slug, res.appID, res.htmlURL)
-	fmt.Fprintf(w, "Wrote %s, %s and %s (mode 0600).\n", abs(appIDFile), abs(appKeyFile), abs(appWebhookSecFile))
+	fmt.Fprintf(w, "Wrote %s, %s, %s and %s (mode 0600).\n", abs(appIDFile), abs(appKeyFile), abs(appWebhookSecFile), abs(appOAuthSecFile))
 	fmt.Fprintln(w, "Add to the serve configuration:")
 	fmt.Fprintln(w, "github:")
 	fmt.Fprintf(w, "  api_url: %s\n", o.apiURL)
 	fmt.Fprintf(w, "  app_id: %d\n", res.appID)
 	fmt.Fprintf(w, "  private_key_file: %s\n", abs(appKeyFile))
 	fmt.Fprintf(w, "  webhook_secret_file: %s\n", abs(appWebhookSecFile))
+	fmt.Fprintln(w, "status:")
+	fmt.Fprintln(w, "  listen: 127.0.0.1:9092")
+	fmt.Fprintln(w, "  github_oauth:")
+	fmt.Fprintf(w, "    client_id: %s\n", res.clientID)
+	fmt.Fprintf(w, "    client_secret_file: %s\n", abs(appOAuthSecFile))
 	fmt.Fprintf(w, "Then install the App on the repositories that hold your stream Terraform: %sinstallations/new\n", strings.TrimSuffix(res.htmlURL, "/")+"/")
+	fmt.Fprintln(w, "For the status page's sign-in with GitHub (status.github_oauth), set the App's callback URL on its GitHub settings page "+
+		"to the status page's address and /auth/callback, e.g. https://status.example.com/auth/callback.")
 }

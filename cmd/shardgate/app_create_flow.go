@@ -64,6 +64,7 @@ func (f *manifestFlow) fromBrowser(r *http.Request) bool {
 type manifestResult struct {
 	appID         int64
 	slug, htmlURL string
+	clientID      string // the App's OAuth client id (not secret)
 	err           error
 }
 
@@ -196,18 +197,22 @@ func (f *manifestFlow) convert(ctx context.Context, code string) manifestResult 
 		}
 		return manifestResult{err: fmt.Errorf("convert the manifest code at %s: %w", f.opts.apiURL, redactCode(err, code))}
 	}
-	if cfg.GetID() == 0 || cfg.GetPEM() == "" || cfg.GetWebhookSecret() == "" {
-		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer lacks the App id, private key or webhook secret")}
+	if cfg.GetID() == 0 || cfg.GetPEM() == "" || cfg.GetWebhookSecret() == "" || cfg.GetClientID() == "" || cfg.GetClientSecret() == "" {
+		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer lacks the App id, private key, webhook secret or OAuth client")}
+	}
+	if !manifestCode.MatchString(strings.ReplaceAll(cfg.GetClientID(), ".", "")) {
+		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer holds a client id that is not letters, digits, '.', '-' and '_'")}
 	}
 	files := []appFile{
 		{appIDFile, strconv.FormatInt(cfg.GetID(), 10) + "\n"},
 		{appKeyFile, cfg.GetPEM()},
 		{appWebhookSecFile, cfg.GetWebhookSecret()},
+		{appOAuthSecFile, cfg.GetClientSecret()},
 	}
 	if err := saveAppFiles(f.opts.dir, files); err != nil {
 		return manifestResult{err: fmt.Errorf("the App %s (id %d) was created on GitHub: %w", cfg.GetSlug(), cfg.GetID(), err)}
 	}
-	return manifestResult{appID: cfg.GetID(), slug: cfg.GetSlug(), htmlURL: cfg.GetHTMLURL()}
+	return manifestResult{appID: cfg.GetID(), slug: cfg.GetSlug(), htmlURL: cfg.GetHTMLURL(), clientID: cfg.GetClientID()}
 }
 
 // appFile is one of the App's credentials and the name it is saved under.

@@ -117,7 +117,9 @@ func TestAppCreateManifestFlow(t *testing.T) {
 	require.ElementsMatch(t, want.DefaultEvents, app.Manifest["default_events"], "the same events app-manifest prints")
 	require.Len(t, app.Manifest["default_permissions"], len(want.DefaultPermissions))
 
-	files := map[string]string{"app-id": strconv.FormatInt(gh.AppID(), 10) + "\n", "app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": app.WebhookSecret}
+	clientID, clientSecret := gh.OAuthClient()
+	files := map[string]string{"app-id": strconv.FormatInt(gh.AppID(), 10) + "\n", "app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": app.WebhookSecret,
+		"oauth-client-secret": clientSecret}
 	for name, content := range files {
 		path := filepath.Join(dir, name)
 		st, err := os.Stat(path)
@@ -129,6 +131,7 @@ func TestAppCreateManifestFlow(t *testing.T) {
 	}
 	require.NotContains(t, out, "PRIVATE KEY", "the key goes to its file only")
 	require.NotContains(t, out, app.WebhookSecret)
+	require.NotContains(t, out, clientSecret)
 
 	// The printed configuration lines are YAML serve reads as they stand.
 	cfgText := out[strings.Index(out, "github:\n"):strings.Index(out, "Then install")]
@@ -139,12 +142,21 @@ func TestAppCreateManifestFlow(t *testing.T) {
 			PrivateKeyFile    string `yaml:"private_key_file"`
 			WebhookSecretFile string `yaml:"webhook_secret_file"`
 		} `yaml:"github"`
+		Status struct {
+			GitHubOAuth struct {
+				ClientID         string `yaml:"client_id"`
+				ClientSecretFile string `yaml:"client_secret_file"`
+			} `yaml:"github_oauth"`
+		} `yaml:"status"`
 	}
 	require.NoError(t, yaml.Unmarshal([]byte(cfgText), &cfg), cfgText)
 	require.Equal(t, ghes.URL+"/api/v3/", cfg.GitHub.APIURL, "GitHub Enterprise Server's REST base")
 	require.Equal(t, gh.AppID(), cfg.GitHub.AppID)
 	require.Equal(t, filepath.Join(dir, "app.pem"), cfg.GitHub.PrivateKeyFile)
 	require.Equal(t, filepath.Join(dir, "webhook-secret"), cfg.GitHub.WebhookSecretFile)
+	require.Equal(t, clientID, cfg.Status.GitHubOAuth.ClientID)
+	require.Equal(t, filepath.Join(dir, "oauth-client-secret"), cfg.Status.GitHubOAuth.ClientSecretFile)
+	require.Contains(t, out, "/auth/callback", "where GitHub must send the sign-in back")
 }
 
 // A redirect that does not carry the state the page sent is refused, and the
@@ -314,24 +326,26 @@ func keptDir(t *testing.T, text string, want map[string]string) string {
 	return m[1]
 }
 
-// GitHub hands an App's credentials out once. When the last of the three
-// files cannot be put in place (it appeared meanwhile), none is: the two
-// placed are taken back, the one there is left alone, and the failure names
-// where all three are kept.
+// GitHub hands an App's credentials out once. When one of the four files
+// cannot be put in place (it appeared meanwhile), none is: the ones placed
+// are taken back, the one there is left alone, and the failure names where
+// all four are kept.
 func TestAppCreateKeepsTheCredentialsWhenAFileCannotBeWritten(t *testing.T) {
 	gh := githubtest.New(t)
 	dir := t.TempDir()
 	run := startAppCreate(t, "--url", "https://gate.example.test", "--github-url", gh.URL(), "--api-url", gh.URL(), "--dir", dir)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook-secret"), []byte("another App's"), 0o600))
+	_, clientSecret := gh.OAuthClient()
 	resp, page := browse(t, run.page)
 	require.Equal(t, http.StatusBadGateway, resp.StatusCode, page)
 	require.Equal(t, exitFailed, <-run.code)
 	apps := gh.ManifestApps()
 	require.Len(t, apps, 1)
 	keptDir(t, html.UnescapeString(page), map[string]string{"app-id": strconv.FormatInt(gh.AppID(), 10) + "\n",
-		"app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": apps[0].WebhookSecret})
+		"app.pem": string(gh.AppPrivateKeyPEM()), "webhook-secret": apps[0].WebhookSecret, "oauth-client-secret": clientSecret})
 	require.NotContains(t, page, apps[0].WebhookSecret)
-	require.NoFileExists(t, filepath.Join(dir, "app-id"), "taken back: the three go in place together")
+	require.NotContains(t, page, clientSecret)
+	require.NoFileExists(t, filepath.Join(dir, "app-id"), "taken back: the four go in place together")
 	require.NoFileExists(t, filepath.Join(dir, "app.pem"))
 	got, err := os.ReadFile(filepath.Join(dir, "webhook-secret"))
 	require.NoError(t, err)
