@@ -95,9 +95,9 @@ func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(maxAge / time.Second)}
 	if maxAge < 0 {
 		c.MaxAge = -1
-	} else {
-		c.Expires = h.o.Now().Add(maxAge)
 	}
+	// No Expires: the browser's clock need not be the server's; the server
+	// checks the expiry sealed in the value on its own clock.
 	http.SetCookie(w, c)
 }
 

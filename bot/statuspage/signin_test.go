@@ -254,3 +254,34 @@ func TestSignInSecretsStayOutOfLogsPagesAndCookies(t *testing.T) {
 	}
 	require.Contains(t, ss.logs.String(), "incorrect_client_credentials")
 }
+
+// Behind a TLS proxy the cookies are Secure and GitHub is asked to send the
+// browser back to the https address; sign-out ends the session.
+func TestSignInOverTLSAndSignOut(t *testing.T) {
+	ss := newSignInScene(t, "alice")
+	req, err := http.NewRequest(http.MethodGet, ss.srv.URL+"/auth/login", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	c := browser(t)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	to, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	require.Equal(t, "https://"+strings.TrimPrefix(ss.srv.URL, "http://")+"/auth/callback", to.Query().Get("redirect_uri"))
+	set := resp.Header.Get("Set-Cookie")
+	require.True(t, strings.HasPrefix(set, stateCookie+"=") && strings.Contains(set, "Secure") && strings.Contains(set, "HttpOnly") &&
+		strings.Contains(set, "Path=/auth/"), set)
+
+	c = browser(t)
+	ss.signIn(t, c, "alice")
+	require.NotNil(t, sessionOf(t, c, ss.srv.URL))
+	resp, err = c.Post(ss.srv.URL+"/auth/logout", "", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Nil(t, sessionOf(t, c, ss.srv.URL))
+	resp, _ = fetch(t, c, ss.srv.URL+"/")
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
