@@ -38,6 +38,9 @@ func TestEnforcementWhereDirectConnectionsAreOpen(t *testing.T) {
 	withToken := *cfg
 	withToken.Status.Token = serverconfig.NewSecret("a-status-token-of-some-length")
 	require.NoError(t, checkStatusReach(&withToken, nil))
+	withSignIn := *cfg
+	withSignIn.Status.OAuth = &serverconfig.GitHubOAuth{ClientID: "Iv1.abc", ClientSecret: serverconfig.NewSecret("a-client-secret-of-some-length")}
+	require.NoError(t, checkStatusReach(&withSignIn, nil), "sign-in with GitHub guards the page as a token does")
 
 	unsandboxed := *cfg
 	unsandboxed.Sandbox = serverconfig.SandboxNone
