@@ -6,7 +6,8 @@
 // narrow interfaces over the apply queue, the records and the live logs,
 // and works with either store. Every name it shows came from a plan or a
 // pull request and is escaped by the templates; every text is redacted
-// with the server's secrets before it is rendered.
+// with the server's secrets before it is rendered. It is guarded by a
+// bearer token, by sign-in with GitHub for approvers (signin.go), or both.
 package statuspage
 
 import (

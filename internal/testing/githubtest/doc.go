@@ -27,6 +27,12 @@
 //   - go-github v60's Issues.RemoveLabelForIssue does not escape the label;
 //     the spec's {name} is one path segment, so pass url.PathEscape(label)
 //     for names with "/" such as "policy-exception/<rule>".
+//   - A GitHub App's user sign-in works end to end (oauth.go): SignInBrowser
+//     names who is signed in to GitHub in the browser; GET
+//     /login/oauth/authorize (web, not REST) redirects back with a code and
+//     the state; POST /login/oauth/access_token trades it once for a ghu_
+//     token (OAuthClient's id and secret, the same redirect_uri); GET /user
+//     and team memberships answer for that token.
 //   - Tarball links redirect to a one-off URL on this server that streams
 //     `git archive` of the commit with GitHub's "<owner>-<repo>-<sha7>/"
 //     prefix; the link expires after five minutes.
