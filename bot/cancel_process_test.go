@@ -112,7 +112,10 @@ func TestCancelStopsAPlanWaitingOnAStateLock(t *testing.T) {
 	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
 	p.deliver("pull_request", githubtest.PullRequestOpened(t, h.gh.PRPayload(owner, repoName, pr.Number)))
 	h.eventuallyComment(pr, "is waiting for the Terraform state lock held by")
-	require.NotEmpty(t, terraformsOf(t, p), "the plan's terraform runs, waiting for the lock")
+	// Between its attempts terraform is not running: its next -lock-timeout
+	// wait starts after the comment says it waits.
+	require.Eventually(t, func() bool { return len(terraformsOf(t, p)) > 0 }, 30*time.Second, 20*time.Millisecond,
+		"the plan's terraform runs, waiting for the lock")
 
 	c := h.gh.AddComment(owner, repoName, pr.Number, author, "/shardgate cancel")
 	asked := time.Now()
