@@ -117,6 +117,11 @@ func TestCancelStopsAPlanWaitingOnAStateLock(t *testing.T) {
 	require.Eventually(t, func() bool { return len(terraformsOf(t, p)) > 0 }, 30*time.Second, 20*time.Millisecond,
 		"the plan's terraform runs, waiting for the lock")
 
+	// A second plan, asked meanwhile, waits in the pull request's line.
+	replan := h.gh.AddComment(owner, repoName, pr.Number, approver, "/shardgate plan")
+	p.deliver("issue_comment", githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
+		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: replan.ID, Body: replan.Body, User: approver}))
+
 	c := h.gh.AddComment(owner, repoName, pr.Number, author, "/shardgate cancel")
 	asked := time.Now()
 	p.deliver("issue_comment", githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
@@ -145,6 +150,18 @@ func TestCancelStopsAPlanWaitingOnAStateLock(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "the reply says what was cancelled")
+	// The plan queued before the cancel runs its job, and plans nothing.
+	require.Eventually(t, func() bool { return strings.Contains(p.logs.String(), "plan job cancelled before it ran") }, 30*time.Second, 20*time.Millisecond,
+		"the queued plan's job ran: %s", p.logs)
+	runs := 0
+	for _, run := range h.gh.CheckRuns(owner, repoName) {
+		if run.Name == prreport.CheckPlanPrefix+"streams" && run.HeadSHA == head {
+			runs++
+		}
+	}
+	require.Equal(t, 1, runs, "the queued plan started no check run")
+	require.Contains(t, h.theComment(pr), "cancelled by @"+author)
+	require.Empty(t, terraformsOf(t, p))
 	require.FileExists(t, lockInfo, "the operator's lock is still its own: shardgate never breaks a lock")
 	require.NotContains(t, p.logs.String(), `"level":"error"`, "the cancel is no job failure")
 }
