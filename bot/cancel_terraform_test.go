@@ -12,6 +12,7 @@ import (
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
+	"github.com/shardgate/shardgate/store"
 	"github.com/shardgate/shardgate/store/applyqueue"
 )
 
@@ -60,4 +61,14 @@ func TestCancelIsTheAuthorsOrAnApproversAndLeavesApplies(t *testing.T) {
 	h.sim.SetDelay(0)
 	jobs := h.waitApplies(pr)
 	require.Equal(t, applyqueue.Applied, jobs[0].State, jobs[0].Reason)
+
+	// The jobs API's cancel (Server.CancelJob): a finished job or an
+	// unknown one is not cancelled; a running one is the dispatcher's
+	// (TestDispatcherCancelsARunningJobByID).
+	code, r := h.deliver("issue_comment", githubtest.IssueCommentOnPR(t, githubtest.CommentPayload{InstallationID: 1, Owner: owner, Repo: repoName,
+		RepoID: h.gh.RepoID(owner, repoName), Number: pr.Number, Author: author, CommentID: c.ID, Body: c.Body, User: teamMate}))
+	require.Equal(t, 202, code, r.Reason)
+	h.waitJob(r.JobID)
+	require.ErrorIs(t, h.srv.CancelJob(context.Background(), r.JobID, "ci-token"), ErrJobFinished)
+	require.ErrorIs(t, h.srv.CancelJob(context.Background(), "99999999", "ci-token"), store.ErrNotFound)
 }

@@ -175,7 +175,6 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	jobCtx, cancelCause := context.WithCancelCause(logctx.WithLogger(withCoalesced(withJobID(ctx, job.ID), job.Coalesced), log))
 	cancel := func() { cancelCause(nil) }
 	d.running.add(job.ID, cancelCause)
-	defer d.running.done(job.ID)
 	lost := make(chan struct{})
 	renewing := make(chan struct{})
 	go func() {
@@ -184,6 +183,7 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	}()
 	start := time.Now()
 	err := d.handle(jobCtx, job)
+	d.running.done(job.ID) // before its outcome is recorded: a done job is not cancelled
 	cancel()
 	<-renewing
 	select {
