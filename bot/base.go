@@ -55,6 +55,7 @@ type planFlow interface {
 	HeadWhen(ctx context.Context, gh ghapp.API, ref pullreq.Ref, t time.Time) (head, current string, err error)
 	PlanGroup(ctx context.Context, g plan.Group) error
 	DestroyGroup(ctx context.Context, g plan.Group, reason string) error
+	CancelPlans(ctx context.Context, ref pullreq.Ref, by string) (int, error)
 }
 
 // applyFlow is what the handlers start of the apply flow (the Applier).

@@ -135,6 +135,8 @@ func (h *IssueComment) run(ctx context.Context, gh ghapp.API, ref pullreq.Ref, c
 		return h.planner.PlanPR(ctx, plan.Request{Ref: ref, Explicit: true, Trigger: "/shardgate plan by " + c.Actor})
 	case prcommand.CmdDrift:
 		return h.driftNow(ctx, gh, ref, c)
+	case prcommand.CmdCancel:
+		return h.cancelPlans(ctx, gh, ref, c)
 	}
 	switch cmd.Verb {
 	case prcommand.CmdAttest:

@@ -16,6 +16,10 @@ import (
 // priority 0 (new pull request plans, comments).
 const mergeGroupPriority = 1
 
+// cancelPriority is the claim priority of a `/shardgate cancel` comment:
+// it ends work that holds a worker (a plan waiting for a state lock).
+const cancelPriority = 2
+
 // identify reads a delivery's scheduling identity (webhook.Identifier): its
 // installation, the pull request it is about (its lane: the jobs of one pull
 // request run one at a time, in order) and, for a command comment that may be
@@ -60,6 +64,12 @@ func identify(event string, payload []byte) webhook.Identity {
 		}
 	}
 	if !ok || ref.Owner == "" {
+		return id
+	}
+	if event == "issue_comment" && onlyCancels(p.Comment.Body) {
+		// It stops the pull request's plan: queued in its lane, it would
+		// wait for that plan to end.
+		id.Priority = cancelPriority
 		return id
 	}
 	id.Lane = ref.String()
@@ -163,4 +173,21 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// onlyCancels says whether a comment's commands are all `/shardgate cancel`.
+// Such a comment runs outside its pull request's lane: it touches no
+// record the lane's jobs write but the cancel's own, and takes no lock of
+// the pull request.
+func onlyCancels(body string) bool {
+	cmds, err := prcommand.Parse(body)
+	if err != nil || len(cmds) == 0 {
+		return false
+	}
+	for _, c := range cmds {
+		if c.Verb != prcommand.CmdCancel {
+			return false
+		}
+	}
+	return true
 }

@@ -39,6 +39,13 @@ func TestIdentifyReadsTheSchedulingIdentity(t *testing.T) {
 		})
 	}
 
+	// A cancel stops the lane's running plan: queued in the lane, it would
+	// wait for that plan to end. A comment that also plans stays in it.
+	for _, body := range []string{"/shardgate cancel", "stop it\n\n/shardgate cancel\n/shardgate CANCEL"} {
+		require.Equal(t, webhook.Identity{Installation: 3, Priority: cancelPriority}, identify("issue_comment", comment("alice", body, "")), body)
+	}
+	require.Equal(t, webhook.Identity{Installation: 3, Lane: lane}, identify("issue_comment", comment("alice", "/shardgate cancel\n/shardgate plan", "")))
+
 	pr := githubtest.PullRequestOpened(t, githubtest.PRPayload{InstallationID: 3, Owner: "acme", Repo: "ledger", RepoID: 4, Number: 2,
 		HeadRef: "b", HeadSHA: "0123456789012345678901234567890123456789", BaseRef: "main", Author: "octo-dev"})
 	require.Equal(t, webhook.Identity{Installation: 3, Lane: "acme/ledger#2"}, identify("pull_request", pr))

@@ -64,6 +64,8 @@ type Planner struct {
 	Declared DeclaredCounts
 	// groups are the merge-group plans running here (group.go).
 	groups groupJobs
+	// prPlans are the pull-request plans running here (cancel.go).
+	prPlans prPlans
 }
 
 // ApplyView is what the Planner reads of the apply queue for the comment: a
@@ -91,11 +93,13 @@ type Request struct {
 // terraform failures, a refused checkout) are reported there and are not job
 // errors; GitHub or store failures are.
 func (s *Planner) PlanPR(ctx context.Context, req Request) error {
+	ctx, done := s.prPlans.add(ctx, req.Ref.Key())
+	defer done()
 	unlock := s.PRLocks.LockOrWait(req.Ref.Key(), func() { s.noteQueued(ctx, req.Ref) })
 	defer unlock()
 	ctx, timings := phases.With(ctx)
 	defer s.logPhases(ctx, timings, time.Now())
-	return s.planPRLocked(ctx, req)
+	return s.cancellable(ctx, req.Ref, func(ctx context.Context) error { return s.planPRLocked(ctx, req) })
 }
 
 // logPhases says where a plan job's time went, in its log and metrics.

@@ -18,6 +18,7 @@ const (
 	CmdHelp   = "help"
 	CmdApply  = "apply"
 	CmdDrift  = "drift"
+	CmdCancel = "cancel"
 )
 
 // Command is one parsed `/shardgate ...` line.
@@ -43,6 +44,7 @@ const HelpText = "shardgate commands (one per line, as plain text in a new comme
 	"- `/shardgate apply`: approvers only; retry a failed apply after merge\n" +
 	"- `/shardgate apply <project>`: approvers only; after merge, apply a project that waits for it (`apply: manual` in `.shardgate.yaml`), or retry its failed apply\n" +
 	"- `/shardgate drift`: check the default branch's projects for drift now (live shard counts against the code); the result goes to each project's drift issue\n" +
+	"- `/shardgate cancel`: the pull request's author or an approver; stop this pull request's queued and running plans (terraform is interrupted and releases its state lock); applies are not cancelled this way\n" +
 	"- `/shardgate help`: this text\n"
 
 // Parse finds the shardgate commands in a comment body: lines whose
@@ -86,7 +88,7 @@ func parseCommand(args []string) (Command, error) {
 			return Command{}, &CommandError{Reason: fmt.Sprintf("%q is not a project name", args[1])}
 		}
 		return Command{Verb: CmdApply, Project: args[1]}, nil
-	case CmdPlan, CmdHelp, CmdDrift:
+	case CmdPlan, CmdHelp, CmdDrift, CmdCancel:
 		if len(args) > 1 {
 			return Command{}, &CommandError{Reason: fmt.Sprintf("`/shardgate %s` takes no arguments", verb)}
 		}

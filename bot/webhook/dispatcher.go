@@ -59,6 +59,8 @@ type Dispatcher struct {
 	// StoreHealth.Paused); may be nil.
 	Paused func() bool
 
+	running runningJobs
+
 	wake   chan struct{}
 	stop   chan struct{}
 	cancel context.CancelFunc
@@ -170,7 +172,9 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	if len(job.Coalesced) > 0 {
 		log = log.WithField("coalesced", len(job.Coalesced))
 	}
-	jobCtx, cancel := context.WithCancel(logctx.WithLogger(withCoalesced(withJobID(ctx, job.ID), job.Coalesced), log))
+	jobCtx, cancelCause := context.WithCancelCause(logctx.WithLogger(withCoalesced(withJobID(ctx, job.ID), job.Coalesced), log))
+	cancel := func() { cancelCause(nil) }
+	d.running.add(job.ID, cancelCause)
 	lost := make(chan struct{})
 	renewing := make(chan struct{})
 	go func() {
@@ -179,6 +183,7 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 	}()
 	start := time.Now()
 	err := d.handle(jobCtx, job)
+	d.running.done(job.ID) // before its outcome is recorded: a done job is not cancelled
 	cancel()
 	<-renewing
 	select {
@@ -192,6 +197,10 @@ func (d *Dispatcher) run(ctx context.Context, job *store.Job) {
 			log.WithError(rerr).Error("hand back an interrupted job")
 		}
 		log.Warn("job interrupted by shutdown; handed back to the queue")
+		return
+	}
+	if c := Cancelled(jobCtx); c != nil && err != nil {
+		d.recordCancelled(ctx, job, c, log)
 		return
 	}
 	if d.Observe != nil {
