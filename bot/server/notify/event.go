@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -116,4 +117,35 @@ func deliveryID(receiverKey, eventKey string) string {
 	sum := sha256.Sum256([]byte(receiverKey + "\x00" + eventKey))
 	h := hex.EncodeToString(sum[:16])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// WebURL is the web address of GitHub whose API is at apiURL:
+// https://github.com for api.github.com, the host itself for GitHub
+// Enterprise Server (https://host/api/v3/) and the fake GitHub of tests.
+func WebURL(apiURL string) string {
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	host := u.Host
+	if h, ok := strings.CutPrefix(host, "api."); ok && strings.Trim(u.Path, "/") == "" {
+		host = h // github.com, and GHE.com's api.<name>.ghe.com
+	}
+	return u.Scheme + "://" + host
+}
+
+// PullURL is the web address of a pull request of repository ("owner/name").
+func PullURL(web, repository string, number int) string {
+	if web == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/pull/%d", web, repository, number)
+}
+
+// IssueURL is the web address of an issue of repository ("owner/name").
+func IssueURL(web, repository string, number int) string {
+	if web == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/issues/%d", web, repository, number)
 }
