@@ -52,13 +52,13 @@ func (r *Reporter) Report(ctx context.Context, owner, repo string, res Result) (
 	case StatusDrifted:
 		err = r.upsert(ctx, owner, repo, issue, rec, res)
 		if err == nil && (issue == nil || issue.State != "open") {
-			r.notify(ctx, serverconfig.EventDriftOpened, owner, repo, issue, rec.Issue, res)
+			r.notify(ctx, serverconfig.EventDriftOpened, owner, repo, rec.Issue, res)
 		}
 	case StatusClean:
 		if issue != nil && issue.State == "open" {
 			err = r.close(ctx, owner, repo, issue.Number, GoneComment(res))
 			if err == nil {
-				r.notify(ctx, serverconfig.EventDriftClosed, owner, repo, issue, issue.Number, res)
+				r.notify(ctx, serverconfig.EventDriftClosed, owner, repo, issue.Number, res)
 			}
 		}
 	case StatusError:

@@ -7,7 +7,6 @@ import (
 
 	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
-	"github.com/shardgate/shardgate/github/ghapp"
 )
 
 // maxSummaryGroups bounds the groups a drift_opened summary names.
@@ -16,15 +15,13 @@ const maxSummaryGroups = 5
 // notify emits drift_opened (the issue was opened, or reopened) or
 // drift_closed for a project's issue. The check's time is in the key: the
 // same issue may open again after it was closed.
-func (r *Reporter) notify(ctx context.Context, event, owner, repo string, issue *ghapp.Issue, number int, res Result) {
+func (r *Reporter) notify(ctx context.Context, event, owner, repo string, number int, res Result) {
 	if r.Notifier == nil {
 		return
 	}
 	full := owner + "/" + repo
+	// Built from the configured GitHub, as the status page's links are.
 	link := notify.IssueURL(notify.WebURL(r.GitHubAPIURL), full, number)
-	if issue != nil && issue.HTMLURL != "" {
-		link = issue.HTMLURL
-	}
 	summary := fmt.Sprintf("the drift is gone at the head of %s", res.Branch)
 	if event == serverconfig.EventDriftOpened {
 		summary = driftSummary(res)
