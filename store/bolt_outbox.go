@@ -19,11 +19,11 @@ var (
 )
 
 // AddNotification implements Outbox.
-func (b *Bolt) AddNotification(ctx context.Context, n *Notification) error {
+func (b *Bolt) AddNotification(ctx context.Context, n *Notification, at time.Time) error {
 	if n.ID == "" {
 		return errors.New("add notification: empty id")
 	}
-	now := b.now().UTC()
+	now := at.UTC()
 	stored := *n
 	stored.State, stored.Attempts, stored.LastError, stored.Owner = NotificationPending, 0, "", ""
 	stored.NotBefore, stored.LeaseUntil, stored.CreatedAt, stored.UpdatedAt = now, time.Time{}, now, now
@@ -47,14 +47,14 @@ func (b *Bolt) AddNotification(ctx context.Context, n *Notification) error {
 }
 
 // ClaimNotification implements Outbox.
-func (b *Bolt) ClaimNotification(ctx context.Context, owner string, lease time.Duration) (*Notification, error) {
+func (b *Bolt) ClaimNotification(ctx context.Context, owner string, at time.Time, lease time.Duration) (*Notification, error) {
 	var claimed *Notification
 	err := b.update(ctx, "claim notification", func(tx *bolt.Tx) error {
 		all, open, err := outboxBuckets(tx)
 		if err != nil {
 			return err
 		}
-		now := b.now().UTC()
+		now := at.UTC()
 		var best *Notification
 		err = open.ForEach(func(k, _ []byte) error {
 			n, err := getNotification(all, string(k))
@@ -83,7 +83,7 @@ func (b *Bolt) ClaimNotification(ctx context.Context, owner string, lease time.D
 }
 
 // FinishNotification implements Outbox.
-func (b *Bolt) FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt time.Time) error {
+func (b *Bolt) FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt, at time.Time) error {
 	return b.update(ctx, "finish notification", func(tx *bolt.Tx) error {
 		all, open, err := outboxBuckets(tx)
 		if err != nil {
@@ -97,7 +97,7 @@ func (b *Bolt) FinishNotification(ctx context.Context, id, owner string, sendErr
 			return fmt.Errorf("notification %s is %s for %q: %w", id, n.State, n.Owner, ErrLeaseLost)
 		}
 		n.State, n.LastError = finishedState(sendErr, retryAt)
-		n.Owner, n.LeaseUntil, n.UpdatedAt = "", time.Time{}, b.now().UTC()
+		n.Owner, n.LeaseUntil, n.UpdatedAt = "", time.Time{}, at.UTC()
 		if n.State == NotificationPending {
 			n.NotBefore = retryAt.UTC()
 		} else if err := open.Delete([]byte(id)); err != nil {

@@ -48,19 +48,26 @@ type Notification struct {
 // Bolt and Postgres implement it; senders on several replicas share it
 // through claims as workers share jobs.
 type Outbox interface {
-	// AddNotification stores n pending and due at once (its State, Attempts,
+	//
+	// Its times come from the caller (now): the sender's injected clock
+	// decides what is due and when a lease ends, as replicas' clocks agree
+	// (see Postgres).
+
+	// AddNotification stores n pending and due at now (its State, Attempts,
 	// Owner and times are set here). ErrDuplicate when n.ID is stored already;
 	// then nothing changes.
-	AddNotification(ctx context.Context, n *Notification) error
+	AddNotification(ctx context.Context, n *Notification, now time.Time) error
 	// ClaimNotification takes the due pending notification that waited
-	// longest, or a sending one whose lease ended (its sender died), for
-	// owner until now+lease, counting an attempt; (nil, nil) when none is due.
-	ClaimNotification(ctx context.Context, owner string, lease time.Duration) (*Notification, error)
-	// FinishNotification ends an attempt of a notification claimed by owner:
-	// sent when sendErr is nil; pending again at retryAt when sendErr is set
-	// and retryAt is not zero; failed for good otherwise. ErrLeaseLost when
-	// owner no longer holds it, ErrNotFound for an unknown id.
-	FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt time.Time) error
+	// longest, or a sending one whose lease ended before now (its sender
+	// died), for owner until now+lease, counting an attempt; (nil, nil) when
+	// none is due.
+	ClaimNotification(ctx context.Context, owner string, now time.Time, lease time.Duration) (*Notification, error)
+	// FinishNotification ends, at now, an attempt of a notification claimed
+	// by owner: sent when sendErr is nil; pending again at retryAt when
+	// sendErr is set and retryAt is not zero; failed for good otherwise.
+	// ErrLeaseLost when owner no longer holds it, ErrNotFound for an unknown
+	// id.
+	FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt, now time.Time) error
 	// Notifications lists up to n notifications in one of states, the most
 	// recently changed first.
 	Notifications(ctx context.Context, n int, states ...NotificationState) ([]*Notification, error)

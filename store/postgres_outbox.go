@@ -29,11 +29,11 @@ func scanNotification(row pgx.Row) (*Notification, error) {
 }
 
 // AddNotification implements Outbox.
-func (p *Postgres) AddNotification(ctx context.Context, n *Notification) error {
+func (p *Postgres) AddNotification(ctx context.Context, n *Notification, at time.Time) error {
 	if n.ID == "" {
 		return errors.New("add notification: empty id")
 	}
-	now := p.nowUTC()
+	now := pgTime(at)
 	stored, err := scanNotification(p.pool.QueryRow(ctx, `INSERT INTO notifications
 		(id, receiver, event, body, state, not_before, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $5) RETURNING `+notificationColumns,
@@ -51,8 +51,8 @@ func (p *Postgres) AddNotification(ctx context.Context, n *Notification) error {
 
 // ClaimNotification implements Outbox: the due row that waited longest,
 // skipping rows another replica is claiming (SKIP LOCKED).
-func (p *Postgres) ClaimNotification(ctx context.Context, owner string, lease time.Duration) (*Notification, error) {
-	now := p.nowUTC()
+func (p *Postgres) ClaimNotification(ctx context.Context, owner string, at time.Time, lease time.Duration) (*Notification, error) {
+	now := pgTime(at)
 	n, err := scanNotification(p.pool.QueryRow(ctx, `WITH pick AS (
 		SELECT id FROM notifications
 		WHERE state = 'pending' AND not_before <= $1 OR state = 'sending' AND lease_until < $1
@@ -70,12 +70,12 @@ func (p *Postgres) ClaimNotification(ctx context.Context, owner string, lease ti
 }
 
 // FinishNotification implements Outbox.
-func (p *Postgres) FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt time.Time) error {
+func (p *Postgres) FinishNotification(ctx context.Context, id, owner string, sendErr error, retryAt, at time.Time) error {
 	state, msg := finishedState(sendErr, retryAt)
-	now := p.nowUTC()
+	now := pgTime(at)
 	notBefore := now
 	if state == NotificationPending {
-		notBefore = retryAt.UTC().Round(time.Microsecond)
+		notBefore = pgTime(retryAt)
 	}
 	tag, err := p.pool.Exec(ctx, `UPDATE notifications SET state = $3, last_error = $4, owner = '', lease_until = NULL,
 		updated_at = $5, not_before = CASE WHEN $3 = 'pending' THEN $6 ELSE not_before END
@@ -144,3 +144,6 @@ func (p *Postgres) PruneNotifications(ctx context.Context, olderThan time.Time) 
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// pgTime is t as PostgreSQL keeps it: UTC, microseconds.
+func pgTime(t time.Time) time.Time { return t.UTC().Round(time.Microsecond) }

@@ -116,7 +116,7 @@ func (n *Notifier) Emit(ctx context.Context, key string, ev Event) {
 		b, err := body(rc.Format, ev)
 		if err == nil {
 			err = n.outbox.AddNotification(ctx, &store.Notification{
-				ID: deliveryID(rc.Key(), ev.Event+"\x00"+key), Receiver: rc.Key(), Event: ev.Event, Body: b})
+				ID: deliveryID(rc.Key(), ev.Event+"\x00"+key), Receiver: rc.Key(), Event: ev.Event, Body: b}, n.Now())
 		}
 		switch {
 		case errors.Is(err, store.ErrDuplicate):

@@ -76,7 +76,9 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	clk := fakeclock.New(fakeclock.Date(2026, 3, 1, 12, 0, 0))
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"), store.WithClock(clk.Now))
+	// The store keeps the real time: the notifier's clock alone says what
+	// is due, as in the service, whose store is not on its fake clock.
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return &env{st: st, clk: clk}
@@ -208,7 +210,7 @@ func TestAnotherSenderTakesOverWhatADeadOneHeld(t *testing.T) {
 	rcv := newReceiver(t)
 	dead := e.notifier(t, "dead", nil, rcv.config())
 	dead.Emit(ctx, "apply 1", applied(e.clk.Now()))
-	d, err := e.st.ClaimNotification(ctx, "dead", dead.Lease) // claimed, never finished
+	d, err := e.st.ClaimNotification(ctx, "dead", e.clk.Now(), dead.Lease) // claimed, never finished
 	require.NoError(t, err)
 	require.NotNil(t, d)
 

@@ -37,7 +37,7 @@ func (n *Notifier) SendDue(ctx context.Context) int {
 	}
 	attempts := 0
 	for ctx.Err() == nil {
-		d, err := n.outbox.ClaimNotification(ctx, n.owner, n.Lease)
+		d, err := n.outbox.ClaimNotification(ctx, n.owner, n.Now(), n.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.log.WithError(err).Warn("claim a notification")
@@ -78,7 +78,7 @@ func (n *Notifier) attempt(ctx context.Context, d *store.Notification) {
 		sendErr = n.redact.Error(sendErr)
 	}
 	n.metrics.ObserveNotification(outcome)
-	if err := n.outbox.FinishNotification(context.WithoutCancel(ctx), d.ID, n.owner, sendErr, retryAt); err != nil {
+	if err := n.outbox.FinishNotification(context.WithoutCancel(ctx), d.ID, n.owner, sendErr, retryAt, n.Now()); err != nil {
 		log.WithError(err).Warn("record a notification's attempt")
 		return
 	}
