@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,47 +13,9 @@ import (
 
 	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
+	"github.com/shardgate/shardgate/internal/testing/notifytest"
 	"github.com/shardgate/shardgate/store/applyqueue"
 )
-
-// notifyReceiver is a notification receiver that answers 500 to its first
-// failures requests, then 200, and keeps every request.
-type notifyReceiver struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	failures int
-	got      []notifyRequest
-}
-
-type notifyRequest struct {
-	delivery, event, signature string
-	body                       []byte
-	code                       int
-}
-
-func newNotifyReceiver(t *testing.T, failures int) *notifyReceiver {
-	r := &notifyReceiver{failures: failures}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		code := http.StatusOK
-		if r.failures > 0 {
-			code, r.failures = http.StatusInternalServerError, r.failures-1
-		}
-		r.got = append(r.got, notifyRequest{delivery: req.Header.Get(notify.HeaderDelivery), event: req.Header.Get(notify.HeaderEvent),
-			signature: req.Header.Get(notify.HeaderSignature), body: b, code: code})
-		r.mu.Unlock()
-		w.WriteHeader(code)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *notifyReceiver) requests() []notifyRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]notifyRequest(nil), r.got...)
-}
 
 // Through the service: an apply on merge succeeds; the receiver answers 500
 // twice, then accepts. It gets exactly one apply_succeeded, the same
@@ -66,9 +25,9 @@ func TestAReceiverThatAnswers500TwiceGetsOneSignedApplySucceeded(t *testing.T) {
 		t.Skip("terraform")
 	}
 	const secret = "notify-secret-for-the-test"
-	rcv := newNotifyReceiver(t, 2)
+	rcv, _ := notifytest.New(t, http.StatusInternalServerError, http.StatusInternalServerError)
 	h := newHarnessBase(t)
-	h.cfg.Notifications = []serverconfig.NotificationReceiver{{URL: rcv.srv.URL + "/shardgate", Secret: serverconfig.NewSecret(secret),
+	h.cfg.Notifications = []serverconfig.NotificationReceiver{{URL: rcv.URL + "/shardgate", Secret: serverconfig.NewSecret(secret),
 		Events: serverconfig.NotificationEvents, Format: serverconfig.NotifyFormatJSON, InsecureHTTP: true}}
 	h.tune = func(s *Server) { s.notifier.Poll = 50 * time.Millisecond }
 	h.start()
@@ -81,25 +40,25 @@ func TestAReceiverThatAnswers500TwiceGetsOneSignedApplySucceeded(t *testing.T) {
 	// The retries come due on the service's clock, which the test moves.
 	require.Eventually(t, func() bool {
 		h.clock.Advance(15 * time.Second)
-		return len(rcv.requests()) >= 3
-	}, time.Minute, 100*time.Millisecond, "the receiver got %d requests", len(rcv.requests()))
+		return len(rcv.Requests()) >= 3
+	}, time.Minute, 100*time.Millisecond, "the receiver got %d requests", len(rcv.Requests()))
 	// A day later nothing is due any more.
 	h.clock.Advance(25 * time.Hour)
 	require.Zero(t, h.srv.notifier.SendDue(context.Background()))
-	got := rcv.requests()
+	got := rcv.Requests()
 	require.Len(t, got, 3, "two refusals and one delivery")
-	var accepted []notifyRequest
+	var accepted []notifytest.Request
 	for _, r := range got {
-		require.Equal(t, got[0].delivery, r.delivery, "one delivery id across the retries")
-		require.Equal(t, "apply_succeeded", r.event)
-		require.True(t, notify.Verify(secret, r.body, r.signature), "signature %q verifies", r.signature)
-		if r.code == http.StatusOK {
+		require.Equal(t, got[0].Delivery, r.Delivery, "one delivery id across the retries")
+		require.Equal(t, "apply_succeeded", r.Event)
+		require.True(t, notify.Verify(secret, r.Body, r.Signature), "signature %q verifies", r.Signature)
+		if r.Code == http.StatusOK {
 			accepted = append(accepted, r)
 		}
 	}
 	require.Len(t, accepted, 1)
 	var ev map[string]any
-	require.NoError(t, json.Unmarshal(accepted[0].body, &ev))
+	require.NoError(t, json.Unmarshal(accepted[0].Body, &ev))
 	require.Equal(t, "apply_succeeded", ev["event"])
 	require.Equal(t, owner+"/"+repoName, ev["repository"])
 	require.Equal(t, float64(pr.Number), ev["pull_request"])
@@ -108,7 +67,7 @@ func TestAReceiverThatAnswers500TwiceGetsOneSignedApplySucceeded(t *testing.T) {
 	require.Contains(t, ev["summary"], "converged")
 	require.Equal(t, strings.TrimSuffix(h.gh.URL(), "/")+fmt.Sprintf("/%s/%s/pull/%d", owner, repoName, pr.Number), ev["url"])
 	require.NotEmpty(t, ev["at"])
-	require.NotContains(t, string(accepted[0].body), "password", "no coordinator credential")
+	require.NotContains(t, string(accepted[0].Body), "password", "no coordinator credential")
 
 	metrics := h.scrape()
 	require.Contains(t, metrics, `shardgate_notification_deliveries{state="pending"} 0`)

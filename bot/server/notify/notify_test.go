@@ -3,11 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,55 +13,28 @@ import (
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/internal/fakeclock"
 	"github.com/shardgate/shardgate/internal/redact"
+	"github.com/shardgate/shardgate/internal/testing/notifytest"
 	"github.com/shardgate/shardgate/store"
 )
 
 const secret = "notify-secret-0123456789"
 
-// receiver is an HTTP receiver that records what it got and answers with
-// the next of its codes (200 once they run out).
+// receiver is a test receiver and its configuration.
 type receiver struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	codes []int
-	got   []delivery
+	*notifytest.Receiver
+	close func()
 }
 
-type delivery struct {
-	id, event, signature string
-	body                 []byte
-	accepted             bool
+func newReceiver(t *testing.T, codes ...int) receiver {
+	r, closeIt := notifytest.New(t, codes...)
+	return receiver{Receiver: r, close: closeIt}
 }
 
-func newReceiver(t *testing.T, codes ...int) *receiver {
-	r := &receiver{codes: codes}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		code := http.StatusOK
-		if len(r.codes) > 0 {
-			code, r.codes = r.codes[0], r.codes[1:]
-		}
-		r.got = append(r.got, delivery{id: req.Header.Get(HeaderDelivery), event: req.Header.Get(HeaderEvent),
-			signature: req.Header.Get(HeaderSignature), body: b, accepted: code < 300})
-		r.mu.Unlock()
-		w.WriteHeader(code)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *receiver) deliveries() []delivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]delivery(nil), r.got...)
-}
-
-func (r *receiver) config(events ...string) serverconfig.NotificationReceiver {
+func (r receiver) config(events ...string) serverconfig.NotificationReceiver {
 	if len(events) == 0 {
 		events = serverconfig.NotificationEvents
 	}
-	return serverconfig.NotificationReceiver{URL: r.srv.URL + "/hook", Secret: serverconfig.NewSecret(secret),
+	return serverconfig.NotificationReceiver{URL: r.URL + "/hook", Secret: serverconfig.NewSecret(secret),
 		Events: events, Format: serverconfig.NotifyFormatJSON, InsecureHTTP: true}
 }
 
@@ -114,25 +83,25 @@ func TestAReceiverThatFailsTwiceGetsTheEventOnceWithOneDeliveryID(t *testing.T) 
 	e.clk.Advance(time.Hour)
 	require.Zero(t, n.SendDue(ctx), "delivered: nothing is sent again")
 
-	got := rcv.deliveries()
+	got := rcv.Requests()
 	require.Len(t, got, 3)
-	var accepted []delivery
+	var accepted []notifytest.Request
 	for _, d := range got {
-		require.Equal(t, got[0].id, d.id, "every attempt carries the same delivery id")
-		require.Equal(t, got[0].body, d.body)
-		require.True(t, Verify(secret, d.body, d.signature), "signature %s", d.signature)
-		require.Equal(t, "apply_succeeded", d.event)
-		if d.accepted {
+		require.Equal(t, got[0].Delivery, d.Delivery, "every attempt carries the same delivery id")
+		require.Equal(t, got[0].Body, d.Body)
+		require.True(t, Verify(secret, d.Body, d.Signature), "signature %s", d.Signature)
+		require.Equal(t, "apply_succeeded", d.Event)
+		if d.Code < 300 {
 			accepted = append(accepted, d)
 		}
 	}
 	require.Len(t, accepted, 1)
 	var body map[string]any
-	require.NoError(t, json.Unmarshal(accepted[0].body, &body))
+	require.NoError(t, json.Unmarshal(accepted[0].Body, &body))
 	require.Equal(t, map[string]any{"event": "apply_succeeded", "repository": "acme/streams", "pull_request": float64(7),
 		"project": "streams", "sha": "0123456789abcdef0123", "summary": "applied; the coordinator has converged",
 		"url": "https://github.com/acme/streams/pull/7", "at": e.clk.Now().Add(-DefaultBackoff.Initial*3 - time.Hour).UTC().Format(time.RFC3339)}, body)
-	require.False(t, Verify("another-secret", accepted[0].body, accepted[0].signature))
+	require.False(t, Verify("another-secret", accepted[0].Body, accepted[0].Signature))
 
 	counts, err := e.st.CountNotifications(ctx)
 	require.NoError(t, err)
@@ -150,13 +119,13 @@ func TestAnEventIsDeliveredOncePerReceiverThatAskedForIt(t *testing.T) {
 	other.Emit(ctx, "apply 1", applied(e.clk.Now())) // and from another replica
 	n.SendDue(ctx)
 	other.SendDue(ctx)
-	require.Len(t, all.deliveries(), 1)
-	require.Empty(t, failures.deliveries(), "it asked for apply_failed only")
+	require.Len(t, all.Requests(), 1)
+	require.Empty(t, failures.Requests(), "it asked for apply_failed only")
 
 	n.Emit(ctx, "apply 2", applied(e.clk.Now()))
 	n.SendDue(ctx)
-	require.Len(t, all.deliveries(), 2, "another event is another delivery")
-	require.NotEqual(t, all.deliveries()[0].id, all.deliveries()[1].id)
+	require.Len(t, all.Requests(), 2, "another event is another delivery")
+	require.NotEqual(t, all.Requests()[0].Delivery, all.Requests()[1].Delivery)
 }
 
 func TestADeliveryIsGivenUpAfterADayOrOnARefusal(t *testing.T) {
@@ -167,15 +136,15 @@ func TestADeliveryIsGivenUpAfterADayOrOnARefusal(t *testing.T) {
 	n := e.notifier(t, "a", nil, down.config(), gone.config())
 	n.Emit(ctx, "apply 1", applied(e.clk.Now()))
 	n.SendDue(ctx)
-	require.Len(t, gone.deliveries(), 1)
+	require.Len(t, gone.Requests(), 1)
 	for range 200 {
 		e.clk.Advance(10 * time.Minute)
 		n.SendDue(ctx)
 	}
-	attempts := len(down.deliveries())
+	attempts := len(down.Requests())
 	require.Greater(t, attempts, 10, "retried with backoff")
 	require.Less(t, attempts, 40, "backed off, not every poll")
-	require.Len(t, gone.deliveries(), 1, "a 404 is not retried")
+	require.Len(t, gone.Requests(), 1, "a 404 is not retried")
 
 	failed, err := e.st.Notifications(ctx, 10, store.NotificationFailed)
 	require.NoError(t, err)
@@ -191,7 +160,7 @@ func TestNoAnswerIsRetried(t *testing.T) {
 	e := newEnv(t)
 	rcv := newReceiver(t)
 	cfg := rcv.config()
-	rcv.srv.Close() // nobody listens
+	rcv.close() // nobody listens
 	n := e.notifier(t, "a", nil, cfg)
 	n.Emit(ctx, "apply 1", applied(e.clk.Now()))
 	require.Equal(t, 1, n.SendDue(ctx))
@@ -218,8 +187,8 @@ func TestAnotherSenderTakesOverWhatADeadOneHeld(t *testing.T) {
 	require.Zero(t, next.SendDue(ctx), "the lease holds")
 	e.clk.Advance(DefaultLease + time.Second)
 	require.Equal(t, 1, next.SendDue(ctx))
-	require.Len(t, rcv.deliveries(), 1)
-	require.Equal(t, d.ID, rcv.deliveries()[0].id)
+	require.Len(t, rcv.Requests(), 1)
+	require.Equal(t, d.ID, rcv.Requests()[0].Delivery)
 }
 
 func TestPayloadsCarryNoSecret(t *testing.T) {
@@ -237,16 +206,16 @@ func TestPayloadsCarryNoSecret(t *testing.T) {
 	ev.Summary = "terraform apply failed: auth " + coordPassword + " refused; key " + secret
 	n.Emit(ctx, "apply 1", ev)
 	n.SendDue(ctx)
-	for _, r := range []*receiver{plain, slack} {
-		require.Len(t, r.deliveries(), 1)
-		d := r.deliveries()[0]
-		require.NotContains(t, string(d.body), coordPassword)
-		require.NotContains(t, string(d.body), secret)
-		require.Contains(t, string(d.body), redact.Redacted)
-		require.True(t, Verify(secret, d.body, d.signature))
+	for _, r := range []receiver{plain, slack} {
+		require.Len(t, r.Requests(), 1)
+		d := r.Requests()[0]
+		require.NotContains(t, string(d.Body), coordPassword)
+		require.NotContains(t, string(d.Body), secret)
+		require.Contains(t, string(d.Body), redact.Redacted)
+		require.True(t, Verify(secret, d.Body, d.Signature))
 	}
 	var msg map[string]string
-	require.NoError(t, json.Unmarshal(slack.deliveries()[0].body, &msg))
+	require.NoError(t, json.Unmarshal(slack.Requests()[0].Body, &msg))
 	require.Contains(t, msg["text"], "apply failed")
 	require.Contains(t, msg["text"], "acme/streams #7, project streams at `0123456789ab`")
 	require.Contains(t, msg["text"], "<https://github.com/acme/streams/pull/7>")
