@@ -46,28 +46,30 @@ func (b *Bolt) AddNotification(ctx context.Context, n *Notification, at time.Tim
 	return err
 }
 
-// ClaimNotification implements Outbox.
+// ClaimNotification implements Outbox. The search reads first, so a sender
+// polling an outbox with nothing due writes (and syncs) nothing.
 func (b *Bolt) ClaimNotification(ctx context.Context, owner string, at time.Time, lease time.Duration) (*Notification, error) {
+	now := at.UTC()
+	var due bool
+	err := b.view(ctx, "claim notification", func(tx *bolt.Tx) error {
+		all, open := tx.Bucket(bucketNotify), tx.Bucket(bucketNotifyOpen)
+		if all == nil || open == nil {
+			return nil
+		}
+		best, err := dueNotification(all, open, now)
+		due = best != nil
+		return err
+	})
+	if err != nil || !due {
+		return nil, err
+	}
 	var claimed *Notification
-	err := b.update(ctx, "claim notification", func(tx *bolt.Tx) error {
+	err = b.update(ctx, "claim notification", func(tx *bolt.Tx) error {
 		all, open, err := outboxBuckets(tx)
 		if err != nil {
 			return err
 		}
-		now := at.UTC()
-		var best *Notification
-		err = open.ForEach(func(k, _ []byte) error {
-			n, err := getNotification(all, string(k))
-			if err != nil {
-				return err
-			}
-			due := n.State == NotificationPending && !n.NotBefore.After(now) ||
-				n.State == NotificationSending && n.LeaseUntil.Before(now)
-			if due && (best == nil || n.NotBefore.Before(best.NotBefore)) {
-				best = n
-			}
-			return nil
-		})
+		best, err := dueNotification(all, open, now)
 		if err != nil || best == nil {
 			return err
 		}
@@ -80,6 +82,25 @@ func (b *Bolt) ClaimNotification(ctx context.Context, owner string, at time.Time
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// dueNotification is the open notification due at now that waited longest
+// (a pending one due, or a sending one whose lease ended); nil when none is.
+func dueNotification(all, open *bolt.Bucket, now time.Time) (*Notification, error) {
+	var best *Notification
+	err := open.ForEach(func(k, _ []byte) error {
+		n, err := getNotification(all, string(k))
+		if err != nil {
+			return err
+		}
+		due := n.State == NotificationPending && !n.NotBefore.After(now) ||
+			n.State == NotificationSending && n.LeaseUntil.Before(now)
+		if due && (best == nil || n.NotBefore.Before(best.NotBefore)) {
+			best = n
+		}
+		return nil
+	})
+	return best, err
 }
 
 // FinishNotification implements Outbox.
