@@ -28,7 +28,8 @@ func (s *Server) wireDrift() {
 		PlanEnv:      func() map[string]string { return serverconfig.RevealEnv(s.cfg.PlanEnv) },
 		Writable:     s.cfg.ProjectWritable,
 		Coordinators: brokerCoordinators(s.cfg), Egress: s.cfg.Egress,
-		Live: driftLive{s.coords}, Store: ds, Metrics: s.metrics, Redact: s.redact.Redact, Now: s.now}}
+		Live: driftLive{s.coords}, Store: ds, Metrics: s.metrics, Redact: s.redact.Redact, Now: s.now,
+		Notifier: s.notifier, GitHubAPIURL: s.cfg.GitHubAPIURL}}
 	s.driftSched = &drift.Scheduler{Store: ds, Interval: s.cfg.DriftInterval, Now: s.now, Log: s.log,
 		Check: func(ctx context.Context, r drift.Repo) error {
 			// The service's logger, which redacts its secrets.

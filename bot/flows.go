@@ -34,7 +34,7 @@ func (s *Server) wireFlows() {
 	s.applier = &apply.Applier{Config: cfg, Records: s.rec, Applies: s.applies, Scheduler: s.scheduler, Clients: s.clients,
 		Runner: s.runner, Binaries: s.binaries, SandboxErr: s.sandboxErr, Engine: s.engine, Coords: s.coords, Coordinators: coordinators,
 		PR: s.planner, Checks: s.checks, Policies: s.policies, Metrics: s.metrics, Redact: s.redact, Now: s.now,
-		Logs: s.liveLogs, Queue: s.store, Notify: func() { s.dispatcher.Notify() },
+		Logs: s.liveLogs, Queue: s.store, Notify: func() { s.dispatcher.Notify() }, Notifier: s.notifier,
 		PreflightWait: apply.DefaultPreflightWait, AttestationWait: apply.DefaultAttestationWait,
 		Poll: apply.DefaultPoll, ProgressEvery: apply.DefaultProgressEvery}
 }

@@ -75,6 +75,7 @@ func jobPR(payload []byte) (pullreq.Ref, bool) {
 // runs it left in progress, so nothing is silently lost. It reports through
 // GitHub, which may be what failed: then it can only log.
 func (s *Server) reportJobFailure(ctx context.Context, job *store.Job, jobErr error) {
+	s.notifyJobFailed(ctx, job, jobErr)
 	if job.Event == "merge_group" {
 		s.reportGroupFailure(ctx, job, jobErr)
 		return

@@ -44,5 +44,10 @@ func (s *Server) metricSources() metrics.Sources {
 			return drift.NewStore(s.store).MetricProjects(ctx)
 		},
 		GitHub: s.metricBudgets,
+		Notifications: func() (int, int, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+			defer cancel()
+			return s.notificationCounts(ctx)
+		},
 	}
 }

@@ -35,6 +35,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopBg = cancel
+	s.startNotifier(bg)
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()

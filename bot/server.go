@@ -23,6 +23,7 @@ import (
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/bot/server/retention"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/bot/statuspage"
@@ -89,6 +90,8 @@ type Server struct {
 	scheduler *applyqueue.Scheduler
 	// applier runs the applies the scheduler starts.
 	applier *apply.Applier
+	// notifier sends the configured notifications (notifications.go).
+	notifier *notify.Notifier
 
 	// drift checks a repository's projects for drift, on driftSched's
 	// schedule (drift.interval) and on /shardgate drift.
@@ -198,6 +201,9 @@ func (s *Server) wireQueues(owner string) (err error) {
 	s.applies = applyqueue.New(st, owner, s.applyLease(), s.now)
 	s.scheduler = applyqueue.NewScheduler(s.applies, s.runApplyRedacted, s.log, applyqueue.WithMaxConcurrent(cfg.ApplyMaxConcurrent))
 	s.wireLiveLogs()
+	if err := s.wireNotifier(owner); err != nil {
+		return err
+	}
 	s.wireFlows()
 	s.wireDrift()
 	handlers := webhook.Guard(s.limitNotices(s.handlers()), s.redact, s.metrics.JobStarted)

@@ -34,7 +34,7 @@ func (s *Server) StatusHandler() http.Handler {
 		logs = livelog.NewHub(1, 1, s.redact, s.now)
 	}
 	return statuspage.New(statuspage.Options{Queue: s.applies, History: s.rec, Drift: driftSource, Logs: logs,
-		Failures: failures{store: s.store, reach: s.reach, now: s.now},
+		Failures: failures{store: s.store, reach: s.reach, now: s.now}, Notifications: s.statusNotifications(),
 		Redactor: s.redact, Token: s.cfg.Status.Token.Reveal(), SignIn: s.statusSignIn(), GitHubURL: statuspage.WebURL(s.cfg.GitHubAPIURL),
 		Replica: s.applies.Owner(), Now: s.now, Log: s.log, GitHub: s.statusBudgets,
 		Enforcement: s.enforcementLines(),

@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/server/livelog"
 	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/bot/statuspage"
 	"github.com/shardgate/shardgate/coord/coordbroker"
@@ -78,6 +79,8 @@ type Applier struct {
 	// Notify wakes a worker for them.
 	Queue  store.Store
 	Notify func()
+	// Notifier sends apply_succeeded and apply_failed (nil: none configured).
+	Notifier *notify.Notifier
 
 	PreflightWait   time.Duration
 	AttestationWait time.Duration

@@ -95,6 +95,7 @@ func (r *applyRun) finish(ctx context.Context, state applyqueue.State, reason st
 	if err != nil {
 		logctx.Logger(ctx).WithError(err).Error("write the apply audit record")
 	}
+	r.notifyOutcome(ctx, state, reason)
 	if r.gh == nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/server/metrics"
+	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/coord/coordbroker"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/github/pullreq"
@@ -53,6 +54,9 @@ type Checker struct {
 	// Redact removes the server's secrets from what reaches GitHub.
 	Redact func(string) string
 	Now    func() time.Time
+	// Notifier and GitHubAPIURL: see Reporter.
+	Notifier     *notify.Notifier
+	GitHubAPIURL string
 
 	// locks: one check of a project at a time (the schedule, a command).
 	locks keyedmutex.Mutex
@@ -109,7 +113,7 @@ func (d *Checker) checkRepo(ctx context.Context, r Repo) ([]*Record, error) {
 	}
 	checkout, cleanup, coErr := d.Checkout(ctx, ref, sha)
 	defer cleanup()
-	rep := &Reporter{Issues: gh, Comments: gh, Store: d.Store, Redact: d.Redact}
+	rep := &Reporter{Issues: gh, Comments: gh, Store: d.Store, Redact: d.Redact, Notifier: d.Notifier, GitHubAPIURL: d.GitHubAPIURL}
 	var out []*Record
 	for _, p := range pol.Repo.Projects {
 		unlock := d.locks.Lock(r.FullName() + "/" + p.Name)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardgate/shardgate/bot/server/notify"
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/github/ghapp"
 )
 
@@ -20,6 +22,10 @@ type Reporter struct {
 	// Redact, when set, is applied to every body written (the server's
 	// secrets); the GitHub transport redacts too.
 	Redact func(string) string
+	// Notifier sends drift_opened and drift_closed (nil: none configured);
+	// GitHubAPIURL gives the issues' web addresses (notify.go).
+	Notifier     *notify.Notifier
+	GitHubAPIURL string
 }
 
 // Report records a project's result and brings its drift issue in line: opened
@@ -45,9 +51,15 @@ func (r *Reporter) Report(ctx context.Context, owner, repo string, res Result) (
 	switch res.Status {
 	case StatusDrifted:
 		err = r.upsert(ctx, owner, repo, issue, rec, res)
+		if err == nil && (issue == nil || issue.State != "open") {
+			r.notify(ctx, serverconfig.EventDriftOpened, owner, repo, rec.Issue, res)
+		}
 	case StatusClean:
 		if issue != nil && issue.State == "open" {
 			err = r.close(ctx, owner, repo, issue.Number, GoneComment(res))
+			if err == nil {
+				r.notify(ctx, serverconfig.EventDriftClosed, owner, repo, issue.Number, res)
+			}
 		}
 	case StatusError:
 		err = r.failed(ctx, owner, repo, issue, prev, rec, res)

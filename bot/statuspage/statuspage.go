@@ -16,13 +16,13 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/server/livelog"
+	"github.com/shardgate/shardgate/bot/server/notify"
 	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/store/applyqueue"
 	"github.com/shardgate/shardgate/store/records"
@@ -86,6 +86,9 @@ type Options struct {
 	// Failures are the failing jobs and the services' reachability; nil
 	// leaves those sections out.
 	Failures Failures
+	// Notifications are the pending and failed notification deliveries;
+	// nil (no receivers configured) leaves the section out.
+	Notifications Notifications
 	// GitHub reads the installations' rate-limit budgets; may be nil.
 	GitHub func() []GitHubBudget
 	Logs   *livelog.Hub
@@ -197,14 +200,4 @@ func (h *Handler) authorized(r *http.Request) bool {
 // https://api.github.com/, https://ghe.example.com for a GitHub Enterprise
 // Server's https://ghe.example.com/api/v3/. "" when apiURL is not an http(s)
 // URL.
-func WebURL(apiURL string) string {
-	u, err := url.Parse(apiURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return ""
-	}
-	host := u.Host
-	if h, ok := strings.CutPrefix(host, "api."); ok && strings.Trim(u.Path, "/") == "" {
-		host = h // github.com, and GHE.com's api.<name>.ghe.com
-	}
-	return u.Scheme + "://" + host
-}
+func WebURL(apiURL string) string { return notify.WebURL(apiURL) }

@@ -38,6 +38,9 @@ type overview struct {
 	Reach      []reachView
 	GitHub     []budgetView
 	Settings   []Setting
+	// The notifications pending and failed (notifications.go).
+	NotificationsOn             bool
+	NotifyPending, NotifyFailed []notificationView
 }
 
 // link is a text and, when one could be built from trusted parts, a URL.
@@ -358,6 +361,7 @@ func (h *Handler) build(ctx context.Context) *overview {
 	}
 	v.FailuresOn = h.o.Failures != nil
 	h.failures(ctx, v, problem)
+	h.notifications(ctx, v, problem)
 	if h.o.GitHub != nil {
 		v.GitHub = h.budgets(h.o.GitHub())
 	}

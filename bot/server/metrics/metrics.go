@@ -64,6 +64,8 @@ type Metrics struct {
 	driftChecks *prometheus.CounterVec
 	jobFailures *prometheus.CounterVec
 	planPhases  *prometheus.HistogramVec
+	// notifyAttempts: notify.go.
+	notifyAttempts *prometheus.CounterVec
 
 	// rules are the rule ids a violation may be counted under.
 	rules map[string]bool
@@ -83,6 +85,8 @@ type Sources struct {
 	Drift func() ([]DriftProject, error)
 	// GitHub reads the installations' rate-limit budgets.
 	GitHub func() []GitHubBudget
+	// Notifications counts the outbox's pending and failed deliveries.
+	Notifications func() (pending, failed int, err error)
 }
 
 // New creates the collectors, registers them (and the Go, process and build
@@ -137,15 +141,17 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		driftChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardgate_drift_checks_total", Help: "Drift checks of one project, by outcome (clean, drifted, error).",
 		}, []string{"outcome"}),
-		jobFailures: newJobFailures(),
-		planPhases:  newPlanPhases(),
-		rules:       map[string]bool{},
-		events:      map[string]bool{"": true, "ping": true},
+		jobFailures:    newJobFailures(),
+		planPhases:     newPlanPhases(),
+		notifyAttempts: newNotificationAttempts(),
+		rules:          map[string]bool{},
+		events:         map[string]bool{"": true, "ping": true},
 	}
 	m.collectors = []prometheus.Collector{m.deliveries, m.webhook, m.jobs, m.jobFailures, m.jobsRunning, m.plans, m.applies,
 		m.terraform, m.lockWaits, m.lockWaited, m.decisions, m.violations, m.convergence, m.coordCalls,
 		newQueueDepth(src.Queued), newApplyJobsCollector(src.ApplyJobs), m.driftChecks, newDriftCollector(src.Drift),
-		newGitHubCollector(src.GitHub), m.planPhases}
+		newGitHubCollector(src.GitHub), m.planPhases,
+		m.notifyAttempts, newNotificationsCollector(src.Notifications)}
 	reg.MustRegister(m.collectors...)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())

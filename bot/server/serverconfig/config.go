@@ -140,6 +140,9 @@ type Config struct {
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
 	StoreRetention
+
+	// Notifications are the receivers of signed event webhooks (notifications.go).
+	Notifications []NotificationReceiver
 }
 
 // CoordinatorFor returns the credentials whose URL prefix covers coordinatorURL:
@@ -205,6 +208,8 @@ type rawConfig struct {
 	Admin        rawAdmin         `yaml:"admin"`
 	Drift        rawDrift         `yaml:"drift"`
 	Status       rawStatus        `yaml:"status"`
+	// Notifications: see notifications.go.
+	Notifications []rawNotification `yaml:"notifications"`
 }
 
 type rawDrift struct {
@@ -349,6 +354,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.Admin = v.admin(r.Admin, c.Listen)
 	c.DriftInterval = v.driftInterval(r.Drift.Interval)
 	c.Status = v.status(r.Status, c)
+	c.Notifications = v.notifications(r.Notifications)
 	return c
 }
 

@@ -59,7 +59,8 @@ func TestDocumentationSamplesWorkAsCopied(t *testing.T) {
 				cfg, err := Parse(s.where, []byte(withFiles(t, s.text)), func(string) (string, bool) { return "a-value-from-the-environment", true })
 				require.NoError(t, err, s.text)
 				require.Positive(t, cfg.AppID)
-			case strings.HasPrefix(s.text, "terraform:\n"), strings.HasPrefix(s.text, "status:\n"):
+			case strings.HasPrefix(s.text, "terraform:\n"), strings.HasPrefix(s.text, "status:\n"),
+				strings.HasPrefix(s.text, "notifications:\n"):
 				seen["server section"]++
 				_, err := Parse(s.where, []byte(phaseConfig(t, withFiles(t, s.text))), func(string) (string, bool) { return "a-value-from-the-environment", true })
 				require.NoError(t, err, s.text)
