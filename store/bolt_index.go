@@ -112,6 +112,9 @@ func (x index) queued(id []byte, s schedule) error {
 	if err := putEmpty(x.laneQueued, append(laneKey(s.lane), id...)); err != nil {
 		return err
 	}
+	if c := x.laneCandidate.Get([]byte(s.lane)); len(c) > 16 && bytes.Compare(c[16:], id) < 0 {
+		return nil // an older job is the lane's candidate, and stays it: nothing to write
+	}
 	return x.refresh(s.lane)
 }
 

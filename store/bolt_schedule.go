@@ -97,10 +97,12 @@ func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
 	}
 	j.State, j.Owner, j.UpdatedAt = JobRunning, owner, now
 	j.Attempts++
-	if err := q.dequeueIndex([]byte(id)); err != nil {
+	// Running first: the lane is then busy, so taking the job out of the
+	// queue makes no next job its candidate only to unmake it.
+	if err := q.run(j); err != nil {
 		return nil, err
 	}
-	if err := q.run(j); err != nil {
+	if err := q.dequeueIndex([]byte(id)); err != nil {
 		return nil, err
 	}
 	if err := q.coalesce(j, now); err != nil {
