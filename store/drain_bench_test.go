@@ -95,7 +95,7 @@ func runDrain(b *testing.B, bs benchStore, n int) {
 	// the backlog (intake's, once the backlog is gone, would be timed on
 	// idle workers).
 	var claims []time.Duration
-	var done atomic.Int64      // jobs of the backlog finished, coalesced ones included
+	var done atomic.Int64 // jobs of the backlog finished, coalesced ones included
 	intakeDone := make(chan struct{})
 	var latencies []time.Duration
 	go func() {
