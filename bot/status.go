@@ -67,7 +67,7 @@ const statusShutdownGrace = 2 * time.Second
 
 // applySlotsSetting is the status page's line on apply.max_concurrent.
 func applySlotsSetting(n int) statuspage.Setting {
-	v := fmt.Sprintf("at most %d applies at once on this replica; more wait, in merge order", n)
+	v := fmt.Sprintf("at most %d applies at once on this replica; more wait; a free slot goes to the repository running the fewest, in merge order within it", n)
 	if n == 0 {
 		v = "no bound on the applies this replica runs at once"
 	}

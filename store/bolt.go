@@ -56,9 +56,7 @@ var (
 
 	keySchema      = []byte("schema")
 	keyQueuedCount = []byte("queued_count")
-	// keyQueuedPriority counts the queued index's jobs of a priority other
-	// than 0: while there are none, a claim stops at the first job it can
-	// take (see fairest).
+	// keyQueuedPriority was a count an older version kept; it is removed.
 	keyQueuedPriority = []byte("queued_priority")
 )
 
@@ -202,16 +200,11 @@ func (b *Bolt) init() (err error) {
 		if err := putCount(meta, tx.Bucket(bucketQueued).Stats().KeyN+tx.Bucket(bucketDelayed).Stats().KeyN); err != nil {
 			return err
 		}
-		// So is the count of prioritized queued jobs (an older version
-		// dequeued them without counting).
-		prioritized := 0
-		_ = tx.Bucket(bucketQueued).ForEach(func(_, v []byte) error {
-			if decodeSchedule(v).priority > 0 {
-				prioritized++
-			}
-			return nil
-		})
-		return putCounter(meta, keyQueuedPriority, prioritized)
+		// The claim's indexes are derived from the queued, delayed and
+		// running ones, afresh at each open: a file another version wrote
+		// (which did not keep them) is indexed as it is.
+		_ = meta.Delete(keyQueuedPriority) // an older version's counter, unused now
+		return rebuildIndex(tx)
 	})
 }
 

@@ -143,8 +143,8 @@ func (b *Bolt) RecoverRunning(ctx context.Context) (int, error) {
 			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotRunning) {
 				// A stale index entry: nothing to recover, and keeping it
 				// would trip every later start.
-				if derr := q.running.Delete([]byte(id)); derr != nil {
-					return fmt.Errorf("unindex running job: %w", derr)
+				if derr := q.unrun(id); derr != nil {
+					return derr
 				}
 				continue
 			}

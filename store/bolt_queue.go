@@ -14,6 +14,9 @@ import (
 // always written in the same transaction.
 type queue struct {
 	meta, jobs, payloads, queued, running, finished, delayed, deliveries *bolt.Bucket
+	// idx is the claim's indexes, derived from queued, running and delayed:
+	// every change to those goes through a method here that keeps it.
+	idx index
 }
 
 func queueOf(tx *bolt.Tx) queue {
@@ -26,6 +29,7 @@ func queueOf(tx *bolt.Tx) queue {
 		finished:   tx.Bucket(bucketFinished),
 		delayed:    tx.Bucket(bucketDelayed),
 		deliveries: tx.Bucket(bucketDeliveries),
+		idx:        indexOf(tx),
 	}
 }
 
@@ -62,26 +66,12 @@ func putCounter(meta *bolt.Bucket, key []byte, n int) error {
 	return nil
 }
 
-// prioritized is the number of jobs of a priority other than 0 in the
-// queued index.
-func (q queue) prioritized() int {
-	v := q.meta.Get(keyQueuedPriority)
-	if len(v) != 8 {
-		return 0
-	}
-	return int(binary.BigEndian.Uint64(v))
-}
-
-// indexQueued puts a job's entry into the queued index, counting it when it
-// has a priority.
+// indexQueued puts a job's entry into the queued index and the claim's.
 func (q queue) indexQueued(id, value []byte) error {
 	if err := q.queued.Put(id, value); err != nil {
 		return fmt.Errorf("index queued job: %w", err)
 	}
-	if decodeSchedule(value).priority == 0 {
-		return nil
-	}
-	return putCounter(q.meta, keyQueuedPriority, q.prioritized()+1)
+	return q.idx.queued(id, decodeSchedule(value))
 }
 
 // enqueueIndex indexes a queued job with its scheduling identity.
@@ -93,15 +83,37 @@ func (q queue) enqueueIndex(j *Job) error {
 }
 
 func (q queue) dequeueIndex(id []byte) error {
-	if v := q.queued.Get(id); v != nil && decodeSchedule(v).priority != 0 {
-		if err := putCounter(q.meta, keyQueuedPriority, q.prioritized()-1); err != nil {
-			return err
-		}
-	}
+	v := clone(q.queued.Get(id))
 	if err := q.queued.Delete(id); err != nil {
 		return fmt.Errorf("unindex queued job: %w", err)
 	}
+	if v != nil {
+		if err := q.idx.unqueued(id, decodeSchedule(v)); err != nil {
+			return err
+		}
+	}
 	return putCount(q.meta, q.count()-1)
+}
+
+// run indexes a claimed job as running.
+func (q queue) run(j *Job) error {
+	v := scheduleValue(j)
+	if err := q.running.Put([]byte(j.ID), v); err != nil {
+		return fmt.Errorf("index running job: %w", err)
+	}
+	return q.idx.running([]byte(j.ID), decodeSchedule(v), true)
+}
+
+// unrun takes a job out of the running index.
+func (q queue) unrun(id string) error {
+	v := clone(q.running.Get([]byte(id)))
+	if err := q.running.Delete([]byte(id)); err != nil {
+		return fmt.Errorf("unindex running job: %w", err)
+	}
+	if v == nil {
+		return nil
+	}
+	return q.idx.running([]byte(id), decodeSchedule(v), false)
 }
 
 // admit refuses a job that Enqueue must not store.
@@ -199,6 +211,9 @@ func (q queue) promoteDue(now time.Time) error {
 		if err := q.delayed.Delete(k); err != nil {
 			return fmt.Errorf("unindex delayed job: %w", err)
 		}
+		if err := q.idx.delayed(k[8:], decodeSchedule(values[i]), false); err != nil {
+			return err
+		}
 		// Not enqueueIndex: a delayed job was counted as queued by delay.
 		if err := q.indexQueued(k[8:], values[i]); err != nil {
 			return err
@@ -213,11 +228,15 @@ func (q queue) delay(j *Job, jobErr error, notBefore, now time.Time) error {
 	if jobErr != nil {
 		j.LastError = jobErr.Error()
 	}
-	if err := q.running.Delete([]byte(j.ID)); err != nil {
-		return fmt.Errorf("unindex running job: %w", err)
+	if err := q.unrun(j.ID); err != nil {
+		return err
 	}
-	if err := q.delayed.Put(finishedKey(notBefore, j.ID), scheduleValue(j)); err != nil {
+	v := scheduleValue(j)
+	if err := q.delayed.Put(finishedKey(notBefore, j.ID), v); err != nil {
 		return fmt.Errorf("index delayed job: %w", err)
+	}
+	if err := q.idx.delayed([]byte(j.ID), decodeSchedule(v), true); err != nil {
+		return err
 	}
 	// A job waiting for its retry is still queued: it counts toward the
 	// queue depth and maxQueued from now, not from when it is due.
@@ -256,8 +275,8 @@ func (q queue) ownedJob(id, owner string) (*Job, error) {
 // head of the queue, and it is not refused by maxQueued: it was admitted once.
 func (q queue) requeue(j *Job, now time.Time) error {
 	j.State, j.Owner, j.UpdatedAt = JobQueued, "", now
-	if err := q.running.Delete([]byte(j.ID)); err != nil {
-		return fmt.Errorf("unindex running job: %w", err)
+	if err := q.unrun(j.ID); err != nil {
+		return err
 	}
 	if err := q.enqueueIndex(j); err != nil {
 		return err
@@ -271,8 +290,8 @@ func (q queue) finish(j *Job, jobErr error, now time.Time) error {
 	if jobErr != nil {
 		j.State, j.LastError = JobFailed, jobErr.Error()
 	}
-	if err := q.running.Delete([]byte(j.ID)); err != nil {
-		return fmt.Errorf("unindex running job: %w", err)
+	if err := q.unrun(j.ID); err != nil {
+		return err
 	}
 	if err := q.finished.Put(finishedKey(now, j.ID), []byte{}); err != nil {
 		return fmt.Errorf("index finished job: %w", err)

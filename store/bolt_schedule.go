@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,7 +76,7 @@ func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
 	if err := q.promoteDue(now); err != nil {
 		return nil, err
 	}
-	id := q.fairest()
+	id := q.idx.fairest()
 	if id == "" {
 		return nil, nil
 	}
@@ -98,11 +97,13 @@ func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
 	}
 	j.State, j.Owner, j.UpdatedAt = JobRunning, owner, now
 	j.Attempts++
-	if err := q.dequeueIndex([]byte(id)); err != nil {
+	// Running first: the lane is then busy, so taking the job out of the
+	// queue makes no next job its candidate only to unmake it.
+	if err := q.run(j); err != nil {
 		return nil, err
 	}
-	if err := q.running.Put([]byte(id), scheduleValue(j)); err != nil {
-		return nil, fmt.Errorf("index running job: %w", err)
+	if err := q.dequeueIndex([]byte(id)); err != nil {
+		return nil, err
 	}
 	if err := q.coalesce(j, now); err != nil {
 		return nil, err
@@ -123,75 +124,16 @@ func (q queue) claimFair(owner string, now time.Time) (*Job, error) {
 	return j, nil
 }
 
-// fairest picks the job to claim from the indexes: the oldest queued job of
-// each lane that has none running and none older waiting for its retry,
-// then the one of the highest priority, then of the installation with the
-// fewest running jobs, oldest first. While no job of a priority other than
-// 0 is queued, the scan stops at the first job whose installation runs
-// nothing.
-func (q queue) fairest() string {
-	busy, busyLanes := map[int64]int{}, map[string]bool{}
-	_ = q.running.ForEach(func(_, v []byte) error {
-		s := decodeSchedule(v)
-		if s.installation != 0 {
-			busy[s.installation]++
-		}
-		if s.lane != "" {
-			busyLanes[s.lane] = true
-		}
-		return nil
-	})
-	waiting := map[string][]byte{} // lane → its oldest job waiting for a retry
-	_ = q.delayed.ForEach(func(k, v []byte) error {
-		if s := decodeSchedule(v); s.lane != "" && len(k) > 8 {
-			if w, ok := waiting[s.lane]; !ok || bytes.Compare(k[8:], w) < 0 {
-				waiting[s.lane] = clone(k[8:])
-			}
-		}
-		return nil
-	})
-	// With jobs of a priority queued, the whole queue is weighed.
-	prioritized := q.prioritized() > 0
-	seen := map[string]bool{}
-	best, bestLoad, bestPriority := "", 0, 0
-	c := q.queued.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		s := decodeSchedule(v)
-		if s.lane != "" {
-			first := !seen[s.lane]
-			seen[s.lane] = true
-			if w, ok := waiting[s.lane]; !first || busyLanes[s.lane] || (ok && bytes.Compare(w, k) < 0) {
-				continue
-			}
-		}
-		load := 0
-		if s.installation != 0 {
-			load = busy[s.installation]
-		}
-		if best == "" || s.priority > bestPriority || s.priority == bestPriority && load < bestLoad {
-			best, bestLoad, bestPriority = string(k), load, s.priority
-		}
-		if load == 0 && !prioritized {
-			break
-		}
-	}
-	return best
-}
-
 // coalesce finishes the queued jobs that share j's coalesce key and never
 // ran, as coalesced into j, and records them in j.merged.
 func (q queue) coalesce(j *Job, now time.Time) error {
 	if j.CoalesceKey == "" {
 		return nil
 	}
-	var ids []string
-	_ = q.queued.ForEach(func(k, v []byte) error {
-		if decodeSchedule(v).key == j.CoalesceKey && string(k) != j.ID {
-			ids = append(ids, string(k))
+	for _, id := range q.idx.twins(j.CoalesceKey) {
+		if id == j.ID {
+			continue
 		}
-		return nil
-	})
-	for _, id := range ids {
 		d, err := q.get(id)
 		if errors.Is(err, ErrNotFound) {
 			continue

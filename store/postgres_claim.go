@@ -9,8 +9,10 @@ import (
 // claimSQL claims the fairest due job (see Store.Claim) and coalesces its
 // duplicates into it, in one statement. It visits each installation with
 // queued jobs (a loose scan of jobs_queued_installation), takes its oldest
-// due job of the highest priority whose lane runs nothing and has nothing
-// older queued (one probe of jobs_lane each), and orders those by priority,
+// due job of the highest priority whose lane runs nothing (a probe of
+// jobs_lane_running) and has nothing older queued (a range probe of
+// jobs_lane below its id: neither walks the lane's queued jobs), and orders
+// those by priority,
 // then by how many jobs their installation runs, then by age; installation 0
 // (no identity) counts as running none.
 // The duplicates are found through jobs_queued_coalesce.
@@ -37,8 +39,9 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 			WHERE j.state = 'queued' AND j.installation = inst.installation
 				AND (j.not_before IS NULL OR j.not_before <= $1)
 				AND (j.lane = '' OR NOT EXISTS (SELECT 1 FROM jobs o
-					WHERE o.lane = j.lane AND o.lane <> '' AND o.state IN ('queued', 'running') AND o.id <> j.id
-						AND (o.state = 'running' OR o.id < j.id)))
+					WHERE o.lane = j.lane AND o.lane <> '' AND o.state IN ('queued', 'running') AND o.id < j.id)
+					AND NOT EXISTS (SELECT 1 FROM jobs r
+					WHERE r.lane = j.lane AND r.lane <> '' AND r.state = 'running'))
 			ORDER BY j.priority DESC, j.id LIMIT 1
 			FOR UPDATE SKIP LOCKED
 		) c

@@ -25,6 +25,7 @@ type overview struct {
 	// Enforcement is Options.Enforcement.
 	Enforcement []string
 	Streams     []streamView
+	StateDepths []stateDepthView // statelocks.go
 	Running     []runningView
 	Plans       []planView
 	Applies     []applyView
@@ -339,6 +340,7 @@ func (h *Handler) build(ctx context.Context) *overview {
 		problem("read the apply queue", err)
 	}
 	v.Streams = h.streams(live)
+	v.StateDepths = stateDepths(live)
 	v.Running = h.running()
 	if plans, err := h.o.History.RecentPlans(ctx, DefaultRecentPlans); err != nil {
 		problem("read the recent plans", err)

@@ -33,8 +33,9 @@ type SchedulerOption func(*Scheduler)
 // Scheduler starts every runnable apply job as soon as its streams are
 // free, holds its lease while it runs and records its outcome. Jobs with no
 // stream in common run in parallel, up to MaxConcurrent at once in this
-// process (WithMaxConcurrent); the others wait for a free slot, in merge
-// order.
+// process (WithMaxConcurrent); the others wait for a free slot, which goes
+// to the repository running the fewest, in merge order within it
+// (fairStarts).
 type Scheduler struct {
 	q   *Queue
 	run RunFunc
@@ -57,8 +58,10 @@ type Scheduler struct {
 	// maxConcurrent bounds the jobs this process runs at once; 0: none.
 	maxConcurrent int
 
-	mu      sync.Mutex
-	running map[string]bool // Seqs this process has started and not yet finished
+	mu sync.Mutex
+	// running: the Seqs this process has started and not yet finished, each
+	// with its job's repository (fairStarts)
+	running map[string]string
 
 	// passes numbers the scheduling passes as they begin; onPass, when set
 	// before Start, hears how each one ended (tests wait on it instead of
@@ -90,7 +93,7 @@ func (s *Scheduler) MaxConcurrent() int { return s.maxConcurrent }
 func NewScheduler(q *Queue, run RunFunc, log *logrus.Entry, opts ...SchedulerOption) *Scheduler {
 	s := &Scheduler{q: q, run: run, log: log, Poll: DefaultPollInterval,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
-		running: map[string]bool{}}
+		running: map[string]string{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -190,14 +193,13 @@ func (s *Scheduler) schedule(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, j := range jobs {
-		if s.running[j.Seq] {
-			continue
-		}
-		if s.maxConcurrent > 0 && len(s.running) >= s.maxConcurrent {
-			break // the next pass, when a job ends, starts the next in order
-		}
-		s.running[j.Seq] = true
+	free := -1
+	if s.maxConcurrent > 0 {
+		// the next pass, when a job ends, starts the next one
+		free = max(s.maxConcurrent-len(s.running), 0)
+	}
+	for _, j := range fairStarts(jobs, s.running, free) {
+		s.running[j.Seq] = applyRepo(j)
 		report.started = append(report.started, j.Seq)
 		s.jobs.Add(1)
 		go s.start(ctx, j.Seq)
