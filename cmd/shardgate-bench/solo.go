@@ -53,16 +53,18 @@ func soloInstances(size int, base string) []planparsetest.Instance {
 	return ins
 }
 
-// soloOverride is added to the real root of the solo shapes (main_override.tf):
+// soloResource (coordinator.tf) and soloOverride (main_override.tf) are added to
+// the real root of the solo shapes:
 // the coordinator's URL reaches the module through a resource, so terraform
 // 1.5.7 writes relevant_attributes (the resource attributes the changes depend
 // on), which the held-out plan of issue 37 had and examples/streams alone does
 // not; and the plan holds one resource that is no stream group, unchanged.
-const soloOverride = `resource "terraform_data" "coordinator" {
+const soloResource = `resource "terraform_data" "coordinator" {
   input = var.coordinator_base_url
 }
+`
 
-module "stream_group" {
+const soloOverride = `module "stream_group" {
   coordinator_base_url = terraform_data.coordinator.output
 }
 `

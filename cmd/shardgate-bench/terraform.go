@@ -106,6 +106,9 @@ func (r realRoot) ensureApplied(ctx context.Context, repo string) (string, error
 		return "", fmt.Errorf("write apply.sh: %w", err)
 	}
 	if r.shape == soloPrefix {
+		if err := os.WriteFile(filepath.Join(r.dir, "coordinator.tf"), []byte(soloResource), 0o644); err != nil {
+			return "", fmt.Errorf("write the coordinator resource: %w", err)
+		}
 		if err := os.WriteFile(filepath.Join(r.dir, "main_override.tf"), []byte(soloOverride), 0o644); err != nil {
 			return "", fmt.Errorf("write the override: %w", err)
 		}
@@ -142,7 +145,7 @@ func (r realRoot) key(repo string, ins []planparsetest.Instance) (string, error)
 	}
 	fmt.Fprintf(h, "%v", ins)
 	if r.shape == soloPrefix {
-		h.Write([]byte(soloOverride))
+		h.Write([]byte(soloResource + soloOverride))
 	}
 	st, err := os.Stat(r.tf)
 	if err != nil {
