@@ -169,8 +169,10 @@ $(CONFTEST):
 	GOBIN=$(BIN) $(GO) install github.com/open-policy-agent/conftest@v$(CONFTEST_VERSION)
 	@$(GO) version -m $(CONFTEST) | grep -q "mod[[:space:]]*github.com/open-policy-agent/conftest[[:space:]]*v$(CONFTEST_VERSION)" || { echo "installed conftest is not v$(CONFTEST_VERSION)"; exit 1; }
 
-# The whole-process benchmark (cmd/shardgate-bench/): shardgate check vs conftest at 1k/10k/50k
-# instances, shardgate plan vs raw terraform at 1k. Plans are cached in .bench/.
+# The whole-process benchmark (cmd/shardgate-bench/): shardgate check vs conftest and the
+# simdjson floor (bench/floor.cpp, built with g++ and Debian's libsimdjson-dev) at 1k/10k/50k
+# instances, ten groups per stream and one stream per instance, beside `shardgate version`'s
+# idle peak; shardgate plan vs raw terraform at 1k. Plans are cached in .bench/.
 BENCH_PROCESS = $(GO) run ./cmd/shardgate-bench -repo $(CURDIR) -cache $(CURDIR)/.bench \
 	-shardgate $(SHARDGATE) -conftest $(CONFTEST) -terraform $(TERRAFORM)
 

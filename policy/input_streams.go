@@ -10,19 +10,26 @@ import (
 )
 
 // desiredTerm groups desired counts as {stream key: {"<count>": [address, ...]}}.
-// A stream nearly always has one count, so its counts are a short list searched
-// in place rather than a map per stream.
+// A stream nearly always has one count, and a plan may hold one stream per
+// instance (issue 37), so nothing here is allocated per stream or per count but
+// the terms OPA keeps: the (stream, count) groups are numbered in one pass and
+// their addresses placed in one array of terms by a counting sort, each group's
+// list a window of it; the address terms, the groups and their object entries
+// are slabs too.
 func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
-	type count struct {
-		n     int
-		addrs []*ast.Term
+	type group struct {
+		n, size, at int // shard count, addresses, where its window starts
+		next        int // the stream's next group, -1 at the end
 	}
 	type stream struct {
-		key    string
-		counts []count
+		key         string
+		first, last int // groups, in order of first appearance
+		counts      int
 	}
 	index := make(map[string]int)
 	var streams []stream
+	groups := make([]group, 0, len(desired))
+	groupOf := make([]int32, len(desired))
 	i := -1
 	for k := range desired {
 		d := &desired[k]
@@ -34,25 +41,62 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
 			if !ok {
 				j = len(streams)
 				index[key] = j
-				streams = append(streams, stream{key: key})
+				streams = append(streams, stream{key: key, first: -1, last: -1})
 			}
 			i = j
 		}
 		s := &streams[i]
-		j := slices.IndexFunc(s.counts, func(c count) bool { return c.n == d.ShardCount })
-		if j < 0 {
-			j = len(s.counts)
-			s.counts = append(s.counts, count{n: d.ShardCount})
+		g := s.first
+		for g >= 0 && groups[g].n != d.ShardCount {
+			g = groups[g].next
 		}
-		s.counts[j].addrs = append(s.counts[j].addrs, ast.StringTerm(d.Address))
+		if g < 0 {
+			g = len(groups)
+			groups = append(groups, group{n: d.ShardCount, next: -1})
+			if s.last >= 0 {
+				groups[s.last].next = g
+			} else {
+				s.first = g
+			}
+			s.last = g
+			s.counts++
+		}
+		groups[g].size++
+		groupOf[k] = int32(g)
 	}
+	at := 0
+	for g := range groups {
+		groups[g].at = at
+		at += groups[g].size
+	}
+	addrs := make([]*ast.Term, len(desired))
+	terms := make([]ast.Term, len(desired))
+	filled := make([]int, len(groups))
+	for k := range desired {
+		g := groupOf[k]
+		t := &terms[k]
+		t.Value = ast.String(desired[k].Address)
+		addrs[groups[g].at+filled[g]] = t
+		filled[g]++
+	}
+	entries := make([][2]*ast.Term, len(groups))
 	items := make([][2]*ast.Term, 0, len(streams))
-	for _, s := range streams {
-		entries := make([][2]*ast.Term, 0, len(s.counts))
-		for _, c := range s.counts {
-			entries = append(entries, [2]*ast.Term{st.term(strconv.Itoa(c.n)), ast.ArrayTerm(c.addrs...)})
+	keys := make([]ast.Term, len(streams)) // shared through st with streamsTerm
+	e := 0
+	for k, s := range streams {
+		key, ok := st[s.key]
+		if !ok {
+			keys[k].Value = ast.String(s.key)
+			key = &keys[k]
+			st[s.key] = key
 		}
-		items = append(items, [2]*ast.Term{st.term(s.key), ast.ObjectTerm(entries...)})
+		own := entries[e : e+s.counts : e+s.counts]
+		e += s.counts
+		for g, c := s.first, 0; g >= 0; g, c = groups[g].next, c+1 {
+			w := groups[g]
+			own[c] = [2]*ast.Term{st.term(strconv.Itoa(w.n)), ast.ArrayTerm(addrs[w.at : w.at+w.size : w.at+w.size]...)}
+		}
+		items = append(items, [2]*ast.Term{key, ast.ObjectTerm(own...)})
 	}
 	return ast.ObjectTerm(items...)
 }

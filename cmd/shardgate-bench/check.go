@@ -13,6 +13,7 @@ type checkResult struct {
 	c         planCase
 	shardgate stats
 	conftest  stats
+	floor     stats     // bench/floor.cpp's simdjson walk
 	findings  []finding // what both found
 }
 
@@ -35,7 +36,7 @@ func conftestTest(o options, c planCase) proc {
 // measureCheck times both tools on one case, interleaved, then checks that they
 // reached the same decision with the same findings: a comparison of two tools
 // that judge differently would measure nothing.
-func measureCheck(ctx context.Context, o options, c planCase, runs int) (checkResult, error) {
+func measureCheck(ctx context.Context, o options, floorBin string, c planCase, runs int) (checkResult, error) {
 	want := 1
 	if c.allowed {
 		want = 0
@@ -51,15 +52,27 @@ func measureCheck(ctx context.Context, o options, c planCase, runs int) (checkRe
 	}
 	outS := filepath.Join(o.cache, "shardgate.out")
 	outC := filepath.Join(o.cache, "conftest.out")
-	ss, cs, err := alternate(ctx, runs, wrap("shardgate", shardgateCheck(o, c)), wrap("conftest", conftestTest(o, c)), outS, outC)
+	floor := func(ctx context.Context, out io.Writer) (sample, error) {
+		s, err := runOnce(ctx, floorWalk(floorBin, c), out)
+		if err == nil && s.exit != 0 {
+			err = fmt.Errorf("the simdjson floor on %s exited %d", filepath.Base(c.path), s.exit)
+		}
+		return s, err
+	}
+	got, err := alternateAll(ctx, runs, []runner{
+		{wrap("shardgate", shardgateCheck(o, c)), outS},
+		{wrap("conftest", conftestTest(o, c)), outC},
+		{floor, filepath.Join(o.cache, "floor.out")},
+	})
 	if err != nil {
 		return checkResult{}, err
 	}
+	ss, cs := got[0], got[1]
 	fs, err := compareOutputs(c, outS, outC)
 	if err != nil {
 		return checkResult{}, err
 	}
-	return checkResult{c: c, shardgate: summarise(ss), conftest: summarise(cs), findings: fs}, nil
+	return checkResult{c: c, shardgate: summarise(ss), conftest: summarise(cs), floor: summarise(got[2]), findings: fs}, nil
 }
 
 func compareOutputs(c planCase, outS, outC string) ([]finding, error) {

@@ -24,11 +24,15 @@ import (
 	"time"
 )
 
+// idleRuns are the runs of `shardgate version` at the start and at the end.
+const idleRuns = 5
+
 type options struct {
 	repo, cache                    string
 	shardgate, conftest, terraform string
 	sizes                          []int
 	realMax                        int
+	soloRealMax                    int         // the same for the one-stream-per-instance shapes
 	runs                           map[int]int // per size
 	planOverhead                   int         // instances of the plan-overhead run, 0 for none
 	planRuns                       int
@@ -54,6 +58,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&sizes, "sizes", "1000,10000,50000", "module instances per plan")
 	fs.StringVar(&runs, "runs", "1000:5,10000:5,50000:3", "timed runs per tool and case, by size (others: 3)")
 	fs.IntVar(&o.realMax, "real-max", 1000, "plans up to this many instances are made by terraform, larger ones synthesized")
+	fs.IntVar(&o.soloRealMax, "solo-real-max", 10000, "one-stream-per-instance plans up to this many instances are made by terraform, larger ones synthesized")
 	fs.IntVar(&o.planOverhead, "plan-overhead", 1000, "instances of the shardgate plan vs raw terraform run (0: skip)")
 	fs.IntVar(&o.planRuns, "plan-runs", 7, "runs per side of the plan-overhead measurement")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +126,15 @@ func measureAll(ctx context.Context, o options, w io.Writer, log func(string, ..
 	if err != nil {
 		return err
 	}
+	floorBin, err := buildFloor(ctx, o)
+	if err != nil {
+		return err
+	}
+	log("idle: shardgate version, %d runs", idleRuns)
+	idleBefore, err := measureIdle(ctx, o, idleRuns)
+	if err != nil {
+		return err
+	}
 	var results []checkResult
 	for _, c := range cases {
 		runs := o.runs[c.size]
@@ -128,11 +142,15 @@ func measureAll(ctx context.Context, o options, w io.Writer, log func(string, ..
 			runs = 3
 		}
 		log("check: %d instances, %s, %d runs each", c.size, c.name, runs)
-		r, err := measureCheck(ctx, o, c, runs)
+		r, err := measureCheck(ctx, o, floorBin, c, runs)
 		if err != nil {
 			return err
 		}
 		results = append(results, r)
+	}
+	idleAfter, err := measureIdle(ctx, o, idleRuns)
+	if err != nil {
+		return err
 	}
 	var ov *overhead
 	if o.planOverhead > 0 {
@@ -143,6 +161,6 @@ func measureAll(ctx context.Context, o options, w io.Writer, log func(string, ..
 		ov = &got
 	}
 	printReport(w, o, machine{cpu: cpuModel(), cores: cores(), loadBefore: load, loadAfter: loadAverage(),
-		took: time.Since(started)}, results, notes, ov)
+		took: time.Since(started)}, idleBefore.merge(idleAfter), results, notes, ov)
 	return nil
 }

@@ -190,27 +190,40 @@ func median(d []time.Duration) time.Duration {
 // in the machine's load falls on both alike. Each run's stdout is written to a
 // fresh file, outA and outB, so the last output can be checked afterwards.
 func alternate(ctx context.Context, runs int, a, b func(context.Context, io.Writer) (sample, error), outA, outB string) (sa, sb []sample, err error) {
+	got, err := alternateAll(ctx, runs, []runner{{a, outA}, {b, outB}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return got[0], got[1], nil
+}
+
+// runner is one command of an interleaved measurement and the file its stdout
+// goes to.
+type runner struct {
+	fn  func(context.Context, io.Writer) (sample, error)
+	out string
+}
+
+// alternateAll runs every runner runs times, in turn (a b c a b c ...).
+func alternateAll(ctx context.Context, runs int, rs []runner) ([][]sample, error) {
+	got := make([][]sample, len(rs))
 	for range runs {
-		for _, side := range []struct {
-			fn  func(context.Context, io.Writer) (sample, error)
-			out string
-			to  *[]sample
-		}{{a, outA, &sa}, {b, outB, &sb}} {
-			f, err := os.Create(side.out)
+		for i, r := range rs {
+			f, err := os.Create(r.out)
 			if err != nil {
-				return nil, nil, fmt.Errorf("create output file: %w", err)
+				return nil, fmt.Errorf("create output file: %w", err)
 			}
-			s, err := side.fn(ctx, f)
+			s, err := r.fn(ctx, f)
 			if cerr := f.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("write output file: %w", cerr)
 			}
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			*side.to = append(*side.to, s)
+			got[i] = append(got[i], s)
 		}
 	}
-	return sa, sb, nil
+	return got, nil
 }
 
 func lastLines(s string, n int) string {

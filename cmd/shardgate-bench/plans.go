@@ -32,7 +32,8 @@ const (
 // shapes are the cases every size is measured on. The heavy case is the denied
 // one with mixed deltas (see heavyInstances): a plan of many changes and many
 // violations, the shape users' large plans have and the others lack.
-var shapes = []string{caseDenied, caseAllowed, caseHeavy}
+var shapes = []string{caseDenied, caseAllowed, caseHeavy,
+	soloPrefix + caseDenied, soloPrefix + caseAllowed, soloPrefix + caseHeavy}
 
 // planCase is one plan file to judge and what to tell the tools about it.
 type planCase struct {
@@ -48,6 +49,9 @@ type planCase struct {
 
 // instances are the module instances of a case's plan, before and after.
 func instances(size int, name string) []planparsetest.Instance {
+	if base, ok := soloCase(name); ok {
+		return soloInstances(size, base)
+	}
 	switch name {
 	case caseHeavy:
 		return heavyInstances(size)
@@ -108,8 +112,10 @@ func newCase(cache string, size int, name, path, source string) (planCase, error
 	if err != nil {
 		return planCase{}, fmt.Errorf("stat plan: %w", err)
 	}
-	c := planCase{size: size, name: name, path: path, bytes: st.Size(), source: source, allowed: name == caseAllowed}
-	if name != caseAllowed {
+	base, _ := soloCase(name) // name itself when it is not a solo case
+	allowed := base == caseAllowed
+	c := planCase{size: size, name: name, path: path, bytes: st.Size(), source: source, allowed: allowed}
+	if !allowed {
 		return c, nil
 	}
 	c.attest = scaledPrefixes(instances(size, name))
@@ -121,7 +127,7 @@ func newCase(cache string, size int, name, path, source string) (planCase, error
 	if err != nil {
 		return planCase{}, fmt.Errorf("encode conftest data: %w", err)
 	}
-	c.data = filepath.Join(cache, fmt.Sprintf("attested-%d.json", size))
+	c.data = filepath.Join(cache, fmt.Sprintf("attested-%d-%s.json", size, name))
 	if err := os.WriteFile(c.data, b, 0o644); err != nil {
 		return planCase{}, fmt.Errorf("write conftest data: %w", err)
 	}
@@ -209,7 +215,8 @@ func preparePlans(ctx context.Context, o options, log func(string, ...any)) ([]p
 		for _, name := range shapes {
 			var c planCase
 			var err error
-			if size <= o.realMax {
+			_, solo := soloCase(name)
+			if size <= o.realMax || solo && size <= o.soloRealMax {
 				log("plan: %d instances, %s, with terraform", size, name)
 				var note string
 				c, note, err = realPlan(ctx, o, size, name)

@@ -119,6 +119,12 @@ func TestBenchPolicyFindsWhatShardgateFinds(t *testing.T) {
 			wantRules: "conflicting_shard_count 2, quiesce_attestation 2"},
 		{name: "heavy: mixed deltas, some beyond the limits, removed, nothing attested", plan: planparsetest.Render(heavyInstances(1000)),
 			wantRules: "no_destroy 10, quiesce_attestation 10, shard_delta 40"},
+		{name: "solo-denied: one stream per instance", plan: planparsetest.Render(instances(1000, soloPrefix+caseDenied)),
+			wantRules: "no_destroy 10, quiesce_attestation 100"},
+		{name: "solo-allowed: one stream per instance, every scaled stream attested", plan: planparsetest.Render(instances(1000, soloPrefix+caseAllowed)),
+			attest: scaledPrefixes(instances(1000, soloPrefix+caseAllowed)), wantAllowed: true},
+		{name: "solo-heavy: one stream per instance, mixed deltas", plan: planparsetest.Render(instances(1000, soloPrefix+caseHeavy)),
+			wantRules: "no_destroy 10, quiesce_attestation 100, shard_delta 50"},
 		{name: "exception label waives no_destroy", plan: planparsetest.GeneratePlan(200, 10, 1), labels: []string{"policy-exception/no_destroy"},
 			wantRules: "quiesce_attestation 2"},
 	}

@@ -19,17 +19,25 @@ import (
 // (apply.sh replaced by `exit 0`: no coordinator is needed, and terraform_data
 // makes no network call), kept in the cache until its inputs change.
 type realRoot struct {
-	dir  string // the root module, examples/streams's copy
-	size int
-	tf   string
-	env  []string
+	dir   string // the root module, examples/streams's copy
+	size  int
+	shape string // "" or soloPrefix: the instances' shape (solo.go)
+	tf    string
+	env   []string
 }
 
 func newRealRoot(o options, size int) realRoot {
+	return newShapedRoot(o, size, "")
+}
+
+// newShapedRoot is a real root of the shape's instances: "" for ten groups per
+// stream, soloPrefix for one stream per instance (with soloOverride).
+func newShapedRoot(o options, size int, shape string) realRoot {
 	return realRoot{
-		dir:  filepath.Join(o.cache, fmt.Sprintf("terraform-%d", size), "streams"),
-		size: size,
-		tf:   o.terraform,
+		dir:   filepath.Join(o.cache, fmt.Sprintf("terraform-%s%d", shape, size), "streams"),
+		size:  size,
+		shape: shape,
+		tf:    o.terraform,
 		// No CLI configuration (no provider mirrors, no credentials): a bare
 		// terraform, as in the project's other real-terraform tests.
 		env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
@@ -74,7 +82,7 @@ func (r realRoot) run(ctx context.Context, stdout io.Writer, args ...string) err
 // cache already holds exactly that. The key covers the example sources, the
 // instances and the terraform binary.
 func (r realRoot) ensureApplied(ctx context.Context, repo string) (string, error) {
-	ins := instances(r.size, caseDenied)
+	ins := instances(r.size, r.shape+caseDenied)
 	key, err := r.key(repo, ins)
 	if err != nil {
 		return "", err
@@ -96,6 +104,14 @@ func (r realRoot) ensureApplied(ctx context.Context, repo string) (string, error
 	}
 	if err := os.WriteFile(filepath.Join(module, "apply.sh"), []byte("exit 0\n"), 0o755); err != nil {
 		return "", fmt.Errorf("write apply.sh: %w", err)
+	}
+	if r.shape == soloPrefix {
+		if err := os.WriteFile(filepath.Join(r.dir, "coordinator.tf"), []byte(soloResource), 0o644); err != nil {
+			return "", fmt.Errorf("write the coordinator resource: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(r.dir, "main_override.tf"), []byte(soloOverride), 0o644); err != nil {
+			return "", fmt.Errorf("write the override: %w", err)
+		}
 	}
 	if err := r.tfvars(ins, false); err != nil {
 		return "", err
@@ -128,6 +144,9 @@ func (r realRoot) key(repo string, ins []planparsetest.Instance) (string, error)
 		}
 	}
 	fmt.Fprintf(h, "%v", ins)
+	if r.shape == soloPrefix {
+		h.Write([]byte(soloResource + soloOverride))
+	}
 	st, err := os.Stat(r.tf)
 	if err != nil {
 		return "", fmt.Errorf("stat terraform: %w", err)
@@ -156,6 +175,9 @@ func (r realRoot) plan(ctx context.Context, name string) ([]byte, error) {
 // also says whether planparsetest's synthesizer writes the same plan.
 func realPlan(ctx context.Context, o options, size int, name string) (planCase, string, error) {
 	r := newRealRoot(o, size)
+	if _, solo := soloCase(name); solo {
+		r = newShapedRoot(o, size, soloPrefix)
+	}
 	key, err := r.ensureApplied(ctx, o.repo)
 	if err != nil {
 		return planCase{}, "", err

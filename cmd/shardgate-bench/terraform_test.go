@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,4 +49,32 @@ func TestRealPlanIsMadeOnceAndMatchesTheSynthesizer(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, applied.ModTime(), again.ModTime(), "not applied again")
 	})
+}
+
+// The one-stream-per-instance plan terraform makes: every instance a stream of
+// its own, relevant_attributes naming the coordinator resource the changes
+// depend on, and conftest's twin policy still finding what shardgate finds.
+func TestRealSoloPlanHasRelevantAttributes(t *testing.T) {
+	o := options{repo: tftest.RepoRoot(), cache: t.TempDir(), terraform: tftest.Binary(t)}
+	c, _, err := realPlan(context.Background(), o, 100, soloPrefix+caseDenied)
+	require.NoError(t, err)
+	plan, err := os.ReadFile(c.path)
+	require.NoError(t, err)
+	var doc struct {
+		RelevantAttributes []struct {
+			Resource  string `json:"resource"`
+			Attribute []any  `json:"attribute"`
+		} `json:"relevant_attributes"`
+		ResourceChanges []struct {
+			Address string `json:"address"`
+		} `json:"resource_changes"`
+	}
+	require.NoError(t, json.Unmarshal(plan, &doc))
+	require.Len(t, doc.ResourceChanges, 101, "100 stream groups and the coordinator resource")
+	require.NotEmpty(t, doc.RelevantAttributes)
+	require.Equal(t, "terraform_data.coordinator", doc.RelevantAttributes[0].Resource)
+	allowed, want := shardgateViolations(t, plan, nil, nil)
+	require.False(t, allowed)
+	require.Empty(t, sameFindings(want, benchPolicyFindings(t, plan, nil, nil)))
+	require.Equal(t, "no_destroy 1, quiesce_attestation 10", countByRule(want))
 }

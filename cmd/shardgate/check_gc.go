@@ -25,9 +25,10 @@ import (
 // The budget (docs/performance.md) is a peak RSS of the plan's size, and the
 // heap is not all of it: the binary's mapped pages (~25-42 MiB), the runtime,
 // the parts of the plan being read. At 50,000 instances the peak is ~118 MiB of
-// the plan's 140 MiB. A heap whose live part outgrows the limit (a plan far
-// heavier than any measured) makes the collector run often; Go caps it at about
-// half the CPU, so the check slows down and still finishes.
+// the plan's 140 MiB. That start is sized from the file, before anything is
+// live; after each collection the limit follows the live heap (check_gc_live.go),
+// so a plan whose live heap outgrows three fifths of it (one stream per
+// instance) no longer makes the collector run without pause.
 const checkMinMemoryLimit = 64 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
@@ -37,15 +38,19 @@ func tuneCheckGC(path string) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	limit := int64(checkMinMemoryLimit)
+	limit, budget := int64(checkMinMemoryLimit), int64(0)
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil {
 			limit = max(limit, st.Size()*3/5)
+			budget = st.Size()
 		}
 	}
 	previous := debug.SetMemoryLimit(limit)
 	percent := debug.SetGCPercent(-1)
+	live := newLiveLimit(limit, budget)
+	live.arm()
 	return func() {
+		live.stop()
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(previous)
 	}
