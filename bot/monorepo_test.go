@@ -91,11 +91,7 @@ func openSharedModulePR(h *harness, branch string) githubtest.PullRequest {
 // would without shardgate, and returns the wall time of all of them.
 func rawMonorepoPlans(t testing.TB, h *harness, tf, branch string, names []string, workers int) time.Duration {
 	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), branch).CombinedOutput()
-	require.NoError(t, err, string(out))
-	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "head.tar"), "-C", dir).CombinedOutput()
-	require.NoError(t, err, string(out))
+	dir := exportBranch(t, h, branch)
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=")
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -128,4 +124,16 @@ func rawMonorepoPlans(t testing.TB, h *harness, tf, branch string, names []strin
 	took := time.Since(start)
 	require.Empty(t, failed)
 	return took
+}
+
+// exportBranch writes the tree of branch into a fresh directory, as a CI
+// job's checkout would be, and returns it.
+func exportBranch(t testing.TB, h *harness, branch string) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), branch).CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "head.tar"), "-C", dir).CombinedOutput()
+	require.NoError(t, err, string(out))
+	return dir
 }
