@@ -36,8 +36,7 @@ func (s *Renderer) FoldedGateOutput(g Gate) (conclusion string, out *ghapp.Check
 		if Verdict(p) != "✅ allowed" {
 			findings = append(findings, p)
 			if len(out.Annotations) < ghapp.MaxCheckAnnotations {
-				level := "failure"
-				out.Annotations = append(out.Annotations, ghapp.CheckAnnotation{Path: path.Clean(p.Dir), StartLine: 1, EndLine: 1, Level: level,
+				out.Annotations = append(out.Annotations, ghapp.CheckAnnotation{Path: path.Clean(p.Dir), StartLine: 1, EndLine: 1, Level: "failure",
 					Title: CheckPlanPrefix + p.Project, Message: Verdict(p) + ": " + report.FirstLine(po.Title)})
 			}
 		}
