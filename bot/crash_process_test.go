@@ -28,7 +28,7 @@ import (
 
 // serveProcess is `shardgate serve` as a real process.
 type serveProcess struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	cfg  string
 	url  string
@@ -54,7 +54,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func buildShardgate(t *testing.T) string {
+func buildShardgate(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "shardgate")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/shardgate").CombinedOutput()
@@ -62,7 +62,7 @@ func buildShardgate(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -71,7 +71,7 @@ func freePort(t *testing.T) string {
 }
 
 // writeServeConfig writes the harness's configuration as a server config file.
-func writeServeConfig(t *testing.T, h *harness, listen string) string {
+func writeServeConfig(t testing.TB, h *harness, listen string) string {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name, content string) string {

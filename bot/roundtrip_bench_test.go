@@ -166,11 +166,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 // a user would by hand, and returns the time of each command.
 func rawPlan(b *testing.B, h *harness, tf, branch string) map[string]time.Duration {
 	b.Helper()
-	dir := b.TempDir()
-	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), branch).CombinedOutput()
-	require.NoError(b, err, string(out))
-	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "head.tar"), "-C", dir).CombinedOutput()
-	require.NoError(b, err, string(out))
+	dir := exportBranch(b, h, branch)
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_VAR_coordinator_username=admin", "TF_VAR_coordinator_password=password")
 	took := map[string]time.Duration{}
 	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-out=tfplan"}, {"show", "-json", "tfplan"}} {

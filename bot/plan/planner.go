@@ -66,6 +66,8 @@ type Planner struct {
 	groups groupJobs
 	// prPlans are the pull-request plans running here (cancel.go).
 	prPlans prPlans
+	// slots bound the terraform runs of pull-request plans (parallel.go).
+	slots planSlots
 }
 
 // ApplyView is what the Planner reads of the apply queue for the comment: a
@@ -217,19 +219,9 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		return s.finishGate(ctx, gh, st, gateID, nil, "")
 	}
 	tree()
-	var plans []*records.Plan
-	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: st.HeadSHA, LockWaits: []report.LockWait{},
-			SkippedLinks: linkNames(skipped)}
-		plans = append(plans, rec)
-		if coErr != nil {
-			rec.Error = "the pull request's files could not be fetched: " + report.FirstLine(errText(coErr))
-		} else if needed := linksNeeded(skipped, p); len(needed) > 0 {
-			rec.Error = linksError(needed)
-		}
-		if err := s.planAndReport(ctx, gh, st, pol, rec, checkout, p, plans); err != nil {
-			return err
-		}
+	plans, err := s.planAll(ctx, gh, st, pol, checkout, skipped, coErr, projects)
+	if err != nil {
+		return err
 	}
 	if coErr == nil {
 		together, err := s.judgeTogether(ctx, req.Ref, st.HeadSHA, checkout, pol.Repo, plans)
@@ -261,46 +253,11 @@ func (s *Planner) publishRefused(ctx context.Context, gh ghapp.API, st *records.
 	return s.finishGate(ctx, gh, st, 0, nil, st.Status)
 }
 
-// planAndReport plans one project (unless rec already says why not), judges
-// the plan and shows it on its check run. The comment shows every project's
-// plan once they are all done (one edit per job: each is a write GitHub's
-// secondary limits count); the check runs show each as it finishes.
-func (s *Planner) planAndReport(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, rec *records.Plan,
-	checkout string, p repoconfig.Project, plans []*records.Plan) (err error) {
-	if rec.CheckRunID, err = s.Checks.Start(ctx, gh, st.Ref, prreport.CheckPlanPrefix+p.Name, st.HeadSHA); err != nil {
-		return err
-	}
-	if rec.Error == "" {
-		s.planProject(ctx, gh, st, rec, checkout, p, plans)
-	}
-	if rec.ChangeSet != nil {
-		if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
-			return err
-		}
-	}
-	rec.PlannedAt = s.Now().UTC()
-	if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
-		return err
-	}
-	return s.Records.PutPR(ctx, st)
-}
-
 func errText(err error) string {
 	if err == nil {
 		return ""
 	}
 	return err.Error()
-}
-
-// planProject runs terraform for one project and parses its plan into rec.
-func (s *Planner) planProject(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan, checkout string, p repoconfig.Project, plans []*records.Plan) {
-	s.runProject(ctx, st.Ref, rec, checkout, p, func(w runner.LockWait) {
-		st.Status = fmt.Sprintf("planning `%s`: project `%s` is waiting for the Terraform state lock held by %s; shardgate waits and never force-unlocks.",
-			pullreq.ShortSHA(st.HeadSHA), p.Name, w.Lock.Holder())
-		if err := s.Publish(ctx, gh, st, plans); err != nil {
-			logctx.Logger(ctx).WithError(err).Warn("could not report a state lock wait")
-		}
-	})
 }
 
 // runProject plans rec's commit of one project with terraform, telling

@@ -10,7 +10,12 @@ import (
 )
 
 // FinishPlan stores a project's result and completes its check run.
+// When the pull request's results fold into the aggregate check (folded),
+// only the plan is stored.
 func (s *Planner) FinishPlan(ctx context.Context, gh ghapp.API, st *records.PRState, rec *records.Plan) error {
+	if s.folded(st) && rec.CheckRunID == 0 {
+		return s.Records.PutPlan(ctx, st.Ref, rec)
+	}
 	conclusion, out := s.Render.CheckOutput(rec)
 	id, err := s.Checks.Finish(ctx, gh, st.Ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, rec.HeadSHA, conclusion, out)
 	if err != nil {
@@ -27,7 +32,7 @@ func (s *Planner) Publish(ctx context.Context, gh ghapp.API, st *records.PRState
 
 // publishWith is Publish with the comment's Apply section given.
 func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRState, plans []*records.Plan, applies string) error {
-	if err := s.Comments.Upsert(ctx, gh, st, s.Render.Comment(st, s.SandboxNotice(), applies, plans)); err != nil {
+	if err := s.Comments.Upsert(ctx, gh, st, s.Render.Comment(st, s.commentNotice(st), applies, plans)); err != nil {
 		return err
 	}
 	st.LimitNotice, st.LimitShown = "", false // the comment shows Status again
@@ -36,7 +41,7 @@ func (s *Planner) publishWith(ctx context.Context, gh ghapp.API, st *records.PRS
 
 // RenderComment is the PR's comment: its state, the applies, the plans.
 func (s *Planner) RenderComment(ctx context.Context, st *records.PRState, plans []*records.Plan) string {
-	return s.Render.Comment(st, s.SandboxNotice(), s.renderApplies(ctx, st), plans)
+	return s.Render.Comment(st, s.commentNotice(st), s.renderApplies(ctx, st), plans)
 }
 
 // reportConfigError fails the config check with the problem and blocks the

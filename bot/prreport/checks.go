@@ -210,7 +210,12 @@ func (s *Checks) redactOutput(out *ghapp.CheckOutput) *ghapp.CheckOutput {
 	if out == nil {
 		return nil
 	}
-	return &ghapp.CheckOutput{Title: s.redact.Redact(out.Title), Summary: s.redact.Redact(out.Summary), Text: s.redact.Redact(out.Text)}
+	red := &ghapp.CheckOutput{Title: s.redact.Redact(out.Title), Summary: s.redact.Redact(out.Summary), Text: s.redact.Redact(out.Text)}
+	for _, a := range out.Annotations {
+		a.Title, a.Message = s.redact.Redact(a.Title), s.redact.Redact(a.Message)
+		red.Annotations = append(red.Annotations, a)
+	}
+	return red
 }
 
 // ListOpen lists the open check runs, of ref only when it is not nil, and the

@@ -77,6 +77,18 @@ type Teams interface {
 // CheckOutput is a check run's output; an empty Text is left out.
 type CheckOutput struct {
 	Title, Summary, Text string
+	// Annotations mark files of the commit (at most MaxCheckAnnotations).
+	Annotations []CheckAnnotation
+}
+
+// MaxCheckAnnotations is the most annotations GitHub takes in one request.
+const MaxCheckAnnotations = 50
+
+// CheckAnnotation is a check run's note on a file: Level is "notice",
+// "warning" or "failure".
+type CheckAnnotation struct {
+	Path, Level, Title, Message string
+	StartLine, EndLine          int
 }
 
 // CheckRun is a check run as listed.

@@ -16,6 +16,11 @@ func (o *CheckOutput) github() *github.CheckRunOutput {
 	if o.Text != "" {
 		out.Text = github.String(o.Text)
 	}
+	for _, a := range o.Annotations[:min(len(o.Annotations), MaxCheckAnnotations)] {
+		out.Annotations = append(out.Annotations, &github.CheckRunAnnotation{Path: github.String(a.Path),
+			StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine), AnnotationLevel: github.String(a.Level),
+			Title: optional(a.Title), Message: github.String(a.Message)})
+	}
 	return out
 }
 

@@ -136,6 +136,8 @@ type Config struct {
 	// (max_projects_per_pr); a pull request that selects more is not
 	// planned. 0 is DefaultMaxProjectsPerPR (ProjectsPerPRLimit).
 	MaxProjectsPerPR int
+	// MaxProjectChecks is report.max_project_checks (report.go).
+	MaxProjectChecks int
 
 	// PostgresStore is set instead of StorePath for a shared store (store.go).
 	PostgresStore
@@ -210,6 +212,7 @@ type rawConfig struct {
 	Status       rawStatus        `yaml:"status"`
 	// Notifications: see notifications.go.
 	Notifications []rawNotification `yaml:"notifications"`
+	Report        rawReport         `yaml:"report"`
 }
 
 type rawDrift struct {
@@ -344,6 +347,7 @@ func (v *validator) config(r *rawConfig) *Config {
 		}
 		c.MaxProjectsPerPR = *m
 	}
+	v.report(r.Report, c)
 	c.ConvergeTimeout = v.duration("apply.convergence_timeout", r.Apply.ConvergenceTimeout, DefaultConvergenceTimeout)
 	c.ApplyLease = v.duration("apply.lease", r.Apply.Lease, DefaultApplyLease)
 	if c.ApplyMaxConcurrent = r.Apply.MaxConcurrent; c.ApplyMaxConcurrent == 0 {

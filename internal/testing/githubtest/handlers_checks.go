@@ -22,6 +22,12 @@ type checkRunInput struct {
 		Title   string `json:"title"`
 		Summary string `json:"summary"`
 		Text    string `json:"text"`
+		// Annotations are counted and kept by path and message.
+		Annotations []struct {
+			Path    string `json:"path"`
+			Level   string `json:"annotation_level"`
+			Message string `json:"message"`
+		} `json:"annotations"`
 	} `json:"output"`
 }
 
@@ -44,6 +50,9 @@ func (s *Server) applyCheckRun(cr *CheckRun, in checkRunInput) {
 	}
 	if in.Output != nil {
 		cr.Title, cr.Summary, cr.Text = in.Output.Title, in.Output.Summary, in.Output.Text
+		for _, a := range in.Output.Annotations { // GitHub appends them
+			cr.Annotations = append(cr.Annotations, a.Level+" "+a.Path+": "+a.Message)
+		}
 	}
 	// GitHub completes a run given a conclusion, and stamps completion.
 	if in.Conclusion != nil && *in.Conclusion != "" {

@@ -113,6 +113,8 @@ type CheckRun struct {
 	Text        string
 	StartedAt   time.Time
 	CompletedAt time.Time
+	// Annotations are "level path: message", in the order they came.
+	Annotations []string
 	// Updates counts PATCH calls, so tests can tell an edited run from a
 	// new one.
 	Updates int
