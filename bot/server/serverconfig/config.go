@@ -131,6 +131,8 @@ type Config struct {
 	// for drift (drift.interval); 0: no scheduled checks.
 	DriftInterval time.Duration
 	Status        StatusConfig
+	// API is the automation API on the status listener (api.go).
+	API APIConfig
 
 	// MaxProjectsPerPR is the most projects one pull request may select
 	// (max_projects_per_pr); a pull request that selects more is not
@@ -205,6 +207,7 @@ type rawConfig struct {
 	Admin        rawAdmin         `yaml:"admin"`
 	Drift        rawDrift         `yaml:"drift"`
 	Status       rawStatus        `yaml:"status"`
+	API          rawAPI           `yaml:"api"`
 }
 
 type rawDrift struct {
@@ -349,6 +352,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.Admin = v.admin(r.Admin, c.Listen)
 	c.DriftInterval = v.driftInterval(r.Drift.Interval)
 	c.Status = v.status(r.Status, c)
+	c.API = v.api(r.API, c)
 	return c
 }
 
