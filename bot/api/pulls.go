@@ -83,8 +83,14 @@ func (h *Handler) pull(w http.ResponseWriter, r *http.Request) (int, any, error)
 	v := verdict{Repository: ref.FullName(), PullRequest: n, HeadSHA: st.HeadSHA, ConfigError: st.ConfigError,
 		Projects: []projectVerdict{}}
 	v.Allowed = st.ConfigError == ""
-	planned := map[string]bool{}
+	planned, selected := map[string]bool{}, map[string]bool{}
+	for _, name := range st.Projects {
+		selected[name] = true
+	}
 	for _, p := range records.OrderPlans(plans, st.Projects) {
+		if len(selected) > 0 && !selected[p.Project] {
+			continue // planned for this head before the selection changed
+		}
 		pv := projectView(p)
 		planned[p.Project] = true
 		v.Allowed = v.Allowed && pv.Allowed
