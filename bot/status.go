@@ -59,7 +59,7 @@ func (s *Server) startStatus() (stop func(), err error) {
 		return func() {}, err
 	}
 	s.statusAddr, stop, err = listener.Start("status page listener", s.cfg.Status.Listen,
-		statuspage.NewServer(s.cfg.Status.Listen, s.StatusHandler()), statusShutdownGrace, s.log)
+		statuspage.NewServer(s.cfg.Status.Listen, s.withAPI(s.StatusHandler())), statusShutdownGrace, s.log)
 	return stop, err
 }
 

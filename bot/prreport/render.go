@@ -86,9 +86,12 @@ func (s *Renderer) CheckOutput(p *records.Plan) (conclusion string, out *ghapp.C
 		return "failure", out
 	}
 	rep := s.Report(p)
-	conclusion = "success"
-	if !p.Decision.Allowed {
-		conclusion = "failure"
+	conclusion = p.CheckConclusion()
+	if conclusion == "" { // judged by now: CheckOutput is asked at the end
+		conclusion = records.ConclusionFailure
+		if p.Decision.Allowed {
+			conclusion = records.ConclusionSuccess
+		}
 	}
 	return conclusion, &ghapp.CheckOutput{Title: rep.CheckTitle(), Summary: rep.CheckSummary(report.MaxCheckChars), Text: rep.CheckText(report.MaxCheckChars)}
 }

@@ -131,6 +131,8 @@ type Config struct {
 	// for drift (drift.interval); 0: no scheduled checks.
 	DriftInterval time.Duration
 	Status        StatusConfig
+	// API is the automation API on the status listener (api.go).
+	API APIConfig
 
 	// MaxProjectsPerPR is the most projects one pull request may select
 	// (max_projects_per_pr); a pull request that selects more is not
@@ -213,6 +215,7 @@ type rawConfig struct {
 	// Notifications: see notifications.go.
 	Notifications []rawNotification `yaml:"notifications"`
 	Report        rawReport         `yaml:"report"`
+	API           rawAPI            `yaml:"api"`
 }
 
 type rawDrift struct {
@@ -359,6 +362,7 @@ func (v *validator) config(r *rawConfig) *Config {
 	c.DriftInterval = v.driftInterval(r.Drift.Interval)
 	c.Status = v.status(r.Status, c)
 	c.Notifications = v.notifications(r.Notifications)
+	c.API = v.api(r.API, c)
 	return c
 }
 
