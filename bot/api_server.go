@@ -23,10 +23,11 @@ func (s *Server) withAPI(status http.Handler) http.Handler {
 		return status
 	}
 	mux := http.NewServeMux()
-	// Canceller: nil refuses running jobs (409) until a canceller of running
-	// plan jobs is wired here.
+	// A running job is stopped where it runs (CancelJob); one running on
+	// another replica is refused with 409, saying so.
 	mux.Handle(api.Prefix, api.New(api.Options{Tokens: s.cfg.API.Tokens, Jobs: jobs, Records: s.rec, Audits: s.store,
-		Describe: describeJob, Log: s.log.WithField("component", "api")}))
+		Canceller: apiCanceller{s: s},
+		Describe:  describeJob, Log: s.log.WithField("component", "api")}))
 	mux.Handle("/", status)
 	return mux
 }

@@ -120,9 +120,14 @@ func (b *Bolt) CancelQueued(ctx context.Context, id, reason string) (*Job, error
 func (q queue) unqueue(j *Job) error {
 	if !j.NotBefore.IsZero() {
 		k := finishedKey(j.NotBefore.UTC(), j.ID)
-		if q.delayed.Get(k) != nil {
+		if v := clone(q.delayed.Get(k)); v != nil {
 			if err := q.delayed.Delete(k); err != nil {
 				return fmt.Errorf("unindex delayed job: %w", err)
+			}
+			// and out of its lane's delayed index, which would hold the
+			// lane back until the next open
+			if err := q.idx.delayed([]byte(j.ID), decodeSchedule(v), false); err != nil {
+				return err
 			}
 			return putCount(q.meta, q.count()-1)
 		}

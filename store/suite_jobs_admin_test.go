@@ -90,6 +90,18 @@ func testJobAdmin(t *testing.T, open opener) {
 		require.Equal(t, 2, n, "cancelled jobs are finished ones, pruned as such")
 	})
 
+	t.Run("a cancelled retry no longer holds back its lane", func(t *testing.T) {
+		s, clk := open.freshClock(t)
+		a := enqueueFor(t, s, "a", 1, "o/r#1", "")
+		require.Equal(t, a.ID, claim(t, s, "w").ID)
+		require.NoError(t, s.Retry(ctx, a.ID, "w", errors.New("502"), clk.Now().Add(time.Hour)))
+		enqueueFor(t, s, "b", 1, "o/r#1", "")
+		require.Empty(t, claimedDelivery(t, s, "w"), "b waits behind a's retry in its lane")
+		_, err := s.(JobAdmin).CancelQueued(ctx, a.ID, "by api token ci")
+		require.NoError(t, err)
+		require.Equal(t, "b", claimedDelivery(t, s, "w"), "with a cancelled, b is the lane's next")
+	})
+
 	t.Run("cancel refuses running and finished jobs and unknown ids", func(t *testing.T) {
 		s := open.fresh(t)
 		a := enqueue(t, s, "a", "event", nil)
