@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/api"
 	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/github/pullreq"
 	"github.com/shardgate/shardgate/internal/testing/githubtest"
@@ -71,4 +72,8 @@ func TestCancelIsTheAuthorsOrAnApproversAndLeavesApplies(t *testing.T) {
 	h.waitJob(r.JobID)
 	require.ErrorIs(t, h.srv.CancelJob(context.Background(), r.JobID, "ci-token"), ErrJobFinished)
 	require.ErrorIs(t, h.srv.CancelJob(context.Background(), "99999999", "ci-token"), store.ErrNotFound)
+	// The automation API answers a job that ended meanwhile with its 409.
+	var no *api.Refusal
+	require.ErrorAs(t, apiCanceller{s: h.srv}.CancelJob(context.Background(), r.JobID, "api token ci"), &no)
+	require.Contains(t, no.Reason, "ended")
 }
