@@ -140,7 +140,8 @@ func TestCancelStopsAPlanWaitingOnAStateLock(t *testing.T) {
 	plan := h.check(prreport.CheckPlanPrefix+"streams", head)
 	require.Equal(t, "cancelled", plan.Conclusion)
 	require.Equal(t, "Cancelled by @"+author, plan.Title)
-	require.Equal(t, "cancelled", h.check(prreport.CheckGateName, head).Conclusion)
+	require.Eventually(t, func() bool { return h.check(prreport.CheckGateName, head).Conclusion == "cancelled" }, 30*time.Second, 20*time.Millisecond,
+		"the aggregate check concludes cancelled after the plan's: %+v", h.check(prreport.CheckGateName, head))
 	h.eventuallyComment(pr, "cancelled by @"+author+": the plan of `"+head[:7]+"` was stopped")
 	require.Eventually(t, func() bool {
 		for _, r := range h.gh.Comments(owner, repoName, pr.Number) {

@@ -307,12 +307,20 @@ func TestKilledMidPlanFinishesItsCheckRun(t *testing.T) {
 	p.start()
 	body := h.eventuallyComment(pr, "done: planned 1 project")
 	require.Contains(t, body, "`payments`")
+	// The comment is edited before the aggregate check is completed: wait
+	// for every check run on the head to finish before counting them.
 	byName := map[string][]githubtest.CheckRun{}
-	for _, c := range h.gh.CheckRuns(owner, repoName) {
-		if c.HeadSHA == head {
-			byName[c.Name] = append(byName[c.Name], c)
+	require.Eventually(t, func() bool {
+		byName = map[string][]githubtest.CheckRun{}
+		done := true
+		for _, c := range h.gh.CheckRuns(owner, repoName) {
+			if c.HeadSHA == head {
+				byName[c.Name] = append(byName[c.Name], c)
+				done = done && c.Status == "completed"
+			}
 		}
-	}
+		return done
+	}, time.Minute, 20*time.Millisecond, "every check run on the head completes")
 	require.Len(t, byName, 2, "the plan's and the aggregate check run, no other: %+v", byName)
 	for name, runs := range byName {
 		require.Len(t, runs, 1, "the check run %q in progress at the kill was taken over: %+v", name, runs)
