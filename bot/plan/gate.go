@@ -29,7 +29,7 @@ func (s *Planner) startGate(ctx context.Context, gh ghapp.API, st *records.PRSta
 // found, or created): the plans' verdicts, or refused when the head was not
 // planned and must not pass.
 func (s *Planner) finishGate(ctx context.Context, gh ghapp.API, st *records.PRState, id int64, plans []*records.Plan, refused string) error {
-	conclusion, out := s.gateOutput(st, prreport.Gate{Plans: plans, Link: s.commentLink(st), Refused: refused, Subject: "this pull request"})
+	conclusion, out := s.gateOutput(len(st.Projects), prreport.Gate{Plans: plans, Link: s.commentLink(st), Refused: refused, Subject: "this pull request"})
 	_, err := s.Checks.Finish(ctx, gh, st.Ref, id, prreport.CheckGateName, st.HeadSHA, conclusion, out)
 	return err
 }

@@ -85,7 +85,9 @@ func (j *groupJobs) cancel(sha string) {
 // the group changes relative to its base, with the exception labels and
 // attestations valid on the pull requests it lands (its own, and those of
 // the groups ahead of it, whose changes its head holds), and reports
-// `shardgate/plan: <project>` and `shardgate` on the head. It is a preview:
+// `shardgate/plan: <project>` and `shardgate` on the head (above
+// report.max_project_checks, `shardgate` only, a row for each project). Its
+// projects are planned in parallel, as a pull request's are. It is a preview:
 // it starts no apply (its judgement is kept only for the guard of the applies
 // the queue's merges start), and each pull request's comment only gains
 // the line saying how the queue's commit was judged. A group dequeued
@@ -188,37 +190,39 @@ func (s *Planner) groupTree(ctx context.Context, g Group) (tree func() string, c
 	}, func() { done() }
 }
 
-// planGroupProjects plans, judges and reports each project on the group's head.
+// planGroupProjects plans the projects on the group's head, spread over the
+// server's plan slots as a pull request's are (spread), judges them together
+// and then each, and reports each on its check run: created when its plan
+// starts and completed once judged, or, above report.max_project_checks, none
+// (the aggregate check run holds their results: finishGroupGate).
 func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, pol *repopolicy.Policy, projects []repoconfig.Project,
 	labels []policy.Label, atts []policy.Attestation) ([]*records.Plan, error) {
 	ref := g.ref()
 	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(ctx, ref, g.HeadSHA)
 	defer cleanup()
-	var plans []*records.Plan
-	for _, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: g.HeadSHA,
-			LockWaits: []report.LockWait{}, SkippedLinks: linkNames(skipped)}
-		plans = append(plans, rec)
+	plans := newPlans(projects, g.HeadSHA, skipped, coErr, "merge group")
+	folded := s.folds(len(projects))
+	err := s.spread(ctx, projects, func(ctx context.Context, i int) error {
 		if gone, err := s.Records.Handled(ctx, g.destroyedKey()); err != nil || gone {
-			return nil, cmp.Or(err, errGroupGone)
+			return cmp.Or(err, errGroupGone)
 		}
-		name := prreport.CheckPlanPrefix + p.Name
-		id, err := s.Checks.StartPreview(ctx, gh, ref, name, g.HeadSHA)
-		if err != nil {
-			return nil, err
+		rec := plans[i]
+		if !folded {
+			id, err := s.Checks.StartPreview(ctx, gh, ref, prreport.CheckPlanPrefix+rec.Project, g.HeadSHA)
+			if err != nil {
+				return err
+			}
+			rec.CheckRunID = id
 		}
-		rec.CheckRunID = id
-		switch needed := linksNeeded(skipped, p); {
-		case coErr != nil:
-			rec.Error = "the merge group's files could not be fetched: " + report.FirstLine(errText(coErr))
-		case len(needed) > 0:
-			rec.Error = linksError(needed)
-		default:
-			s.runProject(ctx, ref, rec, checkout, p, func(runner.LockWait) {})
+		if rec.Error == "" {
+			if err := s.planInSlot(ctx, ref, rec, checkout, projects[i], func(runner.LockWait) {}); err != nil {
+				return err
+			}
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	if coErr == nil {
 		if _, err := s.judgeTogether(ctx, ref, g.HeadSHA, checkout, pol.Repo, plans); err != nil {
@@ -230,6 +234,9 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 			s.judge(ctx, rec, pol, labels, atts)
 		}
 		rec.PlannedAt = s.Now().UTC()
+		if folded {
+			continue
+		}
 		conclusion, out := s.Render.CheckOutput(rec)
 		if _, err := s.Checks.Finish(ctx, gh, ref, rec.CheckRunID, prreport.CheckPlanPrefix+rec.Project, g.HeadSHA, conclusion, out); err != nil {
 			return nil, err
@@ -240,13 +247,14 @@ func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, 
 
 // finishGroupGate keeps how the group's head was judged (the apply of a pull
 // request whose merge commit it is compares with it) and completes the
-// aggregate check on it.
+// aggregate check on it: above report.max_project_checks, with a row (and,
+// unless allowed, an annotation) for each project.
 func (s *Planner) finishGroupGate(ctx context.Context, gh ghapp.API, g Group, id int64, gate prreport.Gate) error {
 	judged := &records.GroupJudgement{HeadSHA: g.HeadSHA, Allowed: gate.Allowed(), Plans: gate.Plans}
 	if err := s.Records.PutGroupJudgement(ctx, g.ref(), judged); err != nil {
 		return err
 	}
-	conclusion, out := prreport.GateOutput(gate)
+	conclusion, out := s.gateOutput(len(gate.Plans), gate)
 	_, err := s.Checks.Finish(ctx, gh, g.ref(), id, prreport.CheckGateName, g.HeadSHA, conclusion, out)
 	return err
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/shardgate/shardgate/terraform/runner"
 )
 
-// planSlots bound the terraform runs of pull-request plans in this process
-// at queue.workers, however many jobs plan at once: a job's projects are
-// spread over the slots, and two jobs share them.
+// planSlots bound the terraform runs of the plans of pull requests and merge
+// groups in this process at queue.workers, however many jobs plan at once:
+// a job's projects are spread over the slots, and two jobs share them.
 type planSlots struct {
 	once sync.Once
 	ch   chan struct{}
@@ -51,11 +51,10 @@ type prPlan struct {
 }
 
 // planAll plans each of the projects once, their terraform runs spread over
-// the server's plan slots (queue.workers). Projects of one directory share
-// its files (its lock file, a local state's lock): they run one after another.
-// The labels and attestations are read once for all of them; a change to
-// either re-judges the stored plans after this job (Reevaluate). plans[i]
-// describes projects[i]; a project the checkout cannot plan says why.
+// the server's plan slots (queue.workers; spread). The labels and
+// attestations are read once for all of them; a change to either re-judges
+// the stored plans after this job (Reevaluate). plans[i] describes
+// projects[i]; a project the checkout cannot plan says why.
 func (s *Planner) planAll(ctx context.Context, gh ghapp.API, st *records.PRState, pol *repopolicy.Policy, checkout string,
 	skipped []ghapp.SkippedLink, coErr error, projects []repoconfig.Project) ([]*records.Plan, error) {
 	labels, err := s.Labels.Judge(ctx, gh, st)
@@ -67,18 +66,42 @@ func (s *Planner) planAll(ctx context.Context, gh ghapp.API, st *records.PRState
 		return nil, err
 	}
 	job := &prPlan{gh: gh, st: st, pol: pol, labels: labels, atts: atts, tree: checkout}
+	plans := newPlans(projects, st.HeadSHA, skipped, coErr, "pull request")
+	if err := s.spread(ctx, projects, func(ctx context.Context, i int) error {
+		return s.planOne(ctx, job, plans[i], projects[i])
+	}); err != nil {
+		return nil, err
+	}
+	return plans, nil
+}
+
+// newPlans are the records of the projects' plans at sha, each saying why
+// it cannot be planned when the checkout of the subject's ("pull request",
+// "merge group") files failed or left out links it needs.
+func newPlans(projects []repoconfig.Project, sha string, skipped []ghapp.SkippedLink, coErr error, subject string) []*records.Plan {
 	plans := make([]*records.Plan, len(projects))
-	var groups [][]int
-	byDir := map[string]int{}
 	for i, p := range projects {
-		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: st.HeadSHA,
+		rec := &records.Plan{Project: p.Name, Dir: p.Dir, Workspace: p.Workspace, VarFiles: p.VarFiles, Keys: p.ProjectKeys, HeadSHA: sha,
 			LockWaits: []report.LockWait{}, SkippedLinks: linkNames(skipped)}
 		if coErr != nil {
-			rec.Error = "the pull request's files could not be fetched: " + report.FirstLine(errText(coErr))
+			rec.Error = "the " + subject + "'s files could not be fetched: " + report.FirstLine(errText(coErr))
 		} else if needed := linksNeeded(skipped, p); len(needed) > 0 {
 			rec.Error = linksError(needed)
 		}
 		plans[i] = rec
+	}
+	return plans
+}
+
+// spread does each project's work once (work(ctx, i) for projects[i]) over
+// queue.workers workers. Projects of one directory share its files (its
+// lock file, a local state's lock): they run one after another in one
+// worker. The first error stops what has not started and is returned, as is
+// ctx's end.
+func (s *Planner) spread(ctx context.Context, projects []repoconfig.Project, work func(ctx context.Context, i int) error) error {
+	var groups [][]int
+	byDir := map[string]int{}
+	for i, p := range projects {
 		g, ok := byDir[p.Dir]
 		if !ok {
 			g = len(groups)
@@ -100,7 +123,7 @@ func (s *Planner) planAll(ctx context.Context, gh ghapp.API, st *records.PRState
 					if ctx.Err() != nil {
 						continue
 					}
-					if err := s.planOne(ctx, job, plans[i], projects[i]); err != nil {
+					if err := work(ctx, i); err != nil {
 						cancel(err)
 					}
 				}
@@ -117,10 +140,21 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
+	return context.Cause(ctx)
+}
+
+// planInSlot plans one project (runProject) once one of the server's plan
+// slots is free: the terraform runs of all the plans in this process, pull
+// requests' and merge groups', take at most queue.workers slots at once.
+func (s *Planner) planInSlot(ctx context.Context, ref pullreq.Ref, rec *records.Plan, checkout string, p repoconfig.Project,
+	onLockWait func(runner.LockWait)) error {
+	release, err := s.slots.acquire(ctx, s.Config.Workers)
+	if err != nil {
+		return err
 	}
-	return plans, nil
+	defer release()
+	s.runProject(ctx, ref, rec, checkout, p, onLockWait)
+	return nil
 }
 
 // planOne plans one project (unless rec already says why not), judges the
@@ -136,12 +170,9 @@ func (s *Planner) planOne(ctx context.Context, job *prPlan, rec *records.Plan, p
 		}
 	}
 	if rec.Error == "" {
-		release, err := s.slots.acquire(ctx, s.Config.Workers)
-		if err != nil {
+		if err := s.planInSlot(ctx, st.Ref, rec, job.tree, p, func(w runner.LockWait) { s.showLockWait(ctx, job, p, w) }); err != nil {
 			return err
 		}
-		s.runProject(ctx, st.Ref, rec, job.tree, p, func(w runner.LockWait) { s.showLockWait(ctx, job, p, w) })
-		release()
 	}
 	if rec.ChangeSet != nil {
 		s.judge(ctx, rec, job.pol, job.labels, job.atts)

@@ -66,7 +66,7 @@ type Planner struct {
 	groups groupJobs
 	// prPlans are the pull-request plans running here (cancel.go).
 	prPlans prPlans
-	// slots bound the terraform runs of pull-request plans (parallel.go).
+	// slots bound the terraform runs of pull-request and merge-group plans (parallel.go).
 	slots planSlots
 }
 

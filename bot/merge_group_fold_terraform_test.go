@@ -1,0 +1,51 @@
+package bot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/bot/prreport"
+)
+
+// A merge group that plans more projects than report.max_project_checks
+// gives none of them a check run on its head: their results are rows of the
+// group's aggregate `shardgate` check run (one not planned is an annotation
+// too), each project is planned once, and the group's check-run writes do
+// not grow with its projects.
+func TestMergeGroupFoldsManyProjectsIntoTheAggregateCheck(t *testing.T) {
+	h := newHarnessBase(t)
+	names, pr := foldingMonorepo(h)
+	g, body := h.groupCheckRequested(nil, pr)
+	before := len(h.gh.Requests())
+	h.run("merge_group", body)
+
+	requireFolded(t, h, g.HeadSHA, names)
+	creates, edits := checkRunWrites(h.gh.Requests()[before:])
+	require.Equal(t, 1, creates, "the aggregate check run only")
+	require.Equal(t, 1, edits, "the aggregate check run, completed once")
+}
+
+// Under report.max_project_checks a merge group's projects keep a check run
+// each on its head, each created once and completed once (after the group's
+// projects are judged together, never before).
+func TestMergeGroupUnderTheLimitWritesEachCheckRunTwice(t *testing.T) {
+	h := newHarnessBase(t)
+	h.cfg.MaxProjectChecks = 3
+	names := writeMonorepo(h, 3)
+	h.start()
+	pr := openSharedModulePR(h, "shared-v2")
+	g, body := h.groupCheckRequested(nil, pr)
+	before := len(h.gh.Requests())
+	h.run("merge_group", body)
+
+	require.Equal(t, "success", h.check(prreport.CheckGateName, g.HeadSHA).Conclusion)
+	for _, n := range names {
+		plan := h.check(prreport.CheckPlanPrefix+n, g.HeadSHA)
+		require.Equal(t, "completed", plan.Status)
+		require.Equal(t, "success", plan.Conclusion, plan.Summary)
+	}
+	creates, edits := checkRunWrites(h.gh.Requests()[before:])
+	require.Equal(t, 1+len(names), creates, "the aggregate check run and one per project")
+	require.Equal(t, 1+len(names), edits, "each completed once")
+}
