@@ -99,6 +99,9 @@ func newPlans(projects []repoconfig.Project, sha string, skipped []ghapp.Skipped
 // worker. The first error stops what has not started and is returned, as is
 // ctx's end.
 func (s *Planner) spread(ctx context.Context, projects []repoconfig.Project, work func(ctx context.Context, i int) error) error {
+	if len(projects) == 0 {
+		return nil
+	}
 	var groups [][]int
 	byDir := map[string]int{}
 	for i, p := range projects {

@@ -89,18 +89,29 @@ func (s *Planner) judgeTogether(ctx context.Context, ref pullreq.Ref, sha, check
 			names = append(names, rec.Project)
 		}
 	}
-	planned := 0
+	var others []repoconfig.Project
 	for _, p := range repoProjects(cfg) {
 		if _, done := sets[p.Name]; done || slices.ContainsFunc(plans, func(r *records.Plan) bool { return r.Project == p.Name }) {
 			continue
 		}
-		if planned == maxPeerProjects {
+		if len(others) == maxPeerProjects {
 			logctx.Logger(ctx).WithField("limit", maxPeerProjects).Warn("judged together: more projects than planned for comparison")
 			break
 		}
-		planned++
-		peer := &records.Plan{Project: p.Name, HeadSHA: sha}
-		s.runProject(ctx, ref, peer, checkout, p, func(runner.LockWait) {})
+		others = append(others, p)
+	}
+	// The comparison's plans are terraform runs like the job's own: they
+	// take the server's plan slots, never more than queue.workers at once.
+	peerPlans := make([]*records.Plan, len(others))
+	err = s.spread(ctx, others, func(ctx context.Context, i int) error {
+		peerPlans[i] = &records.Plan{Project: others[i].Name, HeadSHA: sha}
+		return s.planInSlot(ctx, ref, peerPlans[i], checkout, others[i], func(runner.LockWait) {})
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range others {
+		peer := peerPlans[i]
 		if peer.ChangeSet == nil {
 			logctx.Logger(ctx).WithField("project", p.Name).WithField("error", peer.Error).Warn("judged together: a project could not be planned; its counts are not compared")
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardgate/shardgate/bot/server/serverconfig"
 	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/policy"
 	"github.com/shardgate/shardgate/policy/repoconfig"
@@ -60,4 +61,27 @@ func TestJudgedTogetherWithOtherRepositories(t *testing.T) {
 	s.Declared = func(context.Context) ([]Declared, error) { return nil, errors.New("store down") }
 	_, err = s.judgeTogether(context.Background(), seamRef, "sha", "", &repoconfig.Config{}, []*records.Plan{rec})
 	require.ErrorContains(t, err, "store down")
+}
+
+// The projects planned only for the comparison are terraform runs like the
+// job's own: each waits for one of the server's plan slots, so a job that
+// judges together never runs more than queue.workers terraforms at once.
+// With the one slot held, the comparison runs nothing and ends with the job.
+func TestJudgedTogetherPlansItsPeersInThePlanSlots(t *testing.T) {
+	const coord = "http://coordinator:8080"
+	key := planparse.StreamKey(coord, "orders")
+	four, six := 4, 6
+	rec := &records.Plan{Project: "streams", ChangeSet: &planparse.ChangeSet{
+		Changes: []planparse.Change{{Address: "module.billing", StreamPrefix: "orders", ConsumerGroup: "billing", Coordinator: coord,
+			Stream: key, Action: planparse.ActionScale, ShardsBefore: &four, ShardsAfter: &six}},
+	}}
+	s := &Planner{Config: &serverconfig.Config{Workers: 1}} // no Runner: a run outside the slots would panic
+	release, err := s.slots.acquire(context.Background(), 1)
+	require.NoError(t, err)
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the job ends while every slot is taken
+	cfg := &repoconfig.Config{Projects: []repoconfig.Project{{Name: "streams", Dir: "streams"}, {Name: "audit", Dir: "audit"}}}
+	_, err = s.judgeTogether(ctx, seamRef, "sha", "", cfg, []*records.Plan{rec})
+	require.ErrorIs(t, err, context.Canceled)
 }
