@@ -2,53 +2,58 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // claimSQL claims the fairest due job (see Store.Claim) and coalesces its
-// duplicates into it, in one statement. It visits each installation with
-// queued jobs (a loose scan of jobs_queued_installation), takes its oldest
-// due job of the highest priority whose lane runs nothing (a probe of
-// jobs_lane_running) and has nothing older queued (a range probe of
-// jobs_lane below its id: neither walks the lane's queued jobs), and orders
-// those by priority,
-// then by how many jobs their installation runs, then by age; installation 0
-// (no identity) counts as running none.
+// duplicates into it, in one statement. Its candidates are the rows of
+// claim_heads (migration 0008), kept by a trigger in the transaction of
+// every change to a job: each queued job without a lane, and of each lane
+// the oldest queued job while the lane runs nothing. It visits each
+// installation with candidates (a loose scan of claim_heads_pick), takes its
+// best $4 due candidates (highest priority, then oldest: one short range of
+// the same index), and orders them by priority, then by how many jobs their
+// installation runs, then by age; installation 0 (no identity) counts as
+// running none. No candidate is tested against its lane and no walk of the
+// queue is made: the claim reads O(installations · log n) index pages.
 // The duplicates are found through jobs_queued_coalesce.
 //
-// Replicas claim side by side: each candidate is locked with SKIP LOCKED,
-// so a claim passes over the one another claim is taking. A lane's next job
-// cannot be taken beside it: in any snapshot only the oldest queued job of
-// a lane is a candidate, and once taken it is running (or locked).
+// Replicas claim side by side: the first candidate in that order that is
+// still queued and due and that no other claim has locked is locked (SKIP
+// LOCKED), so a claim passes over the one another claim is taking. The
+// trigger checks, under the lane's row lock, that a job claimed from a lane
+// is still the lane's head (SGC01 otherwise, and Claim claims again), so a
+// lane changed after the claim's snapshot never runs two jobs.
 //
 // It returns the claimed job first, then every job coalesced into it: the
 // ones it finishes now and those of an earlier claim.
 const claimSQL = `WITH RECURSIVE inst(installation) AS (
-		(SELECT installation FROM jobs WHERE state = 'queued' ORDER BY installation LIMIT 1)
+		(SELECT installation FROM claim_heads ORDER BY installation LIMIT 1)
 		UNION ALL
-		SELECT (SELECT j.installation FROM jobs j WHERE j.state = 'queued' AND j.installation > inst.installation
-			ORDER BY j.installation LIMIT 1)
+		SELECT (SELECT h.installation FROM claim_heads h WHERE h.installation > inst.installation
+			ORDER BY h.installation LIMIT 1)
 		FROM inst WHERE inst.installation IS NOT NULL
 	), busy AS (
 		SELECT installation, count(*) AS n FROM jobs WHERE state = 'running' AND installation <> 0 GROUP BY installation
-	), pick AS (
-		SELECT c.id FROM inst
+	), cand AS (
+		SELECT c.id, c.priority, coalesce(busy.n, 0) AS n FROM inst
 		CROSS JOIN LATERAL (
-			SELECT j.id, j.priority FROM jobs j
-			WHERE j.state = 'queued' AND j.installation = inst.installation
-				AND (j.not_before IS NULL OR j.not_before <= $1)
-				AND (j.lane = '' OR NOT EXISTS (SELECT 1 FROM jobs o
-					WHERE o.lane = j.lane AND o.lane <> '' AND o.state IN ('queued', 'running') AND o.id < j.id)
-					AND NOT EXISTS (SELECT 1 FROM jobs r
-					WHERE r.lane = j.lane AND r.lane <> '' AND r.state = 'running'))
-			ORDER BY j.priority DESC, j.id LIMIT 1
-			FOR UPDATE SKIP LOCKED
+			SELECT h.id, h.priority FROM claim_heads h
+			WHERE h.installation = inst.installation AND (h.not_before IS NULL OR h.not_before <= $1)
+			ORDER BY h.priority DESC, h.id LIMIT $4
 		) c
 		LEFT JOIN busy ON busy.installation = inst.installation AND inst.installation <> 0
 		WHERE inst.installation IS NOT NULL
-		ORDER BY c.priority DESC, coalesce(busy.n, 0), c.id
+	), pick AS (
+		SELECT j.id FROM cand JOIN jobs j ON j.id = cand.id
+		WHERE j.state = 'queued' AND (j.not_before IS NULL OR j.not_before <= $1)
+		ORDER BY cand.priority DESC, cand.n, cand.id
 		LIMIT 1
+		FOR UPDATE OF j SKIP LOCKED
 	), claimed AS (
 		UPDATE jobs SET state = 'running', owner = $2, attempts = attempts + 1, updated_at = $1, lease_until = $3
 		WHERE id = (SELECT id FROM pick) AND state = 'queued'
@@ -69,6 +74,17 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		UNION ALL SELECT 1, * FROM jobs WHERE coalesced_into = (SELECT id FROM claimed)
 	) u ORDER BY claim_rank, id`
 
+// claimWidth is how many candidates per installation a claim first
+// considers: enough that claims running side by side, each passing over the
+// rows the others locked, still find one. A claim that finds none among them
+// looks at all (claimAll) before it says the queue has nothing due.
+const claimWidth = 4
+
+// claimAttempts bounds the claims made again after one was refused: its
+// lane's head moved under it (SGC01), or a deadlock with another
+// transaction on the lanes' rows was broken by aborting it.
+const claimAttempts = 8
+
 // Claim takes the fairest due queued job and the jobs coalesced into it
 // (see Store), in one statement (claimSQL).
 //
@@ -83,16 +99,42 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
 	}
-	rows, err := p.pool.Query(ctx, claimSQL, now, pgText(owner), now.Add(p.lease))
+	width := &[]int64{claimWidth}[0]
+	for attempt := 1; ; attempt++ {
+		j, err := p.claimOnce(ctx, owner, now, width)
+		switch {
+		case err != nil && attempt < claimAttempts && (isTxConflict(err) || isClaimLost(err)):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("claim job: %w", err)
+		case j == nil && width != nil:
+			width = nil // LIMIT NULL: every candidate
+			continue
+		}
+		return j, nil
+	}
+}
+
+// isClaimLost says the claim's job was no longer its lane's head (SGC01,
+// raised by claim_lane_refresh).
+func isClaimLost(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "SGC01"
+}
+
+// claimOnce runs claimSQL with at most width candidates per installation
+// (nil: all of them).
+func (p *Postgres) claimOnce(ctx context.Context, owner string, now time.Time, width *int64) (*Job, error) {
+	rows, err := p.pool.Query(ctx, claimSQL, now, pgText(owner), now.Add(p.lease), width)
 	if err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var claimed *Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
-			return nil, fmt.Errorf("claim job: %w", err)
+			return nil, err
 		}
 		if claimed == nil {
 			claimed = j
@@ -101,7 +143,7 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 		claimed.Coalesced = append(claimed.Coalesced, j)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, err
 	}
 	return claimed, nil
 }
