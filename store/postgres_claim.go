@@ -17,14 +17,16 @@ import (
 // installation with candidates (a loose scan of claim_heads_pick), takes its
 // best $4 due candidates (highest priority, then oldest: one short range of
 // the same index), and orders them by priority, then by how many jobs their
-// installation runs, then by age; installation 0 (no identity) counts as
-// running none. No candidate is tested against its lane and no walk of the
+// installation runs (claim_busy), then by age; installation 0 (no identity)
+// counts as running none. Each candidate in that order is then looked up by
+// id and locked, until one is still queued and due and not locked by
+// another claim (a lateral probe, so no plan can join the candidates to the
+// whole queue). No candidate is tested against its lane and no walk of the
 // queue is made: the claim reads O(installations · log n) index pages.
 // The duplicates are found through jobs_queued_coalesce.
 //
-// Replicas claim side by side: the first candidate in that order that is
-// still queued and due and that no other claim has locked is locked (SKIP
-// LOCKED), so a claim passes over the one another claim is taking. The
+// Replicas claim side by side: SKIP LOCKED passes over the candidate
+// another claim is taking. The
 // trigger checks, under the lane's row lock, that a job claimed from a lane
 // is still the lane's head (SGC01 otherwise, and Claim claims again), so a
 // lane changed after the claim's snapshot never runs two jobs.
@@ -37,23 +39,24 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		SELECT (SELECT h.installation FROM claim_heads h WHERE h.installation > inst.installation
 			ORDER BY h.installation LIMIT 1)
 		FROM inst WHERE inst.installation IS NOT NULL
-	), busy AS (
-		SELECT installation, count(*) AS n FROM jobs WHERE state = 'running' AND installation <> 0 GROUP BY installation
 	), cand AS (
-		SELECT c.id, c.priority, coalesce(busy.n, 0) AS n FROM inst
+		SELECT c.id, c.priority, CASE WHEN inst.installation = 0 THEN 0 ELSE coalesce(b.n, 0) END AS n
+		FROM inst
 		CROSS JOIN LATERAL (
 			SELECT h.id, h.priority FROM claim_heads h
 			WHERE h.installation = inst.installation AND (h.not_before IS NULL OR h.not_before <= $1)
 			ORDER BY h.priority DESC, h.id LIMIT $4
 		) c
-		LEFT JOIN busy ON busy.installation = inst.installation AND inst.installation <> 0
+		LEFT JOIN claim_busy b ON b.installation = inst.installation
 		WHERE inst.installation IS NOT NULL
 	), pick AS (
-		SELECT j.id FROM cand JOIN jobs j ON j.id = cand.id
-		WHERE j.state = 'queued' AND (j.not_before IS NULL OR j.not_before <= $1)
-		ORDER BY cand.priority DESC, cand.n, cand.id
+		SELECT j.id FROM (SELECT * FROM cand ORDER BY priority DESC, n, id) o
+		CROSS JOIN LATERAL (
+			SELECT j.id FROM jobs j
+			WHERE j.id = o.id AND j.state = 'queued' AND (j.not_before IS NULL OR j.not_before <= $1)
+			FOR UPDATE SKIP LOCKED
+		) j
 		LIMIT 1
-		FOR UPDATE OF j SKIP LOCKED
 	), claimed AS (
 		UPDATE jobs SET state = 'running', owner = $2, attempts = attempts + 1, updated_at = $1, lease_until = $3
 		WHERE id = (SELECT id FROM pick) AND state = 'queued'

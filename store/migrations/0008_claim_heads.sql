@@ -31,13 +31,24 @@ CREATE TABLE claim_lanes (
     head bigint
 );
 
--- Both tables hold about a row per busy pull request, and every claim and
+-- claim_busy: how many jobs each installation runs (installation 0, no
+-- identity, is not counted), kept by the same trigger, so a claim reads the
+-- counts of the installations it compares from a table of a row each rather
+-- than from the running jobs' index, whose entries every claim and
+-- completion leaves dead until a vacuum.
+CREATE TABLE claim_busy (
+    installation bigint PRIMARY KEY,
+    n            integer NOT NULL
+) WITH (fillfactor = 20);
+
+-- The tables hold about a row per busy pull request, and every claim and
 -- completion changes them: vacuum them after a thousand changes, whatever
 -- their size, so that dead index entries do not pile up in front of the
 -- claim's scans.
 ALTER TABLE claim_heads SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 ALTER TABLE claim_lanes SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
                              fillfactor = 70);
+ALTER TABLE claim_busy SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 
 -- claim_lane_refresh makes the lane's head in claim_heads match its jobs,
 -- under the lane's row lock. p_claimed > 0 is a job just claimed (queued to
@@ -92,8 +103,8 @@ END
 $$;
 
 -- jobs_claim_heads keeps both tables in the transaction of every change to
--- a job that may move a head: its insert, a change of its state, priority,
--- due time, installation or lane, its deletion.
+-- a job that may move a head or a running count: its insert, a change of
+-- its state, priority, due time, installation or lane, its deletion.
 CREATE FUNCTION jobs_claim_heads() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
@@ -106,6 +117,17 @@ DECLARE
 BEGIN
     IF NOT moved OR NOT (old_live OR new_live) THEN
         RETURN NULL;
+    END IF;
+    -- The running count first, then the lane: every change takes the two
+    -- row locks in this order.
+    IF TG_OP <> 'INSERT' AND OLD.state = 'running' AND OLD.installation <> 0
+            AND NOT (new_live AND NEW.state = 'running' AND NEW.installation = OLD.installation) THEN
+        UPDATE claim_busy SET n = n - 1 WHERE installation = OLD.installation;
+    END IF;
+    IF new_live AND NEW.state = 'running' AND NEW.installation <> 0
+            AND NOT (TG_OP <> 'INSERT' AND OLD.state = 'running' AND OLD.installation = NEW.installation) THEN
+        INSERT INTO claim_busy (installation, n) VALUES (NEW.installation, 1)
+        ON CONFLICT (installation) DO UPDATE SET n = claim_busy.n + 1;
     END IF;
     -- Jobs without a lane: a candidate exactly while queued.
     IF old_live AND OLD.lane = '' AND OLD.state = 'queued'
@@ -148,3 +170,5 @@ INSERT INTO claim_heads (id, installation, priority, not_before)
 UPDATE claim_lanes l SET head = j.id FROM claim_heads h JOIN jobs j ON j.id = h.id WHERE j.lane = l.lane;
 INSERT INTO claim_heads (id, installation, priority, not_before)
     SELECT id, installation, priority, not_before FROM jobs WHERE state = 'queued' AND lane = '';
+INSERT INTO claim_busy (installation, n)
+    SELECT installation, count(*) FROM jobs WHERE state = 'running' AND installation <> 0 GROUP BY installation;
