@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -113,6 +114,8 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 		case j == nil && width != nil:
 			width = nil // LIMIT NULL: every candidate
 			continue
+		case j != nil:
+			p.noteClaim()
 		}
 		return j, nil
 	}
@@ -149,4 +152,47 @@ func (p *Postgres) claimOnce(ctx context.Context, owner string, now time.Time, w
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// claimVacuumEvery is how many claims a store makes between two vacuums of
+// the claim's tables.
+const claimVacuumEvery = 1000
+
+// claimVacuumSQL vacuums the claim's tables: a claim deletes its job's row
+// of claim_heads and a completion adds the lane's next, so a drain leaves a
+// dead entry of claim_heads_pick per job, in front of the live ones of its
+// installation, where every claim's scans step over them. Autovacuum may be
+// slow to come, or off; these tables hold about a row per busy pull request,
+// so vacuuming them costs milliseconds. SKIP_LOCKED: a vacuum already
+// running (another replica's, autovacuum's) is not waited for.
+const claimVacuumSQL = `VACUUM (SKIP_LOCKED) claim_heads, claim_lanes, claim_busy`
+
+// noteClaim counts a claim and, every vacuumEvery (claimVacuumEvery), vacuums the claim's
+// tables in the background, one vacuum at a time. A vacuum that fails (a
+// role that does not own the tables is only warned) changes nothing: it is
+// upkeep, not correctness.
+func (p *Postgres) noteClaim() {
+	every := p.vacuumEvery
+	if every <= 0 {
+		every = claimVacuumEvery
+	}
+	if p.claims.Add(1)%every != 0 {
+		return
+	}
+	p.vacuumMu.Lock()
+	defer p.vacuumMu.Unlock()
+	if p.vacuuming || p.closed {
+		return
+	}
+	p.vacuuming = true
+	p.vacuums.Add(1)
+	go func() {
+		defer p.vacuums.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = p.pool.Exec(ctx, claimVacuumSQL, pgx.QueryExecModeSimpleProtocol)
+		p.vacuumMu.Lock()
+		p.vacuuming = false
+		p.vacuumMu.Unlock()
+	}()
 }

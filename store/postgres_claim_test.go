@@ -170,3 +170,26 @@ func TestPostgresClaimTablesFilledAtMigration(t *testing.T) {
 	require.Equal(t, "plain", claimedDelivery(t, p, "w3"))
 	require.Empty(t, claimedDelivery(t, p, "w4"), "x2 waits for x1")
 }
+
+// Every vacuumEvery claims a store vacuums the claim's tables itself, in the
+// background (autovacuum may be off, as on the test server): Close waits
+// for it.
+func TestPostgresClaimVacuumsItsTables(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rs := replicas(t, 2, fakeclock.Following())
+	vacuums := func() int {
+		var n int
+		require.NoError(t, rs[1].pool.QueryRow(ctx,
+			`SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'claim_heads'::regclass`).Scan(&n))
+		return n
+	}
+	before := vacuums()
+	rs[0].vacuumEvery = 3
+	for i := range 3 {
+		enqueueFor(t, rs[0], fmt.Sprintf("d%d", i), 1, fmt.Sprintf("o/a#%d", i), "")
+		require.NotNil(t, claim(t, rs[0], "w"))
+	}
+	require.NoError(t, rs[0].Close())
+	require.Equal(t, before+1, vacuums())
+}
