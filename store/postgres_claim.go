@@ -10,31 +10,52 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// claimSQL claims the fairest due job (see Store.Claim) and coalesces its
-// duplicates into it, in one statement. Its candidates are the rows of
-// claim_heads (migration 0008), kept by a trigger in the transaction of
-// every change to a job: each queued job without a lane, and of each lane
-// the oldest queued job while the lane runs nothing. It visits each
-// installation with candidates (a loose scan of claim_heads_pick), takes its
-// best $4 due candidates (highest priority, then oldest: one short range of
-// the same index), and orders them by priority, then by how many jobs their
-// installation runs (claim_busy), then by age; installation 0 (no identity)
-// counts as running none. Each candidate in that order is then looked up by
-// id and locked, until one is still queued and due and not locked by
-// another claim (a lateral probe, so no plan can join the candidates to the
-// whole queue). No candidate is tested against its lane and no walk of the
-// queue is made: the claim reads O(installations · log n) index pages.
-// The duplicates are found through jobs_queued_coalesce.
+// The claim (see Store.Claim) takes the fairest due job and coalesces its
+// duplicates into it, in one statement: claimFastSQL, or claimWideSQL when
+// that found nothing. Their candidates are the rows of claim_heads
+// (migration 0008), kept by a trigger in the transaction of every change to
+// a job: each queued job without a lane, and of each lane the oldest queued
+// job while the lane runs nothing. No candidate is tested against its lane
+// and no walk of the queue is made: a claim reads O(installations · log n)
+// index pages. The candidates are ordered by priority, then by how many
+// jobs their installation runs (claim_busy), then by age; installation 0
+// (no identity) counts as running none. Each one in that order is then
+// looked up by id and locked (a lateral probe, so no plan can join the
+// candidates to the whole queue) until one is still queued and due and not
+// locked by another claim: replicas claim side by side, SKIP LOCKED passing
+// over the candidate another claim is taking. The trigger checks, under the
+// lane's row lock, that a job claimed from a lane is still the lane's head
+// (SGC01 otherwise, and Claim claims again), so a lane changed after the
+// claim's snapshot never runs two jobs. The duplicates are found through
+// jobs_queued_coalesce.
 //
-// Replicas claim side by side: SKIP LOCKED passes over the candidate
-// another claim is taking. The
-// trigger checks, under the lane's row lock, that a job claimed from a lane
-// is still the lane's head (SGC01 otherwise, and Claim claims again), so a
-// lane changed after the claim's snapshot never runs two jobs.
-//
-// It returns the claimed job first, then every job coalesced into it: the
+// Both return the claimed job first, then every job coalesced into it: the
 // ones it finishes now and those of an earlier claim.
-const claimSQL = `WITH RECURSIVE inst(installation) AS (
+
+// claimFastSQL's candidates are each installation's best due head (highest
+// priority, then oldest): one step of a loose scan of claim_heads_pick per
+// installation. It finds nothing only when the queue has nothing due or
+// when other claims hold every installation's best.
+const claimFastSQL = `WITH RECURSIVE best(installation, id, priority) AS (
+		(SELECT installation, id, priority FROM claim_heads
+			WHERE not_before IS NULL OR not_before <= $1
+			ORDER BY installation, priority DESC, id LIMIT 1)
+		UNION ALL
+		SELECT n.installation, n.id, n.priority FROM best
+		CROSS JOIN LATERAL (
+			SELECT h.installation, h.id, h.priority FROM claim_heads h
+			WHERE h.installation > best.installation AND (h.not_before IS NULL OR h.not_before <= $1)
+			ORDER BY h.installation, h.priority DESC, h.id LIMIT 1
+		) n
+	), cand AS (
+		SELECT best.id, best.priority, CASE WHEN best.installation = 0 THEN 0 ELSE coalesce(b.n, 0) END AS n
+		FROM best LEFT JOIN claim_busy b ON b.installation = best.installation
+	)` + claimTailSQL
+
+// claimWideSQL's candidates are each installation's best $4 due heads (all
+// of them when $4 is NULL): a loose scan of claim_heads_pick finds the
+// installations, and one short range of it per installation their heads.
+const claimWideSQL = `WITH RECURSIVE inst(installation) AS (
 		(SELECT installation FROM claim_heads ORDER BY installation LIMIT 1)
 		UNION ALL
 		SELECT (SELECT h.installation FROM claim_heads h WHERE h.installation > inst.installation
@@ -50,7 +71,10 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		) c
 		LEFT JOIN claim_busy b ON b.installation = inst.installation
 		WHERE inst.installation IS NOT NULL
-	), pick AS (
+	)` + claimTailSQL
+
+// claimTailSQL picks from cand, claims and coalesces.
+const claimTailSQL = `, pick AS (
 		SELECT j.id FROM (SELECT * FROM cand ORDER BY priority DESC, n, id) o
 		CROSS JOIN LATERAL (
 			SELECT j.id FROM jobs j
@@ -78,10 +102,10 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		UNION ALL SELECT 1, * FROM jobs WHERE coalesced_into = (SELECT id FROM claimed)
 	) u ORDER BY claim_rank, id`
 
-// claimWidth is how many candidates per installation a claim first
-// considers: enough that claims running side by side, each passing over the
-// rows the others locked, still find one. A claim that finds none among them
-// looks at all (claimAll) before it says the queue has nothing due.
+// claimWidth is how many heads per installation the second try considers:
+// enough that claims running side by side, each passing over the rows the
+// others locked, still find one. A claim that finds none among them looks
+// at every head before it says the queue has nothing due.
 const claimWidth = 4
 
 // claimAttempts bounds the claims made again after one was refused: its
@@ -90,7 +114,8 @@ const claimWidth = 4
 const claimAttempts = 8
 
 // Claim takes the fairest due queued job and the jobs coalesced into it
-// (see Store), in one statement (claimSQL).
+// (see Store), in one statement: claimFastSQL, then, if it found nothing,
+// claimWideSQL with claimWidth heads per installation, then with all.
 //
 // It first takes over expired leases, at most every quarter lease: a dead
 // replica's jobs come back even if no one calls ReclaimExpired, and before
@@ -103,16 +128,24 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
 	}
-	width := &[]int64{claimWidth}[0]
-	for attempt := 1; ; attempt++ {
-		j, err := p.claimOnce(ctx, owner, now, width)
+	width := int64(claimWidth)
+	tries := []struct {
+		sql  string
+		args []any
+	}{
+		{claimFastSQL, nil},
+		{claimWideSQL, []any{&width}},
+		{claimWideSQL, []any{nil}}, // LIMIT NULL: every head
+	}
+	for try, attempt := 0, 1; ; attempt++ {
+		j, err := p.claimOnce(ctx, tries[try].sql, append([]any{now, pgText(owner), now.Add(p.lease)}, tries[try].args...))
 		switch {
 		case err != nil && attempt < claimAttempts && (isTxConflict(err) || isClaimLost(err)):
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("claim job: %w", err)
-		case j == nil && width != nil:
-			width = nil // LIMIT NULL: every candidate
+		case j == nil && try+1 < len(tries):
+			try++
 			continue
 		case j != nil:
 			p.noteClaim()
@@ -128,10 +161,9 @@ func isClaimLost(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "SGC01"
 }
 
-// claimOnce runs claimSQL with at most width candidates per installation
-// (nil: all of them).
-func (p *Postgres) claimOnce(ctx context.Context, owner string, now time.Time, width *int64) (*Job, error) {
-	rows, err := p.pool.Query(ctx, claimSQL, now, pgText(owner), now.Add(p.lease), width)
+// claimOnce runs one claim statement.
+func (p *Postgres) claimOnce(ctx context.Context, sql string, args []any) (*Job, error) {
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
