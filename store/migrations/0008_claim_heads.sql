@@ -39,7 +39,7 @@ CREATE TABLE claim_lanes (
 CREATE TABLE claim_busy (
     installation bigint PRIMARY KEY,
     n            integer NOT NULL
-) WITH (fillfactor = 20);
+) WITH (fillfactor = 20); -- room on each page for the new versions of its hot rows (HOT updates)
 
 -- The tables hold about a row per busy pull request, and every claim and
 -- completion changes them: vacuum them after a thousand changes, whatever
