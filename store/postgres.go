@@ -44,6 +44,14 @@ type Postgres struct {
 	closeOnce sync.Once
 	// lastReclaim is when Claim last took over expired leases (UnixNano).
 	lastReclaim atomic.Int64
+	// claims counts this store's claims; every vacuumEvery of them
+	// (claimVacuumEvery) it vacuums the claim's tables (postgres_claim.go).
+	claims      atomic.Int64
+	vacuumEvery int64
+	vacuumMu    sync.Mutex
+	vacuuming   bool // a vacuum is running; under vacuumMu
+	closed      bool // Close began: no vacuum starts; under vacuumMu
+	vacuums     sync.WaitGroup
 
 	// enqueues feeds the committers (postgres_enqueue.go); quit ends them.
 	enqueues   chan *enqueueRequest
@@ -150,6 +158,10 @@ func checkClockSkew(ctx context.Context, pool *pgxpool.Pool, now func() time.Tim
 // Close releases the connections. Calling it again does nothing.
 func (p *Postgres) Close() error {
 	p.closeOnce.Do(func() {
+		p.vacuumMu.Lock()
+		p.closed = true
+		p.vacuumMu.Unlock()
+		p.vacuums.Wait()
 		p.stopCommitters()
 		p.pool.Close()
 	})

@@ -2,52 +2,85 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// claimSQL claims the fairest due job (see Store.Claim) and coalesces its
-// duplicates into it, in one statement. It visits each installation with
-// queued jobs (a loose scan of jobs_queued_installation), takes its oldest
-// due job of the highest priority whose lane runs nothing (a probe of
-// jobs_lane_running) and has nothing older queued (a range probe of
-// jobs_lane below its id: neither walks the lane's queued jobs), and orders
-// those by priority,
-// then by how many jobs their installation runs, then by age; installation 0
-// (no identity) counts as running none.
-// The duplicates are found through jobs_queued_coalesce.
+// The claim (see Store.Claim) takes the fairest due job and coalesces its
+// duplicates into it, in one statement: claimFastSQL, or claimWideSQL when
+// that found nothing. Their candidates are the rows of claim_heads
+// (migration 0008), kept by a trigger in the transaction of every change to
+// a job: each queued job without a lane, and of each lane the oldest queued
+// job while the lane runs nothing. No candidate is tested against its lane
+// and no walk of the queue is made: a claim reads O(installations · log n)
+// index pages. The candidates are ordered by priority, then by how many
+// jobs their installation runs (claim_busy), then by age; installation 0
+// (no identity) counts as running none. Each one in that order is then
+// looked up by id and locked (a lateral probe, so no plan can join the
+// candidates to the whole queue) until one is still queued and due and not
+// locked by another claim: replicas claim side by side, SKIP LOCKED passing
+// over the candidate another claim is taking. The trigger checks, under the
+// lane's row lock, that a job claimed from a lane is still the lane's head
+// (SGC01 otherwise, and Claim claims again), so a lane changed after the
+// claim's snapshot never runs two jobs. The duplicates are found through
+// jobs_queued_coalesce.
 //
-// Replicas claim side by side: each candidate is locked with SKIP LOCKED,
-// so a claim passes over the one another claim is taking. A lane's next job
-// cannot be taken beside it: in any snapshot only the oldest queued job of
-// a lane is a candidate, and once taken it is running (or locked).
-//
-// It returns the claimed job first, then every job coalesced into it: the
+// Both return the claimed job first, then every job coalesced into it: the
 // ones it finishes now and those of an earlier claim.
-const claimSQL = `WITH RECURSIVE inst(installation) AS (
-		(SELECT installation FROM jobs WHERE state = 'queued' ORDER BY installation LIMIT 1)
+
+// claimFastSQL's candidates are each installation's best due head (highest
+// priority, then oldest): one step of a loose scan of claim_heads_pick per
+// installation. It finds nothing only when the queue has nothing due or
+// when other claims hold every installation's best.
+const claimFastSQL = `WITH RECURSIVE best(installation, id, priority) AS (
+		(SELECT installation, id, priority FROM claim_heads
+			WHERE not_before IS NULL OR not_before <= $1
+			ORDER BY installation, priority DESC, id LIMIT 1)
 		UNION ALL
-		SELECT (SELECT j.installation FROM jobs j WHERE j.state = 'queued' AND j.installation > inst.installation
-			ORDER BY j.installation LIMIT 1)
-		FROM inst WHERE inst.installation IS NOT NULL
-	), busy AS (
-		SELECT installation, count(*) AS n FROM jobs WHERE state = 'running' AND installation <> 0 GROUP BY installation
-	), pick AS (
-		SELECT c.id FROM inst
+		SELECT n.installation, n.id, n.priority FROM best
 		CROSS JOIN LATERAL (
-			SELECT j.id, j.priority FROM jobs j
-			WHERE j.state = 'queued' AND j.installation = inst.installation
-				AND (j.not_before IS NULL OR j.not_before <= $1)
-				AND (j.lane = '' OR NOT EXISTS (SELECT 1 FROM jobs o
-					WHERE o.lane = j.lane AND o.lane <> '' AND o.state IN ('queued', 'running') AND o.id < j.id)
-					AND NOT EXISTS (SELECT 1 FROM jobs r
-					WHERE r.lane = j.lane AND r.lane <> '' AND r.state = 'running'))
-			ORDER BY j.priority DESC, j.id LIMIT 1
-			FOR UPDATE SKIP LOCKED
+			SELECT h.installation, h.id, h.priority FROM claim_heads h
+			WHERE h.installation > best.installation AND (h.not_before IS NULL OR h.not_before <= $1)
+			ORDER BY h.installation, h.priority DESC, h.id LIMIT 1
+		) n
+	), cand AS (
+		SELECT best.id, best.priority, CASE WHEN best.installation = 0 THEN 0 ELSE coalesce(b.n, 0) END AS n
+		FROM best LEFT JOIN claim_busy b ON b.installation = best.installation
+	)` + claimTailSQL
+
+// claimWideSQL's candidates are each installation's best $4 due heads (all
+// of them when $4 is NULL): a loose scan of claim_heads_pick finds the
+// installations, and one short range of it per installation their heads.
+const claimWideSQL = `WITH RECURSIVE inst(installation) AS (
+		(SELECT installation FROM claim_heads ORDER BY installation LIMIT 1)
+		UNION ALL
+		SELECT (SELECT h.installation FROM claim_heads h WHERE h.installation > inst.installation
+			ORDER BY h.installation LIMIT 1)
+		FROM inst WHERE inst.installation IS NOT NULL
+	), cand AS (
+		SELECT c.id, c.priority, CASE WHEN inst.installation = 0 THEN 0 ELSE coalesce(b.n, 0) END AS n
+		FROM inst
+		CROSS JOIN LATERAL (
+			SELECT h.id, h.priority FROM claim_heads h
+			WHERE h.installation = inst.installation AND (h.not_before IS NULL OR h.not_before <= $1)
+			ORDER BY h.priority DESC, h.id LIMIT $4
 		) c
-		LEFT JOIN busy ON busy.installation = inst.installation AND inst.installation <> 0
+		LEFT JOIN claim_busy b ON b.installation = inst.installation
 		WHERE inst.installation IS NOT NULL
-		ORDER BY c.priority DESC, coalesce(busy.n, 0), c.id
+	)` + claimTailSQL
+
+// claimTailSQL picks from cand, claims and coalesces.
+const claimTailSQL = `, pick AS (
+		SELECT j.id FROM (SELECT * FROM cand ORDER BY priority DESC, n, id) o
+		CROSS JOIN LATERAL (
+			SELECT j.id FROM jobs j
+			WHERE j.id = o.id AND j.state = 'queued' AND (j.not_before IS NULL OR j.not_before <= $1)
+			FOR UPDATE SKIP LOCKED
+		) j
 		LIMIT 1
 	), claimed AS (
 		UPDATE jobs SET state = 'running', owner = $2, attempts = attempts + 1, updated_at = $1, lease_until = $3
@@ -69,8 +102,20 @@ const claimSQL = `WITH RECURSIVE inst(installation) AS (
 		UNION ALL SELECT 1, * FROM jobs WHERE coalesced_into = (SELECT id FROM claimed)
 	) u ORDER BY claim_rank, id`
 
+// claimWidth is how many heads per installation the second try considers:
+// enough that claims running side by side, each passing over the rows the
+// others locked, still find one. A claim that finds none among them looks
+// at every head before it says the queue has nothing due.
+const claimWidth = 4
+
+// claimAttempts bounds the claims made again after one was refused: its
+// lane's head moved under it (SGC01), or a deadlock with another
+// transaction on the lanes' rows was broken by aborting it.
+const claimAttempts = 8
+
 // Claim takes the fairest due queued job and the jobs coalesced into it
-// (see Store), in one statement (claimSQL).
+// (see Store), in one statement: claimFastSQL, then, if it found nothing,
+// claimWideSQL with claimWidth heads per installation, then with all.
 //
 // It first takes over expired leases, at most every quarter lease: a dead
 // replica's jobs come back even if no one calls ReclaimExpired, and before
@@ -83,16 +128,51 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
 	}
-	rows, err := p.pool.Query(ctx, claimSQL, now, pgText(owner), now.Add(p.lease))
+	width := int64(claimWidth)
+	tries := []struct {
+		sql  string
+		args []any
+	}{
+		{claimFastSQL, nil},
+		{claimWideSQL, []any{&width}},
+		{claimWideSQL, []any{nil}}, // LIMIT NULL: every head
+	}
+	for try, attempt := 0, 1; ; attempt++ {
+		j, err := p.claimOnce(ctx, tries[try].sql, append([]any{now, pgText(owner), now.Add(p.lease)}, tries[try].args...))
+		switch {
+		case err != nil && attempt < claimAttempts && (isTxConflict(err) || isClaimLost(err)):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("claim job: %w", err)
+		case j == nil && try+1 < len(tries):
+			try++
+			continue
+		case j != nil:
+			p.noteClaim()
+		}
+		return j, nil
+	}
+}
+
+// isClaimLost says the claim's job was no longer its lane's head (SGC01,
+// raised by claim_lane_refresh).
+func isClaimLost(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "SGC01"
+}
+
+// claimOnce runs one claim statement.
+func (p *Postgres) claimOnce(ctx context.Context, sql string, args []any) (*Job, error) {
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var claimed *Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
-			return nil, fmt.Errorf("claim job: %w", err)
+			return nil, err
 		}
 		if claimed == nil {
 			claimed = j
@@ -101,7 +181,50 @@ func (p *Postgres) Claim(ctx context.Context, owner string) (*Job, error) {
 		claimed.Coalesced = append(claimed.Coalesced, j)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, err
 	}
 	return claimed, nil
+}
+
+// claimVacuumEvery is how many claims a store makes between two vacuums of
+// the claim's tables.
+const claimVacuumEvery = 1000
+
+// claimVacuumSQL vacuums the claim's tables: a claim deletes its job's row
+// of claim_heads and a completion adds the lane's next, so a drain leaves a
+// dead entry of claim_heads_pick per job, in front of the live ones of its
+// installation, where every claim's scans step over them. Autovacuum may be
+// slow to come, or off; these tables hold about a row per busy pull request,
+// so vacuuming them costs milliseconds. SKIP_LOCKED: a vacuum already
+// running (another replica's, autovacuum's) is not waited for.
+const claimVacuumSQL = `VACUUM (SKIP_LOCKED) claim_heads, claim_lanes, claim_busy`
+
+// noteClaim counts a claim and, every vacuumEvery (claimVacuumEvery), vacuums the claim's
+// tables in the background, one vacuum at a time. A vacuum that fails (a
+// role that does not own the tables is only warned) changes nothing: it is
+// upkeep, not correctness.
+func (p *Postgres) noteClaim() {
+	every := p.vacuumEvery
+	if every <= 0 {
+		every = claimVacuumEvery
+	}
+	if p.claims.Add(1)%every != 0 {
+		return
+	}
+	p.vacuumMu.Lock()
+	defer p.vacuumMu.Unlock()
+	if p.vacuuming || p.closed {
+		return
+	}
+	p.vacuuming = true
+	p.vacuums.Add(1)
+	go func() {
+		defer p.vacuums.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = p.pool.Exec(ctx, claimVacuumSQL, pgx.QueryExecModeSimpleProtocol)
+		p.vacuumMu.Lock()
+		p.vacuuming = false
+		p.vacuumMu.Unlock()
+	}()
 }

@@ -87,6 +87,24 @@ func testScheduling(t *testing.T, open opener) {
 		require.Empty(t, claimedDelivery(t, s, "w2"))
 	})
 
+	t.Run("a lane's head cancelled or failed passes the turn, and requeued takes it back", func(t *testing.T) {
+		s := open.fresh(t)
+		admin, ok := s.(JobAdmin)
+		require.True(t, ok)
+		x1 := enqueueFor(t, s, "x1", 1, "o/a#1", "")
+		enqueueFor(t, s, "x2", 1, "o/a#1", "")
+		enqueueFor(t, s, "x3", 1, "o/a#1", "")
+		_, err := admin.CancelQueued(ctx, x1.ID, "test")
+		require.NoError(t, err)
+		x2 := claim(t, s, "w1")
+		require.Equal(t, "x2", x2.DeliveryID, "the cancelled head passed the turn")
+		require.NoError(t, s.Complete(ctx, x2.ID, x2.Owner, errors.New("failed")))
+		_, err = admin.RequeueFailed(ctx, x2.ID)
+		require.NoError(t, err)
+		require.Equal(t, "x2", claimedDelivery(t, s, "w2"), "requeued at its place: before x3")
+		require.Empty(t, claimedDelivery(t, s, "w3"), "x3 waits for x2")
+	})
+
 	t.Run("the installation with the fewest running jobs goes first", func(t *testing.T) {
 		s := open.fresh(t)
 		// A storm on installation 1 (many PRs), then one job of installation 2.
