@@ -58,10 +58,14 @@ func drainJob(i int64, j *Job) {
 	pr := i % drainPRs
 	j.Installation = 1 + pr%drainInstallations
 	j.Lane = fmt.Sprintf("o/r%d#%d", j.Installation, pr)
-	if round := i / drainPRs; round%10 == 0 {
-		// a comment: one pull request's comments of two rounds apart share
-		// a key, so a claim coalesces at most one other job, at any backlog
-		j.CoalesceKey = j.Lane + " @alice plan " + strconv.FormatInt(round/20, 10)
+	// A comment: each pull request has two in a row (rounds t and t+1
+	// sharing a key) every 20 rounds, the pull requests shifted against
+	// each other, so a claim coalesces at most one other job and every part
+	// of the backlog holds as many coalescing claims: the first and the last
+	// 2% are compared for the backlog alone (comments all in round 0 once
+	// made half the first 2% coalesce and none of the last).
+	if t := i/drainPRs + pr%20; t%20 < 2 {
+		j.CoalesceKey = j.Lane + " @alice plan " + strconv.FormatInt(t/20, 10)
 	}
 	if i%500 == 0 {
 		j.Priority = 1
