@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -39,7 +40,10 @@ var drainStores = []benchStore{
 // mean time of a claim over the first and the last 2% of the backlog's claims
 // (claim-start-ms, claim-end-ms) and their ratio, the larger over the
 // smaller (claim-ratio: a claim that walks the backlog is slower at the
-// start), and the p99 of intake's enqueue latency while draining.
+// start), and the p99 of intake's enqueue latency while draining; beside
+// them, the claiming thread's CPU time over the same claims
+// (claim-cpu-start-us, claim-cpu-end-us, claim-cpu-ratio; Linux only), which
+// a loaded host stretches far less than the wall time.
 func BenchmarkDrain100k(b *testing.B) { benchDrain(b, 100_000) }
 
 // BenchmarkDrain10k is BenchmarkDrain100k at a tenth of the backlog.
@@ -58,10 +62,14 @@ func drainJob(i int64, j *Job) {
 	pr := i % drainPRs
 	j.Installation = 1 + pr%drainInstallations
 	j.Lane = fmt.Sprintf("o/r%d#%d", j.Installation, pr)
-	if round := i / drainPRs; round%10 == 0 {
-		// a comment: one pull request's comments of two rounds apart share
-		// a key, so a claim coalesces at most one other job, at any backlog
-		j.CoalesceKey = j.Lane + " @alice plan " + strconv.FormatInt(round/20, 10)
+	// A comment: each pull request has two in a row (rounds t and t+1
+	// sharing a key) every 20 rounds, the pull requests shifted against
+	// each other, so a claim coalesces at most one other job and every part
+	// of the backlog holds as many coalescing claims: the first and the last
+	// 2% are compared for the backlog alone (comments all in round 0 once
+	// made half the first 2% coalesce and none of the last).
+	if t := i/drainPRs + pr%20; t%20 < 2 {
+		j.CoalesceKey = j.Lane + " @alice plan " + strconv.FormatInt(t/20, 10)
 	}
 	if i%500 == 0 {
 		j.Priority = 1
@@ -94,7 +102,7 @@ func runDrain(b *testing.B, bs benchStore, n int) {
 	// throughout them, so the first and the last are timed alike but for
 	// the backlog (intake's, once the backlog is gone, would be timed on
 	// idle workers).
-	var claims []time.Duration
+	var claims, claimsCPU []time.Duration
 	var done atomic.Int64 // jobs of the backlog finished, coalesced ones included
 	intakeDone := make(chan struct{})
 	var latencies []time.Duration
@@ -106,10 +114,14 @@ func runDrain(b *testing.B, bs benchStore, n int) {
 	for w := range drainWorkers {
 		wg.Go(func() {
 			owner := fmt.Sprintf("drain-%d", w)
+			// On its own thread, so that the thread's CPU clock is this
+			// worker's claim alone.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			for {
-				t0 := time.Now()
+				t0, c0 := time.Now(), threadCPU()
 				j, err := s.Claim(ctx, owner)
-				d := time.Since(t0)
+				d, cpu := time.Since(t0), threadCPU()-c0
 				if err != nil {
 					b.Errorf("claim: %v", err)
 					return
@@ -124,7 +136,7 @@ func runDrain(b *testing.B, bs benchStore, n int) {
 				}
 				if j.Kind == "event" { // the backlog's, not intake's
 					mu.Lock()
-					claims = append(claims, d)
+					claims, claimsCPU = append(claims, d), append(claimsCPU, cpu)
 					mu.Unlock()
 					done.Add(int64(1 + len(j.Coalesced)))
 				}
@@ -146,6 +158,13 @@ func runDrain(b *testing.B, bs benchStore, n int) {
 	b.ReportMetric(ms(start), "claim-start-ms")
 	b.ReportMetric(ms(end), "claim-end-ms")
 	b.ReportMetric(float64(max(start, end))/float64(max(min(start, end), 1)), "claim-ratio")
+	if cs, ce := mean(claimsCPU[:window]), mean(claimsCPU[len(claimsCPU)-window:]); cs > 0 && ce > 0 {
+		// The claim's own CPU time (the claiming thread's, user and
+		// system): what the load of other processes stretches least.
+		b.ReportMetric(float64(cs.Microseconds()), "claim-cpu-start-us")
+		b.ReportMetric(float64(ce.Microseconds()), "claim-cpu-end-us")
+		b.ReportMetric(float64(max(cs, ce))/float64(min(cs, ce)), "claim-cpu-ratio")
+	}
 	slices.Sort(latencies)
 	if len(latencies) > 0 {
 		b.ReportMetric(ms(latencies[len(latencies)*99/100]), "intake-p99-ms")
