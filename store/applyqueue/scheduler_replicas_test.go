@@ -157,7 +157,11 @@ func replicaLoad(n, streams int, d time.Duration) []applySim {
 // the killed replica's cut-short runs are resumed by the other, and nothing
 // else runs twice.
 func TestApplySchedulers1000MergesOnTwoReplicasOneKilled(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	// The lease must outlast the worst delay of a live replica's renewal
+	// (every third of it) on a loaded 2-core host: at 600 ms, a load of ~20
+	// let one lapse while its apply ran, and the other replica rightly took
+	// it over (1,017 runs). The killed replica's leases expire after it.
+	const lease = 2 * time.Second
 	url := storetest.PostgresURL(t)
 	qa := New(storeopen.PostgresAt(t, url, lease), "replica-a", lease, nil)
 	qb := New(storeopen.PostgresAt(t, url, lease), "replica-b", lease, nil)
