@@ -38,6 +38,7 @@ func buildInput(req Request, j judged, whole bool) ast.Value {
 	cfg := withDefaults(req.Config)
 	st := make(stringTerms)
 	ct := st.changesTerm(j)
+	desired, conflicting := st.desiredTerm(withPeers(req), whole)
 	return ast.NewObject(
 		item(inputChanges, ct.changes),
 		item(inputChangesByAction, ct.byAction),
@@ -45,9 +46,9 @@ func buildInput(req Request, j judged, whole bool) ast.Value {
 		item(inputDrift, ct.drift),
 		item(inputOtherChanges, st.otherChangesTerm(req.ChangeSet.OtherChanges)),
 		item(inputIncomplete, ast.BooleanTerm(req.ChangeSet.Incomplete)),
-		item(inputDesired, st.desiredTerm(withPeers(req), whole)),
+		item(inputDesired, desired),
 		item(inputLive, st.liveTerm(req.Live)),
-		item(inputStreams, st.streamsTerm(req, j, whole)),
+		item(inputStreams, st.streamsTerm(req, j, whole, conflicting)),
 		item(inputCoordinator, ast.ObjectTerm(
 			item("consulted", ast.BooleanTerm(req.Coordinator.Consulted)),
 			item("reachable", ast.BooleanTerm(req.Coordinator.Reachable)),

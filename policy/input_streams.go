@@ -18,7 +18,9 @@ import (
 // are slabs too. Unless whole, only the streams asked for more than one count
 // are written: the only built-in reader, conflicting_shard_count, looks at no
 // other (input_trimmed.go).
-func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) *ast.Term {
+//
+// It also returns the keys of the streams written when not whole.
+func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) (*ast.Term, []string) {
 	type group struct {
 		n, size, at int // shard count, addresses, where its window starts
 		next        int // the stream's next group, -1 at the end
@@ -98,6 +100,7 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) *ast.
 	}
 	entries := make([][2]*ast.Term, entryCount)
 	items := make([][2]*ast.Term, 0, kept)
+	var conflicting []string
 	keys := make([]ast.Term, kept) // shared through st with streamsTerm
 	e := 0
 	for k, s := range streams {
@@ -110,6 +113,9 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) *ast.
 			key = &keys[len(items)]
 			st[s.key] = key
 		}
+		if !whole {
+			conflicting = append(conflicting, s.key)
+		}
 		own := entries[e : e+s.counts : e+s.counts]
 		e += s.counts
 		for g, c := s.first, 0; g >= 0; g, c = groups[g].next, c+1 {
@@ -118,7 +124,7 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) *ast.
 		}
 		items = append(items, [2]*ast.Term{key, ast.ObjectTerm(own...)})
 	}
-	return ast.ObjectTerm(items...)
+	return ast.ObjectTerm(items...), conflicting
 }
 
 // withPeers is the plan's desired counts, followed by its peers' (Request.Peers).
@@ -177,10 +183,11 @@ func (st stringTerms) liveTerm(live map[string]LiveStream) *ast.Term {
 // calls the stream: its prefix, and its coordinator too when another stream of
 // the input has the same prefix, so that two findings never read alike for two
 // streams. Unless whole, only the streams whose name is not their prefix are
-// written (input_trimmed.go).
-func (st stringTerms) streamsTerm(req Request, j judged, whole bool) *ast.Term {
+// written, and those the rest of the input names (input_trimmed.go);
+// conflicting are the streams input.desired holds then.
+func (st stringTerms) streamsTerm(req Request, j judged, whole bool, conflicting []string) *ast.Term {
 	if !whole {
-		return st.sharedStreamsTerm(req, j)
+		return st.namedStreamsTerm(req, j, conflicting)
 	}
 	var keys []string
 	seen := make(map[string]bool)

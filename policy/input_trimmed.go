@@ -15,11 +15,14 @@ import (
 //
 //   - input.desired, only the streams asked for more than one count: its one
 //     built-in reader, conflicting_shard_count, passes over every other;
-//   - input.streams, only the streams whose name is not their prefix (a prefix
-//     on more than one coordinator): its built-in readers, lib.stream_prefix and
-//     lib.stream_name, split a key they do not find there as
-//     planparse.SplitStreamKey does, which is where stream_prefix comes from,
-//     so for any other stream they return what the entry holds.
+//   - input.streams, only the streams the rest of the input names (changes,
+//     drift, live state, the desired counts written) and those whose name is
+//     not their prefix (a prefix on more than one coordinator): its built-in
+//     readers, lib.stream_prefix and lib.stream_name, split a key they do not
+//     find there as planparse.SplitStreamKey does, which is where stream_prefix
+//     comes from, so for any other stream they would return what the entry
+//     holds; the findings are about the streams named, which are kept because
+//     a lookup costs the rules less than the split.
 //
 // On a plan of one stream per instance these were two OPA objects per instance
 // and most of the evaluation's allocations (issue 37). The decision is the
@@ -52,12 +55,36 @@ func eachStreamKey(req Request, j judged, f func(key string)) {
 	}
 }
 
-// sharedStreamsTerm is input.streams with only the streams whose prefix another
-// stream of the input has, each entry as streamsTerm writes it.
-func (st stringTerms) sharedStreamsTerm(req Request, j judged) *ast.Term {
+// namedStreamsTerm is input.streams with only the streams the rest of the
+// trimmed input names (input.changes, input.drift, input.live and the streams
+// of input.desired, conflicting, given), about which the built-in rules make
+// findings, and the streams whose prefix another stream of the input has; each
+// entry as streamsTerm writes it, and none that streamsTerm does not write.
+func (st stringTerms) namedStreamsTerm(req Request, j judged, conflicting []string) *ast.Term {
+	const named, written = 1, 2
+	state := make(map[string]uint8)
+	for i := range j.changes {
+		if c := &j.changes[i]; c.Action != planparse.ActionNoop || unjudgeable(c) {
+			state[c.Stream] = named
+		}
+	}
+	for _, i := range j.drift {
+		state[j.changes[i].Stream] = named
+	}
+	for key := range req.Live {
+		state[key] = named
+	}
+	for _, key := range conflicting {
+		state[key] = named
+	}
+	var items [][2]*ast.Term
 	first := make(map[string]string) // prefix: the first stream key of it
 	var shared map[string][]string   // prefix: its keys, for prefixes of more than one
 	eachStreamKey(req, j, func(key string) {
+		if state[key] == named {
+			state[key] = written
+			items = append(items, [2]*ast.Term{st.term(key), nil})
+		}
 		_, prefix := planparse.SplitStreamKey(key)
 		f, seen := first[prefix]
 		switch {
@@ -78,12 +105,18 @@ func (st stringTerms) sharedStreamsTerm(req Request, j judged) *ast.Term {
 			shared[prefix] = append(keys, key)
 		}
 	})
-	var items [][2]*ast.Term
 	for _, prefix := range sortedKeys(shared) {
 		for _, key := range shared[prefix] {
-			coordinator, _ := planparse.SplitStreamKey(key)
-			items = append(items, [2]*ast.Term{st.term(key), st.streamEntry(coordinator, prefix, true)})
+			if state[key] != written {
+				state[key] = written
+				items = append(items, [2]*ast.Term{st.term(key), nil})
+			}
 		}
+	}
+	for i := range items {
+		key := string(items[i][0].Value.(ast.String))
+		coordinator, prefix := planparse.SplitStreamKey(key)
+		items[i][1] = st.streamEntry(coordinator, prefix, shared[prefix] != nil)
 	}
 	return ast.ObjectTerm(items...)
 }
