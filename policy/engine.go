@@ -24,6 +24,10 @@ type Engine struct {
 	prepared rego.PreparedEvalQuery
 	rules    map[string]RuleInfo
 	ids      []string // sorted
+	// wholeInput is set when a policy other than the built-in ones is loaded:
+	// it may read any part of the input, which is then written whole; the
+	// built-in rules alone get the trimmed input (input_trimmed.go).
+	wholeInput bool
 }
 
 type options struct {
@@ -56,6 +60,7 @@ func New(opts ...Option) (*Engine, error) {
 
 	modules := make(map[string]*ast.Module)
 	builtinIDs := make(map[string]bool)
+	wholeInput := o.skipBuiltin
 	if !o.skipBuiltin {
 		builtin, err := loadBuiltin(false)
 		if err != nil {
@@ -87,6 +92,7 @@ func New(opts ...Option) (*Engine, error) {
 				return nil, fmt.Errorf("load policy dir %s: %s has the name of a built-in policy", dir, name)
 			}
 			modules[name] = m
+			wholeInput = true
 		}
 	}
 	if len(modules) == 0 {
@@ -114,7 +120,7 @@ func New(opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare policy query: %w", err)
 	}
-	return &Engine{prepared: prepared, rules: rules, ids: slices.Sorted(maps.Keys(rules))}, nil
+	return &Engine{prepared: prepared, rules: rules, ids: slices.Sorted(maps.Keys(rules)), wholeInput: wholeInput}, nil
 }
 
 // Rules lists the loaded rules, sorted by id.

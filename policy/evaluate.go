@@ -39,7 +39,7 @@ func (e *Engine) evaluate(ctx context.Context, req Request, opts ...rego.EvalOpt
 		// would be wrong.
 		return failClosed(j.changes, errors.New("evaluate policies: attestations given without the time to judge their freshness"))
 	}
-	opts = append([]rego.EvalOption{rego.EvalParsedInput(buildInput(req, j))}, opts...)
+	opts = append([]rego.EvalOption{rego.EvalParsedInput(buildInput(req, j, e.wholeInput))}, opts...)
 	rs, err := e.prepared.Eval(ctx, opts...)
 	if err != nil {
 		return failClosed(j.changes, fmt.Errorf("evaluate policies: %w", err))

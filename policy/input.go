@@ -30,10 +30,15 @@ const (
 // would cost more than the evaluation. Noop changes are left out, and changes and
 // desired counts are indexed by action and by stream here, so that no rule has to
 // walk every change once per change or per stream.
-func buildInput(req Request, j judged) ast.Value {
+//
+// whole is false when only the built-in policies are loaded: the input then
+// leaves out what no built-in rule reads (see trimmed.go); a user policy may
+// read anything, so with one loaded the input is whole.
+func buildInput(req Request, j judged, whole bool) ast.Value {
 	cfg := withDefaults(req.Config)
 	st := make(stringTerms)
 	ct := st.changesTerm(j)
+	desired, conflicting := st.desiredTerm(withPeers(req), whole)
 	return ast.NewObject(
 		item(inputChanges, ct.changes),
 		item(inputChangesByAction, ct.byAction),
@@ -41,9 +46,9 @@ func buildInput(req Request, j judged) ast.Value {
 		item(inputDrift, ct.drift),
 		item(inputOtherChanges, st.otherChangesTerm(req.ChangeSet.OtherChanges)),
 		item(inputIncomplete, ast.BooleanTerm(req.ChangeSet.Incomplete)),
-		item(inputDesired, st.desiredTerm(withPeers(req))),
+		item(inputDesired, desired),
 		item(inputLive, st.liveTerm(req.Live)),
-		item(inputStreams, st.streamsTerm(req, j)),
+		item(inputStreams, st.streamsTerm(req, j, whole, conflicting)),
 		item(inputCoordinator, ast.ObjectTerm(
 			item("consulted", ast.BooleanTerm(req.Coordinator.Consulted)),
 			item("reachable", ast.BooleanTerm(req.Coordinator.Reachable)),

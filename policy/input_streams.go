@@ -15,11 +15,16 @@ import (
 // the terms OPA keeps: the (stream, count) groups are numbered in one pass and
 // their addresses placed in one array of terms by a counting sort, each group's
 // list a window of it; the address terms, the groups and their object entries
-// are slabs too.
-func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
+// are slabs too. Unless whole, only the streams asked for more than one count
+// are written: the only built-in reader, conflicting_shard_count, looks at no
+// other (input_trimmed.go).
+//
+// It also returns the keys of the streams written when not whole.
+func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) (*ast.Term, []string) {
 	type group struct {
 		n, size, at int // shard count, addresses, where its window starts
 		next        int // the stream's next group, -1 at the end
+		stream      int
 	}
 	type stream struct {
 		key         string
@@ -52,7 +57,7 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
 		}
 		if g < 0 {
 			g = len(groups)
-			groups = append(groups, group{n: d.ShardCount, next: -1})
+			groups = append(groups, group{n: d.ShardCount, next: -1, stream: i})
 			if s.last >= 0 {
 				groups[s.last].next = g
 			} else {
@@ -64,31 +69,52 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
 		groups[g].size++
 		groupOf[k] = int32(g)
 	}
-	at := 0
+	written := func(s int) bool { return whole || streams[s].counts > 1 }
+	at, kept, entryCount := 0, 0, 0
 	for g := range groups {
-		groups[g].at = at
-		at += groups[g].size
+		if written(groups[g].stream) {
+			groups[g].at = at
+			at += groups[g].size
+			entryCount++
+		}
 	}
-	addrs := make([]*ast.Term, len(desired))
-	terms := make([]ast.Term, len(desired))
+	for s := range streams {
+		if written(s) {
+			kept++
+		}
+	}
+	addrs := make([]*ast.Term, at)
+	terms := make([]ast.Term, at)
 	filled := make([]int, len(groups))
+	n := 0
 	for k := range desired {
 		g := groupOf[k]
-		t := &terms[k]
+		if !written(groups[g].stream) {
+			continue
+		}
+		t := &terms[n]
+		n++
 		t.Value = ast.String(desired[k].Address)
 		addrs[groups[g].at+filled[g]] = t
 		filled[g]++
 	}
-	entries := make([][2]*ast.Term, len(groups))
-	items := make([][2]*ast.Term, 0, len(streams))
-	keys := make([]ast.Term, len(streams)) // shared through st with streamsTerm
+	entries := make([][2]*ast.Term, entryCount)
+	items := make([][2]*ast.Term, 0, kept)
+	var conflicting []string
+	keys := make([]ast.Term, kept) // shared through st with streamsTerm
 	e := 0
 	for k, s := range streams {
+		if !written(k) {
+			continue
+		}
 		key, ok := st[s.key]
 		if !ok {
-			keys[k].Value = ast.String(s.key)
-			key = &keys[k]
+			keys[len(items)].Value = ast.String(s.key)
+			key = &keys[len(items)]
 			st[s.key] = key
+		}
+		if !whole {
+			conflicting = append(conflicting, s.key)
 		}
 		own := entries[e : e+s.counts : e+s.counts]
 		e += s.counts
@@ -98,7 +124,7 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired) *ast.Term {
 		}
 		items = append(items, [2]*ast.Term{key, ast.ObjectTerm(own...)})
 	}
-	return ast.ObjectTerm(items...)
+	return ast.ObjectTerm(items...), conflicting
 }
 
 // withPeers is the plan's desired counts, followed by its peers' (Request.Peers).
@@ -156,32 +182,21 @@ func (st stringTerms) liveTerm(live map[string]LiveStream) *ast.Term {
 // for every stream the plan or the live state names. name is what a message
 // calls the stream: its prefix, and its coordinator too when another stream of
 // the input has the same prefix, so that two findings never read alike for two
-// streams.
-func (st stringTerms) streamsTerm(req Request, j judged) *ast.Term {
+// streams. Unless whole, only the streams whose name is not their prefix are
+// written, and those the rest of the input names (input_trimmed.go);
+// conflicting are the streams input.desired holds then.
+func (st stringTerms) streamsTerm(req Request, j judged, whole bool, conflicting []string) *ast.Term {
+	if !whole {
+		return st.namedStreamsTerm(req, j, conflicting)
+	}
 	var keys []string
 	seen := make(map[string]bool)
-	last := ""
-	add := func(key string) {
-		// Plans keep a stream's instances mostly together: the map is only
-		// asked when the stream changes.
-		if key == last && len(keys) > 0 {
-			return
-		}
-		last = key
+	eachStreamKey(req, j, func(key string) {
 		if !seen[key] {
 			seen[key] = true
 			keys = append(keys, key)
 		}
-	}
-	for i := range j.changes {
-		add(j.changes[i].Stream)
-	}
-	for i := range req.ChangeSet.Desired {
-		add(desiredStream(&req.ChangeSet.Desired[i]))
-	}
-	for _, key := range sortedKeys(req.Live) {
-		add(key)
-	}
+	})
 	perPrefix := make(map[string]int, len(keys))
 	for _, key := range keys {
 		_, prefix := planparse.SplitStreamKey(key)
@@ -190,13 +205,18 @@ func (st stringTerms) streamsTerm(req Request, j judged) *ast.Term {
 	items := make([][2]*ast.Term, 0, len(keys))
 	for _, key := range keys {
 		coordinator, prefix := planparse.SplitStreamKey(key)
-		items = append(items, [2]*ast.Term{st.term(key), ast.ObjectTerm(
-			item("coordinator", st.term(coordinator)),
-			item("stream_prefix", st.term(prefix)),
-			item("name", st.term(streamName(planparse.RedactURLCredentials(coordinator), prefix, perPrefix[prefix] > 1))),
-		)})
+		items = append(items, [2]*ast.Term{st.term(key), st.streamEntry(coordinator, prefix, perPrefix[prefix] > 1)})
 	}
 	return ast.ObjectTerm(items...)
+}
+
+// streamEntry is one stream's entry of input.streams.
+func (st stringTerms) streamEntry(coordinator, prefix string, shared bool) *ast.Term {
+	return ast.ObjectTerm(
+		item("coordinator", st.term(coordinator)),
+		item("stream_prefix", st.term(prefix)),
+		item("name", st.term(streamName(planparse.RedactURLCredentials(coordinator), prefix, shared))),
+	)
 }
 
 // streamName is how a message names a stream.

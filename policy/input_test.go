@@ -105,7 +105,7 @@ func TestInputChangesByAction(t *testing.T) {
 
 // inputOf is the input document the engine evaluates for req.
 func inputOf(req Request) ast.Object {
-	return buildInput(req, judge(req)).(ast.Object)
+	return buildInput(req, judge(req), true).(ast.Object)
 }
 
 func TestInputChangeFields(t *testing.T) {

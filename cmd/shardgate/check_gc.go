@@ -14,9 +14,14 @@ import (
 // plan's size, at least checkMinMemoryLimit. The heap grows freely up to the
 // limit and the collector runs only when it gets near:
 //
-//   - never on a 10,000-instance plan (about 27 MB allocated in all, under the
-//     64 MiB floor), which saves the cycle GOGC=400 ran there, 15-20% of the
-//     wall time of `check` on that plan;
+//   - never or once on a 10,000-instance plan of ten groups per stream (about
+//     27 MB allocated in all, near the 32 MiB floor), which saves the cycles
+//     GOGC=400 ran there, 15-20% of the wall time of `check` on that plan;
+//   - twice on a 10,000-instance plan of one stream per instance, whose heap
+//     would reach ~35 MB: the floor was 64 MiB, under which it never collected
+//     and peaked at ~70 MiB against the plan's 26 MiB plus the executable's idle
+//     37 MiB; under 32 MiB it peaks at ~61 MiB, its CPU no higher (the live
+//     heap after a cycle is 9-13 MB; docs/performance.md, issue 37);
 //   - two to four times on a 50,000-instance plan (147 MB; limit 84 MiB), whose
 //     live heap peaks at ~56 MB while judging and reporting, where half the
 //     plan's size (70 MiB) made it run seven or eight times, and the collector
@@ -29,7 +34,7 @@ import (
 // live; after each collection the limit follows the live heap (check_gc_live.go),
 // so a plan whose live heap outgrows three fifths of it (one stream per
 // instance) no longer makes the collector run without pause.
-const checkMinMemoryLimit = 64 << 20
+const checkMinMemoryLimit = 32 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
 // stdin, of unknown size) and returns how to put back the previous ones. GOGC or
