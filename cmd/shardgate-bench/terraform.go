@@ -168,7 +168,10 @@ func (r realRoot) plan(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	planFile := filepath.Join(filepath.Dir(r.dir), name+".tfplan")
-	if err := r.run(ctx, io.Discard, "plan", "-input=false", "-no-color", "-out="+planFile); err != nil {
+	// No state lock: the root is the bench's own, and a run stopped mid-plan
+	// (10,000 instances take terraform minutes) would leave a lock that fails
+	// every later run.
+	if err := r.run(ctx, io.Discard, "plan", "-input=false", "-no-color", "-lock=false", "-out="+planFile); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
