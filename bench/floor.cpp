@@ -9,7 +9,10 @@
 // reads what shardgate must read to judge a plan and nothing more: the
 // entries' type, name and actions, and the shard_count of `input` before and
 // after; then prints counts (so no step can be optimised away) and exits 0, or
-// 2 with a one-line reason on a file it cannot read or parse.
+// 2 with a one-line reason on a file it cannot read or parse. To be a floor it
+// leaves the kernel as little to do as it can: the plan is mapped, not copied,
+// and the parser's document-sized buffers get huge pages (see map_padded and
+// allocate below).
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
