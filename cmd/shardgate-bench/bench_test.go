@@ -80,8 +80,8 @@ func TestMedian(t *testing.T) {
 	require.Equal(t, 30*time.Millisecond, median(ms(50, 10, 30)))
 	require.Equal(t, 25*time.Millisecond, median(ms(40, 10, 20, 30)))
 	require.Zero(t, median(nil))
-	s := summarise([]sample{{wall: 3 * time.Second, cpu: 5, maxRSS: 10}, {wall: time.Second, cpu: 1, maxRSS: 30}, {wall: 2 * time.Second, cpu: 2, maxRSS: 20}})
-	require.Equal(t, stats{runs: 3, median: 2 * time.Second, fastest: time.Second, cpu: 2, peak: 30}, s)
+	s := summarise([]sample{{wall: 3 * time.Second, cpu: 5, user: 4, sys: 1, maxRSS: 10}, {wall: time.Second, cpu: 1, user: 1, sys: 0, maxRSS: 30}, {wall: 2 * time.Second, cpu: 2, user: 1, sys: 1, maxRSS: 20}})
+	require.Equal(t, stats{runs: 3, median: 2 * time.Second, fastest: time.Second, cpu: 2, user: 1, sys: 1, peak: 30}, s)
 	require.Equal(t, stats{}, summarise(nil))
 }
 
@@ -90,4 +90,16 @@ func TestThousands(t *testing.T) {
 	require.Equal(t, "50,000", thousands(50000))
 	require.Equal(t, "100", thousands(100))
 	require.Equal(t, "1,234,567", thousands(1234567))
+}
+
+// GNU time's report gives the user and the system time apart: the floor's are
+// printed apart (most of a plan's reading can be the kernel's).
+func TestReadTimeKeepsUserAndSystemApart(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "time")
+	require.NoError(t, os.WriteFile(f, []byte("Command exited with non-zero status 1\n51200 0.25 0.50\n"), 0o644))
+	rss, user, sys, err := readTime(f)
+	require.NoError(t, err)
+	require.Equal(t, int64(50<<20), rss)
+	require.Equal(t, 250*time.Millisecond, user)
+	require.Equal(t, 500*time.Millisecond, sys)
 }

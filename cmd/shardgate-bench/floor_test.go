@@ -7,18 +7,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardgate/shardgate/internal/testing/tftest"
+	"github.com/shardgate/shardgate/planparse"
 	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
 // The floor reads what judging a plan must read: every entry's actions and the
 // shard counts before and after, counted here from the instances the plan was
-// rendered from; a second build is taken from the cache.
+// rendered from and from check's own reading of the plan (planparse); a second
+// build is taken from the cache.
 func TestFloorReadsActionsAndShardCounts(t *testing.T) {
 	o := options{repo: tftest.RepoRoot(), cache: t.TempDir()}
 	bin, err := buildFloor(context.Background(), o)
@@ -29,12 +32,9 @@ func TestFloorReadsActionsAndShardCounts(t *testing.T) {
 
 	ins := instances(200, soloPrefix+caseHeavy)
 	plan := filepath.Join(o.cache, "plan.json")
-	require.NoError(t, os.WriteFile(plan, planparsetest.Render(ins), 0o644))
-	var want struct {
-		Entries, Modules, Changed, Deletes, Creates int
-		ShardsBefore                                int `json:"shards_before"`
-		ShardsAfter                                 int `json:"shards_after"`
-	}
+	rendered := planparsetest.Render(ins)
+	require.NoError(t, os.WriteFile(plan, rendered, 0o644))
+	var want floorCounts
 	for _, in := range ins {
 		want.Entries++
 		want.Modules++
@@ -52,12 +52,11 @@ func TestFloorReadsActionsAndShardCounts(t *testing.T) {
 			want.ShardsAfter += in.ShardsAfter
 		}
 	}
-	out, err := exec.Command(bin, plan).Output()
-	require.NoError(t, err)
-	got := want
-	got.Entries = -1
-	require.NoError(t, json.Unmarshal(out, &got))
+	got := runFloor(t, bin, plan)
 	require.Equal(t, want, got)
+	checks := checkCounts(t, rendered)
+	checks.Entries = got.Entries // check keeps no count of unchanged other resources
+	require.Equal(t, checks, got, "the floor reads what check reads")
 
 	t.Run("a plan it cannot parse is exit 2 with one line", func(t *testing.T) {
 		bad := filepath.Join(o.cache, "bad.json")
@@ -71,4 +70,58 @@ func TestFloorReadsActionsAndShardCounts(t *testing.T) {
 		require.Equal(t, 2, exit.ExitCode())
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1)
 	})
+}
+
+// floorCounts are what the floor prints.
+type floorCounts struct {
+	Entries, Modules, Changed, Deletes, Creates int
+	ShardsBefore                                int `json:"shards_before"`
+	ShardsAfter                                 int `json:"shards_after"`
+}
+
+func runFloor(t *testing.T, bin, plan string) floorCounts {
+	t.Helper()
+	out, err := exec.Command(bin, plan).Output()
+	require.NoError(t, err)
+	got := floorCounts{Entries: -1}
+	require.NoError(t, json.Unmarshal(out, &got))
+	return got
+}
+
+// checkCounts are the floor's counts from check's own reading of the plan
+// (planparse): its changes (every stream-group instance, no-ops included) and
+// the other resources' changes; all but Entries, which counts the entries of
+// other resources that do not change too.
+func checkCounts(t *testing.T, plan []byte) floorCounts {
+	t.Helper()
+	cs, err := planparse.ParseBytes(plan)
+	require.NoError(t, err)
+	var c floorCounts
+	count := func(actions []string) {
+		for _, a := range actions {
+			switch a {
+			case "delete":
+				c.Deletes++
+			case "create":
+				c.Creates++
+			}
+		}
+	}
+	for _, ch := range cs.Changes {
+		c.Modules++
+		if !slices.Equal(ch.TerraformActions, []string{"no-op"}) {
+			c.Changed++
+		}
+		count(ch.TerraformActions)
+		if ch.ShardsBefore != nil {
+			c.ShardsBefore += *ch.ShardsBefore
+		}
+		if ch.ShardsAfter != nil {
+			c.ShardsAfter += *ch.ShardsAfter
+		}
+	}
+	for _, o := range cs.OtherChanges {
+		count(o.Actions)
+	}
+	return c
 }

@@ -17,7 +17,9 @@ import (
 type sample struct {
 	wall   time.Duration
 	cpu    time.Duration // user + system, of the process and the children it waited for
-	maxRSS int64         // bytes
+	user   time.Duration // the two parts of cpu
+	sys    time.Duration
+	maxRSS int64 // bytes
 	exit   int
 }
 
@@ -69,12 +71,14 @@ func runOnce(ctx context.Context, p proc, out io.Writer) (sample, error) {
 	}
 	if rssFile == "" {
 		s.maxRSS = maxRSS(cmd.ProcessState)
-		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		s.user, s.sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+		s.cpu = s.user + s.sys
 		return s, nil
 	}
-	if s.maxRSS, s.cpu, err = readTime(rssFile); err != nil {
+	if s.maxRSS, s.user, s.sys, err = readTime(rssFile); err != nil {
 		return s, err
 	}
+	s.cpu = s.user + s.sys
 	return s, nil
 }
 
@@ -90,7 +94,7 @@ var gnuTime = func() string {
 	if exec.Command(bin, "-f", "%M %U %S", "-o", f.Name(), "true").Run() != nil {
 		return ""
 	}
-	if _, _, err := readTime(f.Name()); err != nil {
+	if _, _, _, err := readTime(f.Name()); err != nil {
 		return ""
 	}
 	return bin
@@ -99,24 +103,24 @@ var gnuTime = func() string {
 // readTime reads what GNU time wrote with -f "%M %U %S": peak RSS in KiB, user
 // and system seconds. It is the last line: time writes a "Command exited with
 // non-zero status" line before it.
-func readTime(path string) (rss int64, cpu time.Duration, err error) {
+func readTime(path string) (rss int64, user, sys time.Duration, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read time's report: %w", err)
+		return 0, 0, 0, fmt.Errorf("read time's report: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	f := strings.Fields(lines[len(lines)-1])
 	bad := fmt.Errorf("read time's report: %q is not \"KiB user system\"", b)
 	if len(f) != 3 {
-		return 0, 0, bad
+		return 0, 0, 0, bad
 	}
 	kib, err1 := strconv.ParseInt(f[0], 10, 64)
-	user, err2 := strconv.ParseFloat(f[1], 64)
-	sys, err3 := strconv.ParseFloat(f[2], 64)
+	u, err2 := strconv.ParseFloat(f[1], 64)
+	k, err3 := strconv.ParseFloat(f[2], 64)
 	if err1 != nil || err2 != nil || err3 != nil {
-		return 0, 0, bad
+		return 0, 0, 0, bad
 	}
-	return kib * 1024, time.Duration((user + sys) * float64(time.Second)), nil
+	return kib * 1024, time.Duration(u * float64(time.Second)), time.Duration(k * float64(time.Second)), nil
 }
 
 // rssSource says where the memory figures come from, for the report.
@@ -142,6 +146,8 @@ func runSeq(ctx context.Context, ps []proc, out io.Writer) (sample, error) {
 		}
 		total.wall += s.wall
 		total.cpu += s.cpu
+		total.user += s.user
+		total.sys += s.sys
 		total.maxRSS = max(total.maxRSS, s.maxRSS)
 		total.exit = s.exit
 	}
@@ -155,6 +161,8 @@ type stats struct {
 	median  time.Duration
 	fastest time.Duration // least disturbed by other load on a shared machine
 	cpu     time.Duration // median user + system time
+	user    time.Duration // median user time
+	sys     time.Duration // median system time
 	peak    int64
 }
 
@@ -164,12 +172,15 @@ func summarise(samples []sample) stats {
 	}
 	walls := make([]time.Duration, len(samples))
 	cpus := make([]time.Duration, len(samples))
+	users := make([]time.Duration, len(samples))
+	syss := make([]time.Duration, len(samples))
 	var peak int64
 	for i, s := range samples {
-		walls[i], cpus[i] = s.wall, s.cpu
+		walls[i], cpus[i], users[i], syss[i] = s.wall, s.cpu, s.user, s.sys
 		peak = max(peak, s.maxRSS)
 	}
-	return stats{runs: len(samples), median: median(walls), fastest: slices.Min(walls), cpu: median(cpus), peak: peak}
+	return stats{runs: len(samples), median: median(walls), fastest: slices.Min(walls), cpu: median(cpus),
+		user: median(users), sys: median(syss), peak: peak}
 }
 
 // median of an odd count is the middle value; of an even count, the mean of the

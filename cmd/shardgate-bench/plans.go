@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
@@ -219,7 +220,9 @@ func preparePlans(ctx context.Context, o options, log func(string, ...any)) ([]p
 			if size <= o.realMax || solo && size <= o.soloRealMax {
 				log("plan: %d instances, %s, with terraform", size, name)
 				var note string
+				start := time.Now()
 				c, note, err = realPlan(ctx, o, size, name)
+				log("plan: %d instances, %s: %.1f s (state written, init, plan, show -json; or the cache)", size, name, time.Since(start).Seconds())
 				if note != "" {
 					notes = append(notes, note)
 				}

@@ -73,12 +73,14 @@ func printReport(w io.Writer, o options, m machine, id idle, results []checkResu
 		t := ratio(r.conftest.median.Seconds(), r.shardgate.median.Seconds())
 		mem := ratio(float64(r.conftest.peak), float64(r.shardgate.peak))
 		fl := ratio(r.shardgate.median.Seconds(), r.floor.median.Seconds())
-		fmt.Fprintf(w, "| %s | %s | %s, %s | %s / %s | %s / %s | %s / %s | %.1f× / %.1f× | %.2f× | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s, %s | %s / %s | %s / %s | %s / %s (CPU %s user + %s sys) | %.1f× / %.1f× | %.2f× | %s | %s |\n",
 			thousands(r.c.size), r.c.name, mb(r.c.bytes), r.c.source,
 			seconds(r.shardgate.median), mib(r.shardgate.peak), seconds(r.conftest.median), mib(r.conftest.peak),
-			seconds(r.floor.median), mib(r.floor.peak), t, mem, fl, countByRule(r.findings), target(r, id, t, fl))
+			seconds(r.floor.median), mib(r.floor.peak), seconds(r.floor.user), seconds(r.floor.sys),
+			t, mem, fl, countByRule(r.findings), target(r, id, t, fl))
 	}
 	fmt.Fprintf(w, "\ntimes: median of the runs (%s per tool and case, interleaved check, conftest, floor); memory: peak RSS over the runs (%s)\n", runsText(o), rssSource())
+	printCPU(w, results)
 	printGrowth(w, results)
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
@@ -183,4 +185,15 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// printCPU prints each case's median CPU time, user and system apart, of check
+// and the floor: check parses on every core and the floor on one, so their wall
+// times compare the programs on an idle machine and their CPU times the work.
+func printCPU(w io.Writer, results []checkResult) {
+	for _, r := range results {
+		fmt.Fprintf(w, "CPU %s %s: check %s (%s user + %s sys), floor %s (%s + %s): check ÷ floor ×%.2f\n",
+			thousands(r.c.size), r.c.name, seconds(r.shardgate.cpu), seconds(r.shardgate.user), seconds(r.shardgate.sys),
+			seconds(r.floor.cpu), seconds(r.floor.user), seconds(r.floor.sys), ratio(r.shardgate.cpu.Seconds(), r.floor.cpu.Seconds()))
+	}
 }

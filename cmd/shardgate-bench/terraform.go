@@ -15,9 +15,10 @@ import (
 	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
-// realRoot is a copy of examples/streams and its module with N instances applied
-// (apply.sh replaced by `exit 0`: no coordinator is needed, and terraform_data
-// makes no network call), kept in the cache until its inputs change.
+// realRoot is a copy of examples/streams and its module with N instances in its
+// state as an apply leaves them (apply.sh replaced by `exit 0`: no coordinator
+// is needed, and terraform_data makes no network call), kept in the cache until
+// its inputs change.
 type realRoot struct {
 	dir   string // the root module, examples/streams's copy
 	size  int
@@ -78,9 +79,9 @@ func (r realRoot) run(ctx context.Context, stdout io.Writer, args ...string) err
 	return nil
 }
 
-// ensureApplied makes the root and applies the "before" instances unless the
-// cache already holds exactly that. The key covers the example sources, the
-// instances and the terraform binary.
+// ensureApplied makes the root and gives it the state an apply of the "before"
+// instances leaves (tfstate.go), unless the cache already holds exactly that.
+// The key covers the example sources, the instances and the terraform binary.
 func (r realRoot) ensureApplied(ctx context.Context, repo string) (string, error) {
 	ins := instances(r.size, r.shape+caseDenied)
 	key, err := r.key(repo, ins)
@@ -91,41 +92,47 @@ func (r realRoot) ensureApplied(ctx context.Context, repo string) (string, error
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == key {
 		return key, nil
 	}
-	top := filepath.Dir(r.dir)
-	if err := os.RemoveAll(top); err != nil {
-		return "", fmt.Errorf("clear terraform root: %w", err)
-	}
-	if err := copyTF(filepath.Join(repo, "examples", "streams"), r.dir); err != nil {
+	if err := r.prepare(ctx, repo, ins); err != nil {
 		return "", err
 	}
-	module := filepath.Join(top, "modules", "stream-group")
-	if err := copyTF(filepath.Join(repo, "examples", "modules", "stream-group"), module); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(module, "apply.sh"), []byte("exit 0\n"), 0o755); err != nil {
-		return "", fmt.Errorf("write apply.sh: %w", err)
-	}
-	if r.shape == soloPrefix {
-		if err := os.WriteFile(filepath.Join(r.dir, "coordinator.tf"), []byte(soloResource), 0o644); err != nil {
-			return "", fmt.Errorf("write the coordinator resource: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(r.dir, "main_override.tf"), []byte(soloOverride), 0o644); err != nil {
-			return "", fmt.Errorf("write the override: %w", err)
-		}
-	}
-	if err := r.tfvars(ins, false); err != nil {
-		return "", err
-	}
-	if err := r.run(ctx, io.Discard, "init", "-input=false", "-no-color"); err != nil {
-		return "", err
-	}
-	if err := r.run(ctx, io.Discard, "apply", "-input=false", "-auto-approve", "-no-color"); err != nil {
+	if err := r.writeState(ins); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(stamp, []byte(key), 0o644); err != nil {
 		return "", fmt.Errorf("write stamp: %w", err)
 	}
 	return key, nil
+}
+
+// prepare makes the root afresh (the example, its module with apply.sh a no-op,
+// the shape's additions, the instances' tfvars) and initialises it.
+func (r realRoot) prepare(ctx context.Context, repo string, ins []planparsetest.Instance) error {
+	top := filepath.Dir(r.dir)
+	if err := os.RemoveAll(top); err != nil {
+		return fmt.Errorf("clear terraform root: %w", err)
+	}
+	if err := copyTF(filepath.Join(repo, "examples", "streams"), r.dir); err != nil {
+		return err
+	}
+	module := filepath.Join(top, "modules", "stream-group")
+	if err := copyTF(filepath.Join(repo, "examples", "modules", "stream-group"), module); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(module, "apply.sh"), []byte("exit 0\n"), 0o755); err != nil {
+		return fmt.Errorf("write apply.sh: %w", err)
+	}
+	if r.shape == soloPrefix {
+		if err := os.WriteFile(filepath.Join(r.dir, "coordinator.tf"), []byte(soloResource), 0o644); err != nil {
+			return fmt.Errorf("write the coordinator resource: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(r.dir, "main_override.tf"), []byte(soloOverride), 0o644); err != nil {
+			return fmt.Errorf("write the override: %w", err)
+		}
+	}
+	if err := r.tfvars(ins, false); err != nil {
+		return err
+	}
+	return r.run(ctx, io.Discard, "init", "-input=false", "-no-color")
 }
 
 func (r realRoot) key(repo string, ins []planparsetest.Instance) (string, error) {
@@ -161,7 +168,10 @@ func (r realRoot) plan(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	planFile := filepath.Join(filepath.Dir(r.dir), name+".tfplan")
-	if err := r.run(ctx, io.Discard, "plan", "-input=false", "-no-color", "-out="+planFile); err != nil {
+	// No state lock: the root is the bench's own, and a run stopped mid-plan
+	// (10,000 instances take terraform minutes) would leave a lock that fails
+	// every later run.
+	if err := r.run(ctx, io.Discard, "plan", "-input=false", "-no-color", "-lock=false", "-out="+planFile); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer

@@ -77,4 +77,14 @@ func TestRealSoloPlanHasRelevantAttributes(t *testing.T) {
 	require.False(t, allowed)
 	require.Empty(t, sameFindings(want, benchPolicyFindings(t, plan, nil, nil)))
 	require.Equal(t, "no_destroy 1, quiesce_attestation 10", countByRule(want))
+
+	t.Run("the floor reads terraform's plan as check does", func(t *testing.T) {
+		bin, err := buildFloor(context.Background(), o)
+		require.NoError(t, err)
+		got := runFloor(t, bin, c.path)
+		require.Equal(t, 101, got.Entries, "the coordinator resource is an entry, not a stream group")
+		want := checkCounts(t, plan)
+		want.Entries = got.Entries
+		require.Equal(t, want, got)
+	})
 }
