@@ -43,6 +43,7 @@ var wallClockAllowed = map[string]string{
 	"cmd/shardgate-demo/demo/story.go:since":         "the demo's own running time",
 	"cmd/shardgate-bench/main.go:measureAll":         "benchmarks time real processes",
 	"cmd/shardgate-bench/measure.go:runOnce":         "benchmarks time real processes",
+	"cmd/shardgate-bench/plans.go:preparePlans":      "benchmarks time real processes (how long terraform took to make a plan)",
 
 	// Deadlines of network I/O and of waits on real processes, which the
 	// kernel keeps on the real time.
