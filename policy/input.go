@@ -32,7 +32,7 @@ const (
 // walk every change once per change or per stream.
 //
 // whole is false when only the built-in policies are loaded: the input then
-// leaves out what no built-in rule reads (see trimmed.go); a user policy may
+// leaves out what no built-in rule reads (see input_trimmed.go); a user policy may
 // read anything, so with one loaded the input is whole.
 func buildInput(req Request, j judged, whole bool) ast.Value {
 	cfg := withDefaults(req.Config)
