@@ -8,13 +8,17 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/shardgate/shardgate/bot/plan"
+	"github.com/shardgate/shardgate/bot/prreport"
 	"github.com/shardgate/shardgate/bot/webhook"
 	"github.com/shardgate/shardgate/github/ghapp"
 	"github.com/shardgate/shardgate/internal/logctx"
 )
 
-// CheckRun re-plans when someone re-runs one of shardgate's plan checks:
-// someone who may comment `/shardgate plan` (write access), as for the command.
+// CheckRun re-plans when someone re-runs one of shardgate's plan checks or its
+// aggregate `shardgate` check (above report.max_project_checks the only check a
+// pull request has): someone who may comment `/shardgate plan` (write access),
+// as for the command. The aggregate check of a merge group's head has no pull
+// request and is left alone: the merge queue re-runs a group by re-queuing it.
 type CheckRun struct{ *Base }
 
 var _ webhook.EventHandler = (*CheckRun)(nil)
@@ -29,7 +33,7 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 		return err
 	}
 	cr := ev.GetCheckRun()
-	if ev.GetAction() != "rerequested" || cr.GetApp().GetID() != h.cfg.AppID || !strings.HasPrefix(cr.GetName(), "shardgate/plan") {
+	if ev.GetAction() != "rerequested" || cr.GetApp().GetID() != h.cfg.AppID || !replans(cr.GetName()) {
 		return nil
 	}
 	number := 0
@@ -56,6 +60,11 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 		return nil
 	}
 	return h.planner.PlanPR(withPR(ctx, ref), plan.Request{Ref: ref, Explicit: true, Trigger: "check run re-run"})
+}
+
+// replans says whether re-running the check named name re-plans its pull request.
+func replans(name string) bool {
+	return name == prreport.CheckGateName || strings.HasPrefix(name, prreport.CheckPlanPrefix)
 }
 
 // prForHead finds the pull request shardgate planned at sha (check_run events

@@ -404,3 +404,17 @@ func TestALateDeliveryDoesNotTakeTheHeadBack(t *testing.T) {
 	require.Equal(t, newer, st.HeadSHA)
 	require.Contains(t, h.theComment(pr), "**Head** `"+pullreq.ShortSHA(newer)+"`")
 }
+
+// Re-running the aggregate `shardgate` check re-plans the pull request as
+// re-running a project's check does: above report.max_project_checks it is
+// the only check a pull request has, so it is the only one a user can re-run.
+func TestGateCheckRerunReplans(t *testing.T) {
+	h := newHarness(t)
+	pr := h.openPR("rerun-gate", with(baseGroups, map[string]int{"payments/ledger": 3}))
+	head := h.gh.PR(owner, repoName, pr.Number).HeadSHA
+	before := len(h.gh.CheckRuns(owner, repoName))
+	h.run("check_run", githubtest.CheckRunRerequested(t, githubtest.CheckRunPayload{
+		InstallationID: 1, Owner: owner, Repo: repoName, RepoID: h.gh.RepoID(owner, repoName),
+		Name: prreport.CheckGateName, HeadSHA: head, AppID: h.gh.AppID(), PRNumbers: []int{pr.Number}, Sender: author}))
+	require.Greater(t, len(h.gh.CheckRuns(owner, repoName)), before, "re-running the shardgate check planned nothing")
+}
