@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,4 +50,29 @@ func TestMergeGroupUnderTheLimitWritesEachCheckRunTwice(t *testing.T) {
 	creates, edits := checkRunWrites(h.gh.Requests()[before:])
 	require.Equal(t, 1+len(names), creates, "the aggregate check run and one per project")
 	require.Equal(t, 1+len(names), edits, "each completed once")
+}
+
+// A merge group's head is fetched once: the checkout that follows the
+// module graph to select its projects is the one they are planned in, as a
+// pull request's is.
+func TestMergeGroupFetchesItsHeadOnce(t *testing.T) {
+	h := newHarnessBase(t)
+	names := writeMonorepo(h, 3)
+	h.start()
+	pr := openSharedModulePR(h, "shared-v2")
+	g, body := h.groupCheckRequested(nil, pr)
+	before := len(h.gh.Requests())
+	h.run("merge_group", body)
+
+	require.Equal(t, "success", h.check(prreport.CheckGateName, g.HeadSHA).Conclusion)
+	for _, n := range names {
+		require.Equal(t, "success", h.check(prreport.CheckPlanPrefix+n, g.HeadSHA).Conclusion, "selected through the module graph and planned")
+	}
+	tarballs := 0
+	for _, q := range h.gh.Requests()[before:] {
+		if q.Method == http.MethodGet && strings.Contains(q.Path, "/tarball/") {
+			tarballs++
+		}
+	}
+	require.Equal(t, 1, tarballs, "tarball downloads of the group's head")
 }
