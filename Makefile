@@ -188,7 +188,7 @@ bench: build tools bench-tools
 	$(GO) test -run '^$$' -bench 'BenchmarkApplyScheduler' -benchtime 1x ./store/applyqueue
 	$(GO) test -run '^$$' -bench 'BenchmarkBrokerOverhead' -benchtime 500x ./coord/coordbroker
 	$(GO) test -run '^$$' -bench 'BenchmarkPlanRoundTrip' -benchtime 10x ./bot
-	$(GO) test -run '^$$' -bench 'BenchmarkSharedModulePR60' -benchtime 1x -timeout 30m ./bot
+	$(GO) test -run '^$$' -bench 'BenchmarkSharedModulePR60|BenchmarkMergeGroup60' -benchtime 1x -timeout 60m ./bot
 	$(BENCH_PROCESS)
 
 ## bench-process: only the whole-process benchmark of `make bench`

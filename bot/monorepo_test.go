@@ -87,11 +87,11 @@ func openSharedModulePR(h *harness, branch string) githubtest.PullRequest {
 }
 
 // rawMonorepoPlans runs `terraform init && plan -out && show -json` of each
-// project of branch's tree as processes, workers at a time, as a CI job
+// project of rev's tree (a branch or a commit) as processes, workers at a time, as a CI job
 // would without shardgate, and returns the wall time of all of them.
-func rawMonorepoPlans(t testing.TB, h *harness, tf, branch string, names []string, workers int) time.Duration {
+func rawMonorepoPlans(t testing.TB, h *harness, tf, rev string, names []string, workers int) time.Duration {
 	t.Helper()
-	dir := exportBranch(t, h, branch)
+	dir := exportTree(t, h, rev)
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=")
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -126,12 +126,12 @@ func rawMonorepoPlans(t testing.TB, h *harness, tf, branch string, names []strin
 	return took
 }
 
-// exportBranch writes the tree of branch into a fresh directory, as a CI
+// exportTree writes the tree of rev into a fresh directory, as a CI
 // job's checkout would be, and returns it.
-func exportBranch(t testing.TB, h *harness, branch string) string {
+func exportTree(t testing.TB, h *harness, rev string) string {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), branch).CombinedOutput()
+	out, err := exec.Command("git", "-C", h.repo.Dir(), "archive", "--format=tar", "-o", filepath.Join(dir, "head.tar"), rev).CombinedOutput()
 	require.NoError(t, err, string(out))
 	out, err = exec.Command("tar", "-xf", filepath.Join(dir, "head.tar"), "-C", dir).CombinedOutput()
 	require.NoError(t, err, string(out))

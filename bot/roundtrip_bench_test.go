@@ -166,7 +166,7 @@ func BenchmarkPlanRoundTrip(b *testing.B) {
 // a user would by hand, and returns the time of each command.
 func rawPlan(b *testing.B, h *harness, tf, branch string) map[string]time.Duration {
 	b.Helper()
-	dir := exportBranch(b, h, branch)
+	dir := exportTree(b, h, branch)
 	env := append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_VAR_coordinator_username=admin", "TF_VAR_coordinator_password=password")
 	took := map[string]time.Duration{}
 	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-out=tfplan"}, {"show", "-json", "tfplan"}} {

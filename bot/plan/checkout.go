@@ -58,3 +58,40 @@ func (c *Checkouts) Tree(ctx context.Context, ref pullreq.Ref, sha string) (stri
 func (s *Planner) Checkout(ctx context.Context, ref pullreq.Ref, sha string) (string, func(), error) {
 	return s.Checkouts.Checkout(ctx, ref, sha)
 }
+
+// headTree is a commit's checkout fetched on first use and then kept: the
+// module graph that selects the projects and their plans read one checkout.
+type headTree struct {
+	fetch   func() (string, []ghapp.SkippedLink, func(), error)
+	fetched bool
+	dir     string
+	skipped []ghapp.SkippedLink
+	err     error
+	cleanup func()
+}
+
+// get fetches the tree the first time: its directory, the symlinks left out.
+func (t *headTree) get() (string, []ghapp.SkippedLink, error) {
+	if !t.fetched {
+		t.fetched = true
+		t.dir, t.skipped, t.cleanup, t.err = t.fetch()
+	}
+	return t.dir, t.skipped, t.err
+}
+
+// root is the checkout's directory, "" when it could not be fetched (what
+// selectProjects asks for).
+func (t *headTree) root() string {
+	dir, _, err := t.get()
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// remove removes the checkout, if one was made.
+func (t *headTree) remove() {
+	if t.cleanup != nil {
+		t.cleanup()
+	}
+}

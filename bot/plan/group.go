@@ -162,10 +162,10 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 		return err
 	}
 	ch := repoconfig.Change{Files: files, Base: g.branch(), DefaultBranch: g.DefaultBranch}
-	tree, cleanup := s.groupTree(ctx, g)
-	defer cleanup()
-	if projects := selectProjects(pol.Repo, ch, tree); len(projects) > 0 {
-		if gate.Plans, err = s.planGroupProjects(ctx, gh, g, pol, projects, labels, atts); err != nil {
+	tree := s.groupTree(ctx, g)
+	defer tree.remove()
+	if projects := selectProjects(pol.Repo, ch, tree.root); len(projects) > 0 {
+		if gate.Plans, err = s.planGroupProjects(ctx, gh, g, tree, pol, projects, labels, atts); err != nil {
 			return err
 		}
 	}
@@ -175,19 +175,12 @@ func (s *Planner) planGroup(ctx context.Context, g Group) error {
 	return s.noteQueueVerdict(ctx, gh, g, prs, gate)
 }
 
-// groupTree checks the group's head out for the module graph when asked:
-// "" when it cannot be (the projects the graph might add are then planned,
-// and fail saying so). cleanup removes the checkout, if one was made.
-func (s *Planner) groupTree(ctx context.Context, g Group) (tree func() string, cleanup func()) {
-	done := func() {}
-	return func() string {
-		root, _, remove, err := s.Checkouts.Tree(ctx, g.ref(), g.HeadSHA)
-		done = remove
-		if err != nil {
-			return ""
-		}
-		return root
-	}, func() { done() }
+// groupTree is the group's head, checked out when first asked (for the
+// module graph, or for the plans) and then kept for both.
+func (s *Planner) groupTree(ctx context.Context, g Group) *headTree {
+	return &headTree{fetch: func() (string, []ghapp.SkippedLink, func(), error) {
+		return s.Checkouts.Tree(ctx, g.ref(), g.HeadSHA)
+	}}
 }
 
 // planGroupProjects plans the projects on the group's head, spread over the
@@ -195,11 +188,10 @@ func (s *Planner) groupTree(ctx context.Context, g Group) (tree func() string, c
 // and then each, and reports each on its check run: created when its plan
 // starts and completed once judged, or, above report.max_project_checks, none
 // (the aggregate check run holds their results: finishGroupGate).
-func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, pol *repopolicy.Policy, projects []repoconfig.Project,
+func (s *Planner) planGroupProjects(ctx context.Context, gh ghapp.API, g Group, tree *headTree, pol *repopolicy.Policy, projects []repoconfig.Project,
 	labels []policy.Label, atts []policy.Attestation) ([]*records.Plan, error) {
 	ref := g.ref()
-	checkout, skipped, cleanup, coErr := s.Checkouts.Tree(ctx, ref, g.HeadSHA)
-	defer cleanup()
+	checkout, skipped, coErr := tree.get()
 	plans := newPlans(projects, g.HeadSHA, skipped, coErr, "merge group")
 	folded := s.folds(len(projects))
 	err := s.spread(ctx, projects, func(ctx context.Context, i int) error {
