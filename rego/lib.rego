@@ -48,6 +48,10 @@ changes_with(action) := input.changes_by_action[action] if {
 	input.changes_by_action
 } else := [c | some c in input.changes; c.action == action]
 
+# scale_changes are the plan's scales, changes_with("scale") as a rule: a rule
+# iterating them in a comprehension can have it indexed (quiesce_attestation).
+scale_changes := changes_with("scale")
+
 # stream_changes lists the changes of one stream (a stream key), from the engine's
 # input.changes_by_stream index: a rule about streams then looks at each change
 # once in all, not once per stream. Without the index (a unit test's input) they
