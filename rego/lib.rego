@@ -3,7 +3,10 @@
 # description: Helpers shared by shardgate's built-in rules. Not a rule.
 package shardgate.lib
 
-# finding is the shape every deny/warn value of a built-in rule has.
+# finding is the shape every deny/warn value of a built-in rule has. The rules
+# about one change build it in place, {"msg": msg, "stream": c.stream, ...}: a call
+# of this function per finding cost OPA more than the rest of the finding on a
+# plan of thousands of changes (issue 37). Keep the two in step.
 finding(c, msg) := {
 	"msg": msg,
 	"stream": c.stream,
