@@ -62,7 +62,7 @@ func prepareRuleQueries(ctx context.Context, compiler *ast.Compiler, ids []strin
 }
 
 // rawTerm keeps a result as OPA computed it: the findings are read from the AST
-// (findings.go), not from a Go copy of every rule's value.
+// (evaluate.go), not from a Go copy of every rule's value.
 func rawTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }
 
 // evalRules evaluates every rule package on input and returns each package's
