@@ -9,21 +9,17 @@ import (
 	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 
 	policyfiles "github.com/shardgate/shardgate/rego"
 )
 
-// query evaluates every rule package at once; each package's deny and warn sets
-// are read from the one result.
-const query = "data." + rulesPackage
-
 // Engine evaluates shardgate's policies. It is immutable after New and safe for
 // concurrent use.
 type Engine struct {
-	prepared rego.PreparedEvalQuery
-	rules    map[string]RuleInfo
-	ids      []string // sorted
+	queries []ruleQuery // one per rule package, sorted by id (evaluate_rules.go)
+	order   []int       // indexes of queries, in the order to start them
+	rules   map[string]RuleInfo
+	ids     []string // sorted
 	// wholeInput is set when a policy other than the built-in ones is loaded:
 	// it may read any part of the input, which is then written whole; the
 	// built-in rules alone get the trimmed input (input_trimmed.go).
@@ -111,16 +107,12 @@ func New(opts ...Option) (*Engine, error) {
 		return nil, fmt.Errorf("no package %s.<rule id> among the policies", rulesPackage)
 	}
 
-	// No rego.Runtime: policies see the input document and nothing of the process.
-	prepared, err := rego.New(
-		rego.Compiler(compiler),
-		rego.Query(query),
-		rego.StrictBuiltinErrors(true),
-	).PrepareForEval(context.Background())
+	ids := slices.Sorted(maps.Keys(rules))
+	queries, order, err := prepareRuleQueries(context.Background(), compiler, ids)
 	if err != nil {
-		return nil, fmt.Errorf("prepare policy query: %w", err)
+		return nil, err
 	}
-	return &Engine{prepared: prepared, rules: rules, ids: slices.Sorted(maps.Keys(rules)), wholeInput: wholeInput}, nil
+	return &Engine{queries: queries, order: order, rules: rules, ids: ids, wholeInput: wholeInput}, nil
 }
 
 // Rules lists the loaded rules, sorted by id.

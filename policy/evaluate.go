@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/shardgate/shardgate/planparse"
@@ -40,22 +41,15 @@ func (e *Engine) evaluate(ctx context.Context, req Request, opts ...rego.EvalOpt
 		return failClosed(j.changes, errors.New("evaluate policies: attestations given without the time to judge their freshness"))
 	}
 	opts = append([]rego.EvalOption{rego.EvalParsedInput(buildInput(req, j, e.wholeInput))}, opts...)
-	rs, err := e.prepared.Eval(ctx, opts...)
+	packages, err := e.evalRules(ctx, opts)
 	if err != nil {
 		return failClosed(j.changes, fmt.Errorf("evaluate policies: %w", err))
-	}
-	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
-		return failClosed(j.changes, fmt.Errorf("evaluate policies: %s is undefined", query))
-	}
-	packages, ok := rs[0].Expressions[0].Value.(map[string]any)
-	if !ok {
-		return failClosed(j.changes, fmt.Errorf("evaluate policies: %s is not an object", query))
 	}
 	violations, warnings, err := e.collect(packages)
 	if err != nil {
 		return failClosed(j.changes, err)
 	}
-	used, err := attestationsUsed(req, packages)
+	used, err := e.attestationsUsed(req, packages)
 	if err != nil {
 		return failClosed(j.changes, err)
 	}
@@ -71,12 +65,13 @@ func (e *Engine) evaluate(ctx context.Context, req Request, opts ...rego.EvalOpt
 	return d, nil
 }
 
-// collect reads every rule package's deny and warn sets.
-func (e *Engine) collect(packages map[string]any) ([]Violation, []Warning, error) {
+// collect reads every rule package's deny and warn sets; packages are indexed
+// like e.ids.
+func (e *Engine) collect(packages []ast.Object) ([]Violation, []Warning, error) {
 	var violations []Violation
 	var warnings []Warning
-	for _, id := range e.ids {
-		pkg, _ := packages[id].(map[string]any)
+	for i, id := range e.ids {
+		pkg := packages[i]
 		denies, err := findings(id, "deny", pkg)
 		if err != nil {
 			return nil, nil, err
@@ -136,18 +131,14 @@ type finding struct {
 // findings reads a rule package's deny or warn set. A value that is not an object
 // with a string msg is an error, not something to skip: skipping would let a broken
 // rule pass every plan.
-func findings(id, set string, pkg map[string]any) ([]finding, error) {
-	raw, ok := pkg[set]
-	if !ok {
-		return nil, nil
-	}
-	values, ok := raw.([]any)
-	if !ok {
-		return nil, fmt.Errorf("evaluate rule %s: %s is not a set", id, set)
+func findings(id, set string, pkg ast.Object) ([]finding, error) {
+	values, err := members(pkg, set)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate rule %s: %w", id, err)
 	}
 	out := make([]finding, 0, len(values))
 	for _, v := range values {
-		obj, ok := v.(map[string]any)
+		obj, ok := v.Value.(ast.Object)
 		if !ok {
 			return nil, fmt.Errorf("evaluate rule %s: %s value is not an object", id, set)
 		}
@@ -169,40 +160,66 @@ func findings(id, set string, pkg map[string]any) ([]finding, error) {
 	return out, nil
 }
 
-func field(obj map[string]any, key string, required bool) (string, error) {
-	raw, ok := obj[key]
-	if !ok {
+// members are the values of a package's set rule: nil when the package or the
+// rule is undefined. An array is read as a set, as it was when the results came
+// as JSON, where both are lists.
+func members(pkg ast.Object, set string) ([]*ast.Term, error) {
+	if pkg == nil {
+		return nil, nil
+	}
+	raw := pkg.Get(ast.InternedTerm(set))
+	if raw == nil {
+		return nil, nil
+	}
+	switch v := raw.Value.(type) {
+	case ast.Set:
+		return v.Slice(), nil
+	case *ast.Array:
+		out := make([]*ast.Term, v.Len())
+		for i := range out {
+			out[i] = v.Elem(i)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s is not a set", set)
+}
+
+func field(obj ast.Object, key string, required bool) (string, error) {
+	raw := obj.Get(ast.InternedTerm(key))
+	if raw == nil {
 		if required {
 			return "", fmt.Errorf("missing %q", key)
 		}
 		return "", nil
 	}
-	s, ok := raw.(string)
+	s, ok := raw.Value.(ast.String)
 	if !ok {
 		return "", fmt.Errorf("%q is not a string", key)
 	}
-	if required && strings.TrimSpace(s) == "" {
+	if required && strings.TrimSpace(string(s)) == "" {
 		return "", fmt.Errorf("%q is empty", key)
 	}
-	return s, nil
+	return string(s), nil
 }
 
 // attestationsUsed are the fresh attestations behind the prefixes that the
 // quiesce_attestation rule found attested.
-func attestationsUsed(req Request, packages map[string]any) ([]Attestation, error) {
-	pkg, _ := packages[RuleQuiesceAttestation].(map[string]any)
-	raw, ok := pkg["attested"]
-	if !ok {
+func (e *Engine) attestationsUsed(req Request, packages []ast.Object) ([]Attestation, error) {
+	i, found := slices.BinarySearch(e.ids, RuleQuiesceAttestation)
+	if !found {
 		return nil, nil
 	}
-	values, ok := raw.([]any)
-	if !ok {
-		return nil, fmt.Errorf("evaluate rule %s: attested is not a set", RuleQuiesceAttestation)
+	values, err := members(packages[i], "attested")
+	if err != nil {
+		return nil, fmt.Errorf("evaluate rule %s: %w", RuleQuiesceAttestation, err)
+	}
+	if values == nil {
+		return nil, nil
 	}
 	attested := make(map[string]bool, len(values))
 	for _, v := range values {
-		if s, ok := v.(string); ok {
-			attested[s] = true
+		if s, ok := v.Value.(ast.String); ok {
+			attested[string(s)] = true
 		}
 	}
 	var used []Attestation

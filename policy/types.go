@@ -1,8 +1,8 @@
 // Package policy evaluates shardgate's Rego policies over a coordinator change set.
 //
-// It is pure: it compiles the policies once, prepares one query, and evaluates it per
-// plan, returning plain Go values. It never posts, never reads the environment, and is
-// safe for concurrent use. Evaluation fails closed: an error is a denial.
+// It is pure: it compiles the policies once, prepares one query per rule package,
+// and evaluates them per plan, side by side, returning plain Go values. It never
+// posts, never reads the environment, and is safe for concurrent use. Evaluation fails closed: an error is a denial.
 package policy
 
 import (

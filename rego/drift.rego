@@ -19,5 +19,5 @@ warn contains v if {
 		"%s asks for %d shards but the coordinator has %d for %s/%s, and this plan applies nothing there: set shard_count to %d to match the coordinator, or have the code's count applied as a scale through the gate (terraform taint the instance, then plan it in a pull request)",
 		[c.address, c.shards_after, c.shards_before, lib.stream_name(c.stream), c.consumer_group, c.shards_before],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }

@@ -8,8 +8,6 @@
 #   waivable: false
 package shardgate.rules.invalid_shard_count
 
-import data.shardgate.lib
-
 deny contains v if {
 	some c in input.changes
 	c.invalid_shard_count != ""
@@ -17,7 +15,7 @@ deny contains v if {
 		"%s asks for shard_count %s: a shard count must be a whole number >= 1",
 		[c.address, value_text(c.invalid_shard_count)],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 # value_text quotes the value as the plan wrote it; a sensitive one is never shown

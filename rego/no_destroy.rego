@@ -18,7 +18,7 @@ deny contains v if {
 		"%s deletes coordinator group %s/%s: the coordinator removes the group's metadata (its Redis stream keys stay, and the delete does not wait for an active migration)",
 		[c.address, c.stream_prefix, c.consumer_group],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 deny contains v if {
@@ -31,5 +31,5 @@ deny contains v if {
 		"%s unmanages coordinator group %s/%s: Terraform forgets the group but the coordinator keeps it (destroying the module is a no-op on the coordinator), so its shard count is no longer owned by any plan",
 		[c.address, c.stream_prefix, c.consumer_group],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }

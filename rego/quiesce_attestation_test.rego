@@ -101,7 +101,7 @@ test_attestation_covers_prefix_on_every_coordinator if {
 	q.attested == {"orders"} with input as input_doc
 }
 
-# The addresses come from the engine's per-stream index.
+# With the engine's indexes, the addresses are the stream's scales only.
 test_addresses_from_stream_index if {
 	s := f.scale(4, 8)
 	found := q.deny with input as {
@@ -111,4 +111,12 @@ test_addresses_from_stream_index if {
 	}
 	some v in found
 	contains(v.msg, "(module.orders.terraform_data.stream_group) routes")
+}
+
+# A stream's other changes (another group created) are not listed as scaling it.
+test_only_scales_listed if {
+	created := f.change({"action": "create", "consumer_group": "audit", "address": "module.audit.terraform_data.stream_group", "shards_before": null})
+	found := q.deny with input as {"changes": [created, f.scale(4, 8)]}
+	some v in found
+	contains(v.msg, "scaling stream orders (module.orders.terraform_data.stream_group) routes")
 }

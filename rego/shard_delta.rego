@@ -32,7 +32,7 @@ deny contains v if {
 		"%s scales stream %s from %d to %d shards (%+d shards, %s), over the limits of %v shards and a factor of %v per change",
 		[c.address, lib.stream_name(c.stream), before, after, after - before, factor_text(before, after), delta_limit, factor_limit],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 # A scale whose starting count nobody knows (the coordinator was not read and the
@@ -45,7 +45,7 @@ warn contains v if {
 		"%s scales stream %s from an unknown shard count to %s: the delta could not be bounded against the limits of %v shards and a factor of %v per change; check the stream's live shard count on the coordinator before applying",
 		[c.address, lib.stream_name(c.stream), after_text(c.shards_after), max_delta, max_factor],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 after_text(after) := sprintf("%d shards", [after]) if is_number(after)

@@ -13,8 +13,6 @@
 #   waivable: false
 package shardgate.rules.unknown_value
 
-import data.shardgate.lib
-
 checked_fields := {"shard_count", "stream_prefix", "consumer_group", "coordinator_base_url"}
 
 deny contains v if {
@@ -30,7 +28,7 @@ deny contains v if {
 		"%s: %s unknown until apply, so shardgate cannot check what it does to the coordinator; set it from values known at plan time",
 		[c.address, concat(", ", fields)],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 deny contains v if {
@@ -42,7 +40,7 @@ deny contains v if {
 		"%s: the %s resource lacks the %s shardgate reads to know what the change does to the coordinator, so it cannot be checked",
 		[c.address, c.kind, attributes_text(c.missing)],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 deny contains v if {
@@ -53,7 +51,7 @@ deny contains v if {
 		"%s: imports an object whose shard count shardgate cannot know at plan time (the import carries none and the coordinator was not read), so it cannot check what the apply does to the coordinator",
 		[c.address],
 	)
-	v := lib.finding(c, msg)
+	v := {"msg": msg, "stream": c.stream, "stream_prefix": c.stream_prefix, "consumer_group": c.consumer_group, "address": c.address}
 }
 
 attributes_text(names) := sprintf("attribute %s", [names[0]]) if count(names) == 1
