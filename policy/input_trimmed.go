@@ -78,8 +78,10 @@ func (st stringTerms) namedStreamsTerm(req Request, j judged, conflicting []stri
 		state[key] = named
 	}
 	var items [][2]*ast.Term
-	first := make(map[string]string) // prefix: the first stream key of it
-	var shared map[string][]string   // prefix: its keys, for prefixes of more than one
+	// Sized for one stream per change or desired count, the most there can be
+	// but for live ones: growing it rehashed every key several times.
+	first := make(map[string]string, max(len(j.changes), len(req.ChangeSet.Desired))) // prefix: the first stream key of it
+	var shared map[string][]string                                                    // prefix: its keys, for prefixes of more than one
 	eachStreamKey(req, j, func(key string) {
 		if state[key] == named {
 			state[key] = written
