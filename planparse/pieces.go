@@ -1,0 +1,199 @@
+package planparse
+
+import (
+	"bytes"
+	"errors"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// rcSplit shares the resource_changes entries between the walk and the
+// workers. The walk does not step over the entries: it cuts the array into
+// pieces at guessed entry starts, reads pieces with the workers, and goes on
+// from where the pieces it could prove found the array's end.
+type rcSplit struct {
+	progress
+	batchBytes int
+	// ready is closed once pieces is set, or once the walk is over without
+	// resource_changes (pieces nil): the workers wait for it.
+	ready  chan struct{}
+	pieces []*rcPiece
+	next   atomic.Int64 // the index of the next piece to take
+	// chain are the pieces proven to be the array, in plan order.
+	chain []*rcPiece
+	once  sync.Once
+}
+
+// rcPiece is a run of entries from a guessed entry start, and what a reader
+// read of them.
+type rcPiece struct {
+	at   int // its first entry's '{'; the first piece's, the array's '['
+	read chan struct{}
+	// stop is where the reader stopped: the start of piece landed, an entry
+	// start it reached, or just past the array's ']' (landed < 0).
+	stop, landed  int
+	collected     chunked[Change]
+	desired       chunked[Desired]
+	resources     []ResourceChange
+	others        []OtherChange
+	adds, removes []int
+	needPrior     bool
+	err           error
+}
+
+// entryMark is how terraform writes the start of every resource_changes entry
+// but the first, so the most likely place for one: "address" is an entry's
+// first member. Nothing depends on it but how evenly the readers share: a guess
+// that is no entry start is never landed on (see chainFrom).
+var entryMark = []byte(`},{"address":`)
+
+// guessWindow is the least a guess is looked for in, whatever the batches.
+const guessWindow = 64 << 10
+
+// scan reads the resource_changes array at b[i], '[' checked, as
+// resourceChangesAt does: it cuts it into pieces about batchBytes long, reads
+// them with the workers, and returns the index after the array.
+func (s *rcSplit) scan(b []byte, i int) (int, error) {
+	s.passed(i)
+	pieces := s.cut(b, i)
+	s.publish(pieces)
+	s.read(b)
+	end, err := s.chainFrom(pieces)
+	if err != nil {
+		return 0, err
+	}
+	s.walked = end // the readers told of the pieces' bytes
+	return end, nil
+}
+
+// cut cuts the array at b[i] into pieces about batchBytes long, at guesses.
+func (s *rcSplit) cut(b []byte, i int) []*rcPiece {
+	pieces := []*rcPiece{{at: i, read: make(chan struct{})}}
+	for at := i + s.batchBytes; at < len(b); {
+		// A guess at most a few batches on: past the array there may be none.
+		k := bytes.Index(b[at:min(len(b), at+max(4*s.batchBytes, guessWindow))], entryMark)
+		if k < 0 {
+			break
+		}
+		g := at + k + 2
+		pieces = append(pieces, &rcPiece{at: g, read: make(chan struct{})})
+		at = g + s.batchBytes
+	}
+	return pieces
+}
+
+// work is a worker: it reads pieces once the walk has cut them.
+func (s *rcSplit) work(b []byte) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	<-s.ready
+	s.read(b)
+}
+
+// publish hands pieces to the workers, once; nil says there are none.
+func (s *rcSplit) publish(pieces []*rcPiece) {
+	s.once.Do(func() {
+		s.pieces = pieces
+		close(s.ready)
+	})
+}
+
+// chainFrom waits for the pieces that make up the array: the first, and each
+// that the one before stopped at. A reader that starts at a true entry start
+// and reads entry by entry stops only at true entry starts, so every guess it
+// lands on is one, and the next reader's entries are the plan's too; a guess
+// inside a value or a string is never landed on, and its piece is left out.
+// An error in a piece of the chain fails the parse (the sequential parse
+// words it).
+func (s *rcSplit) chainFrom(pieces []*rcPiece) (int, error) {
+	for k := 0; ; {
+		pc := pieces[k]
+		<-pc.read
+		if pc.err != nil {
+			return 0, pc.err
+		}
+		s.chain = append(s.chain, pc)
+		if pc.landed < 0 {
+			return pc.stop, nil
+		}
+		k = pc.landed
+	}
+}
+
+// read reads the pieces not yet taken, until there are none. A fault reading b
+// (a mapped file cut short under the parse) fails the piece, never the
+// process: the workers ask for faults as panics, as a caller holding a mapped
+// file does on its own goroutine (shardgate check), and the sequential parse
+// that follows meets the fault on the caller's goroutine.
+func (s *rcSplit) read(b []byte) {
+	q := parser{passed: func(int) {}}
+	for {
+		k := int(s.next.Add(1)) - 1
+		if k >= len(s.pieces) {
+			return
+		}
+		pc := s.pieces[k]
+		q.cs = &ChangeSet{}
+		q.collected, q.desired = chunked[Change]{}, chunked[Desired]{}
+		q.adds, q.removes, q.needPrior = nil, nil, false
+		pc.err = readPiece(&q, b, s.pieces, k)
+		pc.collected, pc.desired = q.collected, q.desired
+		pc.resources, pc.others = q.cs.Resources, q.cs.OtherChanges
+		pc.adds, pc.removes, pc.needPrior = q.adds, q.removes, q.needPrior
+		if pc.err == nil {
+			s.report(pc.at, pc.stop)
+		}
+		close(pc.read)
+	}
+}
+
+// errFault is a fault reading the plan's bytes in a reader.
+var errFault = errors.New("planparse: fault reading the plan")
+
+// readPiece reads the entries of piece k of pieces into q, from its start
+// until an entry start that is a later piece's (landed) or the array's end.
+// Entry indexes in q are the piece's own: they only word errors, and an error
+// sends the plan to the sequential parse, which words its own.
+func readPiece(q *parser, b []byte, pieces []*rcPiece, k int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = errFault
+		}
+	}()
+	pc := pieces[k]
+	i, next := pc.at, k+1
+	if k == 0 { // the array's '['
+		if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+			pc.stop, pc.landed = i+1, -1
+			return nil
+		}
+	}
+	for n := 0; ; n++ {
+		for next < len(pieces) && pieces[next].at < i {
+			next++
+		}
+		if next < len(pieces) && pieces[next].at == i {
+			pc.stop, pc.landed = i, next
+			return nil
+		}
+		if i >= len(b) || b[i] != '{' {
+			return errSplit // not an object: the sequential parse words it
+		}
+		q.entryStart = i
+		e, err := q.readEntry(n, b, i, true)
+		if err != nil {
+			return err
+		}
+		switch i = skipSpace(b, e); {
+		case i >= len(b) || b[i] != ']' && b[i] != ',':
+			return errSplit
+		case b[i] == ']':
+			pc.stop, pc.landed = i+1, -1
+			return nil
+		}
+		i = skipSpace(b, i+1)
+	}
+}
