@@ -16,7 +16,10 @@ import (
 //     resource_changes it does not step over the entries (that cost a fifth of
 //     the parse): it cuts the array into pieces of about splitBatchBytes at
 //     guessed entry starts (where terraform writes `},{"address":`), and reads
-//     pieces with the workers until none is left.
+//     pieces with the workers until none is left. A worker cuts them first,
+//     at the first `"resource_changes":[` in b, and starts reading while the
+//     walk still steps over planned_values; when the walk finds the member
+//     elsewhere, those pieces are dropped and the walk cuts its own.
 //   - A reader reads its piece's entries with readEntry, as the sequential parse
 //     does, into a list of its own, from the piece's start until an entry start
 //     that is a later piece's, or the array's end. Only the pieces that the
@@ -59,7 +62,7 @@ func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*C
 	report := said.report
 	start := skipSpace(b, 0)
 	if workers >= 2 && start < len(b) && b[start] == '{' {
-		if cs, err := splitParse(b, start, workers, batchBytes, report); err == nil {
+		if cs, err := splitParse(b, start, workers, newSplit(report, batchBytes)); err == nil {
 			return cs, nil
 		}
 	}
@@ -122,24 +125,23 @@ func (g *progress) passed(n int) {
 }
 
 // splitParse is the parallel parse; an error means "parse again in sequence".
-func splitParse(b []byte, start, workers, batchBytes int, report func(lo, hi int)) (*ChangeSet, error) {
-	s := &rcSplit{progress: progress{report: report}, batchBytes: batchBytes, ready: make(chan struct{})}
+func splitParse(b []byte, start, workers int, s *rcSplit) (*ChangeSet, error) {
 	var wg sync.WaitGroup
-	for range workers - 1 {
+	for k := range workers - 1 {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.work(b) }()
+		go func() { defer wg.Done(); s.work(b, k == 0) }()
 	}
 	walking := true
 	defer func() {
 		if walking { // the walk panicked (a fault on a mapped file): free the workers
-			s.publish(nil)
+			s.setFor(nil)
 			wg.Wait()
 		}
 	}()
 	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
 	err := p.planBytes(b, start) // in split mode planEnd leaves finish to join
 	walking = false
-	s.publish(nil) // no resource_changes: nothing to read
+	s.setFor(nil) // no resource_changes: nothing to read
 	wg.Wait()
 	if err != nil {
 		return nil, err

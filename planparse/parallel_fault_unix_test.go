@@ -34,16 +34,16 @@ func TestParallelWorkerFaultFailsTheBatch(t *testing.T) {
 	defer unix.Munmap(b)
 
 	// The walk's pieces, cut before the file shrinks.
-	s := &rcSplit{progress: progress{report: func(int, int) {}}, batchBytes: 1, ready: make(chan struct{})}
+	s := newSplit(func(int, int) {}, 1)
 	pieces := s.cut(raw, bytes.Index(raw, []byte(`"resource_changes":[`))+len(`"resource_changes":`))
 	require.Greater(t, len(pieces), 100)
-	s.publish(pieces)
+	s.setFor(&pieceSet{pieces: pieces})
 	cut := len(raw) / 2 / page * page
 	require.NoError(t, os.Truncate(path, int64(cut)))
 
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); s.work(b) }()
+	go func() { defer wg.Done(); s.work(b, false) }()
 	wg.Wait()
 	var faulted, read int
 	for k, pc := range pieces {

@@ -15,14 +15,26 @@ import (
 type rcSplit struct {
 	progress
 	batchBytes int
-	// ready is closed once pieces is set, or once the walk is over without
-	// resource_changes (pieces nil): the workers wait for it.
-	ready  chan struct{}
-	pieces []*rcPiece
-	next   atomic.Int64 // the index of the next piece to take
+	// set is the pieces being read: a worker's, cut at a guess of where the
+	// array starts, until the walk finds it elsewhere and cuts its own.
+	set atomic.Pointer[pieceSet]
+	// ready is closed once set is first set, settled once the walk has set it
+	// for good (or is over without resource_changes): the workers wait for them.
+	ready, settled            chan struct{}
+	mu                        sync.Mutex
+	isReady, isSet, isSettled bool
 	// chain are the pieces proven to be the array, in plan order.
 	chain []*rcPiece
-	once  sync.Once
+}
+
+// pieceSet is pieces cut from one start, and the index of the next to take.
+type pieceSet struct {
+	pieces []*rcPiece
+	next   atomic.Int64
+}
+
+func newSplit(report func(lo, hi int), batchBytes int) *rcSplit {
+	return &rcSplit{progress: progress{report: report}, batchBytes: batchBytes, ready: make(chan struct{}), settled: make(chan struct{})}
 }
 
 // rcPiece is a run of entries from a guessed entry start, and what a reader
@@ -56,10 +68,9 @@ const guessWindow = 64 << 10
 // them with the workers, and returns the index after the array.
 func (s *rcSplit) scan(b []byte, i int) (int, error) {
 	s.passed(i)
-	pieces := s.cut(b, i)
-	s.publish(pieces)
-	s.read(b)
-	end, err := s.chainFrom(pieces)
+	ps := s.settle(b, i)
+	s.read(b, ps)
+	end, err := s.chainFrom(ps.pieces)
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +83,7 @@ func (s *rcSplit) cut(b []byte, i int) []*rcPiece {
 	pieces := []*rcPiece{{at: i, read: make(chan struct{})}}
 	for at := i + s.batchBytes; at < len(b); {
 		// A guess at most a few batches on: past the array there may be none.
-		k := bytes.Index(b[at:min(len(b), at+max(4*s.batchBytes, guessWindow))], entryMark)
+		k := bytes.Index(b[at:min(len(b), at+max(s.batchBytes/4, guessWindow))], entryMark)
 		if k < 0 {
 			break
 		}
@@ -83,19 +94,97 @@ func (s *rcSplit) cut(b []byte, i int) []*rcPiece {
 	return pieces
 }
 
-// work is a worker: it reads pieces once the walk has cut them.
-func (s *rcSplit) work(b []byte) {
+// work is a worker: it reads pieces once they are cut. The first worker cuts
+// them itself, at where resource_changes most likely starts, so that the
+// entries are read while the walk still steps over what comes before them
+// (planned_values, a third of a plan); the walk reads on only if it finds the
+// member there.
+func (s *rcSplit) work(b []byte, first bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	if first {
+		s.guess(b)
+	}
 	<-s.ready
-	s.read(b)
+	s.read(b, s.set.Load())
+	<-s.settled // the guess's pieces were read, or dropped: the walk's may be left
+	s.read(b, s.set.Load())
 }
 
-// publish hands pieces to the workers, once; nil says there are none.
-func (s *rcSplit) publish(pieces []*rcPiece) {
-	s.once.Do(func() {
-		s.pieces = pieces
+// guess cuts pieces at where resource_changes most likely starts. A fault
+// reading b leaves them to the walk, which meets it.
+func (s *rcSplit) guess(b []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+		}
+	}()
+	if i := guessArray(b); i >= 0 {
+		s.offer(s.cut(b, i))
+	}
+}
+
+// rcMember is how terraform writes the resource_changes member's name.
+const rcMember = `"resource_changes":`
+
+// guessArray returns the index of the first '[' right after rcMember, or -1.
+// It looks from one '[' to the next: a plan has few of them before the array.
+func guessArray(b []byte) int {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(b[i:], '[')
+		if k < 0 {
+			return -1
+		}
+		if i += k; i >= len(rcMember) && string(b[i-len(rcMember):i]) == rcMember {
+			return i
+		}
+	}
+}
+
+// offer hands the pieces cut at a guess to the workers, unless the walk has
+// reached resource_changes.
+func (s *rcSplit) offer(pieces []*rcPiece) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isSet && !s.isReady {
+		s.set.Store(&pieceSet{pieces: pieces})
+		s.isReady = true
 		close(s.ready)
-	})
+	}
+}
+
+// settle returns the pieces of the array at b[i]: those cut at the guess if it
+// was right, else the walk's own, which the workers go on to (they drop the
+// guess's).
+func (s *rcSplit) settle(b []byte, i int) *pieceSet {
+	s.mu.Lock()
+	s.isSet = true // no more offers
+	ps := s.set.Load()
+	s.mu.Unlock()
+	if ps == nil || ps.pieces[0].at != i {
+		ps = &pieceSet{pieces: s.cut(b, i)}
+	}
+	s.setFor(ps)
+	return ps
+}
+
+// setFor makes ps the pieces for good; nil says there are none.
+func (s *rcSplit) setFor(ps *pieceSet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps != nil {
+		s.set.Store(ps)
+	}
+	if !s.isReady {
+		s.isReady = true
+		close(s.ready)
+	}
+	if !s.isSettled {
+		s.isSettled = true
+		close(s.settled)
+	}
+	s.isSet = true
 }
 
 // chainFrom waits for the pieces that make up the array: the first, and each
@@ -125,18 +214,18 @@ func (s *rcSplit) chainFrom(pieces []*rcPiece) (int, error) {
 // process: the workers ask for faults as panics, as a caller holding a mapped
 // file does on its own goroutine (shardgate check), and the sequential parse
 // that follows meets the fault on the caller's goroutine.
-func (s *rcSplit) read(b []byte) {
+func (s *rcSplit) read(b []byte, ps *pieceSet) {
 	q := parser{passed: func(int) {}}
-	for {
-		k := int(s.next.Add(1)) - 1
-		if k >= len(s.pieces) {
+	for ps != nil && s.set.Load() == ps { // a dropped guess's pieces are left
+		k := int(ps.next.Add(1)) - 1
+		if k >= len(ps.pieces) {
 			return
 		}
-		pc := s.pieces[k]
+		pc := ps.pieces[k]
 		q.cs = &ChangeSet{}
 		q.collected, q.desired = chunked[Change]{}, chunked[Desired]{}
 		q.adds, q.removes, q.needPrior = nil, nil, false
-		pc.err = readPiece(&q, b, s.pieces, k)
+		pc.err = readPiece(&q, b, ps.pieces, k)
 		pc.collected, pc.desired = q.collected, q.desired
 		pc.resources, pc.others = q.cs.Resources, q.cs.OtherChanges
 		pc.adds, pc.removes, pc.needPrior = q.adds, q.removes, q.needPrior
