@@ -216,6 +216,9 @@ func (s *rcSplit) chainFrom(pieces []*rcPiece) (int, error) {
 // that follows meets the fault on the caller's goroutine.
 func (s *rcSplit) read(b []byte, ps *pieceSet) {
 	q := parser{passed: func(int) {}}
+	// The bytes read and the changes and desired states found in them: lists
+	// sized from them waste little (chunks that double leave up to half spare).
+	var bytesRead, changes, desired int
 	for ps != nil && s.set.Load() == ps { // a dropped guess's pieces are left
 		k := int(ps.next.Add(1)) - 1
 		if k >= len(ps.pieces) {
@@ -224,8 +227,17 @@ func (s *rcSplit) read(b []byte, ps *pieceSet) {
 		pc := ps.pieces[k]
 		q.cs = &ChangeSet{}
 		q.collected, q.desired = chunked[Change]{}, chunked[Desired]{}
+		if k+1 < len(ps.pieces) && bytesRead > 0 {
+			n := ps.pieces[k+1].at - pc.at
+			q.collected.reserve(n*changes/bytesRead + 8)
+			q.desired.reserve(n*desired/bytesRead + 8)
+		}
 		q.adds, q.removes, q.needPrior = nil, nil, false
 		pc.err = readPiece(&q, b, ps.pieces, k)
+		if pc.err == nil {
+			bytesRead += pc.stop - pc.at
+			changes, desired = changes+q.collected.len(), desired+q.desired.len()
+		}
 		pc.collected, pc.desired = q.collected, q.desired
 		pc.resources, pc.others = q.cs.Resources, q.cs.OtherChanges
 		pc.adds, pc.removes, pc.needPrior = q.adds, q.removes, q.needPrior
