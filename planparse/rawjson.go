@@ -44,7 +44,10 @@ func skipString(b []byte, i int) (int, bool) {
 		if j >= len(b) {
 			return 0, false
 		}
-		n := 0
+		if b[j-1] != '\\' { // j > i: the common case, no escape
+			return j + 1, true
+		}
+		n := 1
 		for j-1-n > i && b[j-1-n] == '\\' {
 			n++
 		}
