@@ -120,7 +120,7 @@ func (s *rcSplit) guess(b []byte) {
 			}
 		}
 	}()
-	if i := guessArray(b); i >= 0 {
+	if i := guessArray(b); i >= 0 && !s.walkArrived() {
 		s.offer(s.cut(b, i))
 	}
 }
@@ -152,6 +152,14 @@ func (s *rcSplit) offer(pieces []*rcPiece) {
 		s.isReady = true
 		close(s.ready)
 	}
+}
+
+// walkArrived says whether the walk has reached resource_changes, or ended:
+// a guess is no use then.
+func (s *rcSplit) walkArrived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.isSet
 }
 
 // settle returns the pieces of the array at b[i]: those cut at the guess if it
