@@ -134,14 +134,14 @@ func splitParse(b []byte, start, workers int, s *rcSplit) (*ChangeSet, error) {
 	walking := true
 	defer func() {
 		if walking { // the walk panicked (a fault on a mapped file): free the workers
-			s.setFor(nil)
+			s.endWalk()
 			wg.Wait()
 		}
 	}()
 	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
 	err := p.planBytes(b, start) // in split mode planEnd leaves finish to join
 	walking = false
-	s.setFor(nil) // no resource_changes: nothing to read
+	s.endWalk() // the chain is read, or there is none
 	wg.Wait()
 	if err != nil {
 		return nil, err

@@ -177,13 +177,25 @@ func (s *rcSplit) settle(b []byte, i int) *pieceSet {
 	return ps
 }
 
-// setFor makes ps the pieces for good; nil says there are none.
+// setFor makes ps the pieces for good.
 func (s *rcSplit) setFor(ps *pieceSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ps != nil {
-		s.set.Store(ps)
-	}
+	s.setLocked(ps)
+}
+
+// endWalk says the walk is over: pieces still untaken are no use (the chain
+// was read, or there is none), and workers still waiting go.
+func (s *rcSplit) endWalk() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setLocked(nil)
+}
+
+// setLocked sets the pieces for good and lets the workers go; s.mu is held.
+func (s *rcSplit) setLocked(ps *pieceSet) {
+	s.set.Store(ps) // before the workers wake
+	s.isSet = true
 	if !s.isReady {
 		s.isReady = true
 		close(s.ready)
@@ -192,7 +204,6 @@ func (s *rcSplit) setFor(ps *pieceSet) {
 		s.isSettled = true
 		close(s.settled)
 	}
-	s.isSet = true
 }
 
 // chainFrom waits for the pieces that make up the array: the first, and each

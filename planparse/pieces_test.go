@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
 // A worker's guess of where resource_changes starts that is wrong (a member of
@@ -31,5 +33,25 @@ func TestSplitDropsAWrongGuess(t *testing.T) {
 		got, err := splitParse(raw, skipSpace(raw, 0), 2, s)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
+	}
+}
+
+// Once the walk is over (an error before resource_changes, a plan without it,
+// or the chain found), the pieces a worker cut at its guess are no use: the
+// workers stop taking them instead of reading the whole array for nothing.
+func TestSplitEndedLeavesTheGuessedPieces(t *testing.T) {
+	raw := planparsetest.GeneratePlan(50, 10, 1)
+	s := newSplit(func(int, int) {}, 1)
+	pieces := s.cut(raw, guessArray(raw))
+	require.Greater(t, len(pieces), 10)
+	s.offer(pieces)
+	s.endWalk()
+	s.work(raw, false) // returns: nothing left to read
+	for _, pc := range pieces {
+		select {
+		case <-pc.read:
+			t.Fatalf("piece at %d read after the walk ended", pc.at)
+		default:
+		}
 	}
 }
