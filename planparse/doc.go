@@ -144,8 +144,8 @@
 // (FuzzParse). ParseBytesProgress is ParseBytes that also says how far it has
 // read, so that a caller holding a mapped file can drop the pages behind it and
 // never hold the whole plan. ParseBytesParallel (shardgate check) is ParseBytes
-// that reads the resource_changes entries on several goroutines, the entries'
-// bounds found by a structural walk, and says which ranges it is done with; it
-// returns what ParseBytes returns (FuzzParse), parsing again in sequence on any
-// error.
+// that reads the resource_changes entries on several goroutines, in pieces cut
+// at guessed entry starts of which only those the first piece's entries lead to
+// are kept, and says which ranges it is done with; it returns what ParseBytes
+// returns (FuzzParse), parsing again in sequence on any error.
 package planparse

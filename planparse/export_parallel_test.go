@@ -8,5 +8,5 @@ var ParseParallelBatches = parseParallel
 // use it to see that a good plan is read in parallel, not silently again in
 // sequence.
 func SplitParse(b []byte, workers, batchBytes int) (*ChangeSet, error) {
-	return splitParse(b, skipSpace(b, 0), workers, batchBytes, func(int, int) {})
+	return splitParse(b, skipSpace(b, 0), workers, newSplit(func(int, int) {}, batchBytes))
 }

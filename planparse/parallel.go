@@ -3,7 +3,6 @@ package planparse
 import (
 	"cmp"
 	"errors"
-	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -13,26 +12,37 @@ import (
 // b it is done with. It returns what ParseBytes returns, change for change and
 // error for error:
 //
-//   - One goroutine walks the plan as ParseBytes does, member by member, but
-//     steps over each resource_changes entry structurally (skipStructure, five
-//     times faster than reading it). It hands the entries' exact offsets on in
-//     batches of about splitBatchBytes, so no entry boundary is ever guessed:
-//     nothing a plan holds can make a worker start inside a string or a value.
-//   - The workers read each batch's entries with readEntry, as the sequential
-//     parse does, into their own lists; every entry must end exactly where the
-//     walk found its end. The lists are joined in plan order, the indexes of
-//     additions and removals shifted by the changes before them, and the rest
-//     (moves, taints, the copy into ChangeSet) is finish, as before.
-//   - Any error, or an entry that ends elsewhere, drops the parallel result and
-//     the plan is parsed again by ParseBytes, which words the error. A bad plan
-//     costs up to two parses; a good one is never judged on the parallel path's
-//     word alone, since both paths run the same readEntry on the same bytes.
+//   - One goroutine walks the plan as ParseBytes does, member by member. At
+//     resource_changes it does not step over the entries (that cost a fifth of
+//     the parse): it cuts the array into pieces of about splitBatchBytes at
+//     guessed entry starts (where terraform writes `},{"address":`), and reads
+//     pieces with the workers until none is left. A worker cuts them first,
+//     at the first `"resource_changes":[` in b, and starts reading while the
+//     walk still steps over planned_values; when the walk finds the member
+//     elsewhere, those pieces are dropped and the walk cuts its own.
+//   - A reader reads its piece's entries with readEntry, as the sequential parse
+//     does, into a list of its own, from the piece's start until an entry start
+//     that is a later piece's, or the array's end. Only the pieces that the
+//     first one leads to count (chainFrom): a reader that starts at a true
+//     entry start stops only at true entry starts, so a guess inside a string
+//     or a value is never landed on, and its piece is dropped. The walk goes on
+//     from the array's end that chain found; the lists are joined in plan
+//     order, the indexes of additions and removals shifted by the changes
+//     before them, and the rest (moves, taints, the copy into ChangeSet) is
+//     finish, as before.
+//   - Any error in the walk or in a piece of the chain drops the parallel result
+//     and the plan is parsed again by ParseBytes, which words the error. A bad
+//     plan costs up to two parses; a good one is never judged on the parallel
+//     path's word alone, since both paths run the same readEntry on the same
+//     bytes. Bad guesses cost time only: a dropped piece is read for nothing,
+//     and a reader that passes a guess reads on.
 //
 // done(lo, hi), when done is not nil, says that b[lo:hi] is not needed soon: the
 // ranges never overlap, arrive from any goroutine but never concurrently, and
 // cover the plan but for white space around it. Like ParseBytesProgress's hint
 // it lets a caller drop the pages of a mapped file behind the parse; those bytes
-// must stay readable (prior_state may be read again for taints at the end).
+// must stay readable (prior_state may be read again for taints at the end, and
+// a dropped piece may have told of bytes the walk has still to read).
 // workers < 2 parses on the calling goroutine alone.
 func ParseBytesParallel(b []byte, workers int, done func(lo, hi int)) (*ChangeSet, error) {
 	return parseParallel(b, workers, splitBatchBytes, done)
@@ -52,7 +62,7 @@ func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*C
 	report := said.report
 	start := skipSpace(b, 0)
 	if workers >= 2 && start < len(b) && b[start] == '{' {
-		if cs, err := splitParse(b, start, workers, batchBytes, report); err == nil {
+		if cs, err := splitParse(b, start, workers, newSplit(report, batchBytes)); err == nil {
 			return cs, nil
 		}
 	}
@@ -114,171 +124,37 @@ func (g *progress) passed(n int) {
 	}
 }
 
-// rcSplit hands the resource_changes entries from the walk to the workers. The
-// walk's progress never covers an entry: the workers report those once read.
-type rcSplit struct {
-	progress
-	work       chan *rcBatch
-	batches    []*rcBatch // in plan order; the walk's own
-	cur        *rcBatch
-	batchBytes int
-	// lastLen is the number of entries of the batch sent last.
-	lastLen int
-}
-
-// rcBatch is a run of entries, and what a worker read of them.
-type rcBatch struct {
-	lo, hi int // the bytes of b it covers, separators included
-	first  int // the index of its first entry in resource_changes
-	spans  []entrySpan
-	// Filled by the worker that read it.
-	collected     chunked[Change]
-	desired       chunked[Desired]
-	resources     []ResourceChange
-	others        []OtherChange
-	adds, removes []int
-	needPrior     bool
-	err           error
-}
-
-type entrySpan struct{ at, end int }
-
 // splitParse is the parallel parse; an error means "parse again in sequence".
-func splitParse(b []byte, start, workers, batchBytes int, report func(lo, hi int)) (*ChangeSet, error) {
-	s := &rcSplit{progress: progress{report: report}, work: make(chan *rcBatch, 4*workers), batchBytes: batchBytes}
+func splitParse(b []byte, start, workers int, s *rcSplit) (*ChangeSet, error) {
 	var wg sync.WaitGroup
-	for range workers - 1 {
+	for k := range workers - 1 {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.read(b, true) }()
+		go func() { defer wg.Done(); s.work(b, k == 0) }()
 	}
 	walking := true
 	defer func() {
 		if walking { // the walk panicked (a fault on a mapped file): free the workers
-			close(s.work)
+			s.endWalk()
 			wg.Wait()
 		}
 	}()
 	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
 	err := p.planBytes(b, start) // in split mode planEnd leaves finish to join
 	walking = false
-	close(s.work)
-	s.read(b, false) // the walk is over: this goroutine reads what is left
+	s.endWalk() // the chain is read, or there is none
 	wg.Wait()
 	if err != nil {
 		return nil, err
-	}
-	for _, bt := range s.batches {
-		if bt.err != nil {
-			return nil, bt.err
-		}
 	}
 	s.join(&p)
 	p.finish()
 	return p.cs, nil
 }
 
-// scan walks the resource_changes array at b[i], '[' checked, as
-// resourceChangesAt does, handing its entries to the workers.
-func (s *rcSplit) scan(b []byte, i int) (int, error) {
-	s.passed(i)
-	n := 0
-	end, err := walkItems(b, i, '[', ']', func(at int) (int, error) {
-		if at >= len(b) || b[at] != '{' {
-			return 0, errSplit // not an object: the sequential parse words it
-		}
-		e, err := skipStructure(b, at) // the worker checks UTF-8 as it reads
-		if err != nil {
-			return 0, err
-		}
-		if s.cur == nil {
-			// About as many entries as the last batch: its spans grow once at most.
-			s.cur = &rcBatch{lo: s.walked, first: n, spans: make([]entrySpan, 0, s.lastLen+s.lastLen/4+8)}
-		}
-		s.cur.spans = append(s.cur.spans, entrySpan{at, e})
-		s.cur.hi = e
-		n++
-		if e-s.cur.lo >= s.batchBytes {
-			s.send()
-		}
-		return e, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	if s.cur != nil { // the last batch takes the ']'
-		s.cur.hi = end
-		s.send()
-	}
-	s.passed(end)
-	return end, nil
-}
-
-// send hands the batch being collected to the workers.
-func (s *rcSplit) send() {
-	bt := s.cur
-	s.cur = nil
-	s.lastLen = len(bt.spans)
-	s.batches = append(s.batches, bt)
-	s.walked = bt.hi
-	s.work <- bt
-}
-
-// read reads the batches handed to it until there are no more. A fault reading
-// b (a mapped file cut short under the parse) fails the batch, never the
-// process: the workers ask for faults as panics, as a caller holding a mapped
-// file does on its own goroutine (shardgate check), and the sequential parse
-// that follows meets the fault on the caller's goroutine.
-func (s *rcSplit) read(b []byte, worker bool) {
-	if worker {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	}
-	q := parser{passed: func(int) {}}
-	for bt := range s.work {
-		q.cs = &ChangeSet{}
-		q.collected, q.desired = chunked[Change]{}, chunked[Desired]{}
-		q.collected.reserve(len(bt.spans))
-		q.desired.reserve(len(bt.spans))
-		q.adds, q.removes, q.needPrior = nil, nil, false
-		bt.err = readBatch(&q, b, bt)
-		bt.collected, bt.desired = q.collected, q.desired
-		bt.resources, bt.others = q.cs.Resources, q.cs.OtherChanges
-		bt.adds, bt.removes, bt.needPrior = q.adds, q.removes, q.needPrior
-		if bt.err == nil {
-			s.report(bt.lo, bt.hi)
-		}
-	}
-}
-
-// errFault is a fault reading the plan's bytes in a worker.
-var errFault = errors.New("planparse: fault reading the plan")
-
-// readBatch reads bt's entries into q; each must end where the walk found its end.
-func readBatch(q *parser, b []byte, bt *rcBatch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			err = errFault
-		}
-	}()
-	for k, sp := range bt.spans {
-		q.entryStart = sp.at
-		e, err := q.readEntry(bt.first+k, b, sp.at, true)
-		if err == nil && e != sp.end {
-			err = errSplit
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // join puts what the workers read into p, in plan order, as if p had read it.
 func (s *rcSplit) join(p *parser) {
 	var resources, others, adds, removes int
-	for _, bt := range s.batches {
+	for _, bt := range s.chain {
 		resources, others = resources+len(bt.resources), others+len(bt.others)
 		adds, removes = adds+len(bt.adds), removes+len(bt.removes)
 	}
@@ -286,7 +162,7 @@ func (s *rcSplit) join(p *parser) {
 	p.cs.Resources = append(make([]ResourceChange, 0, len(p.cs.Resources)+resources), p.cs.Resources...)
 	p.cs.OtherChanges = append(make([]OtherChange, 0, len(p.cs.OtherChanges)+others), p.cs.OtherChanges...)
 	p.adds, p.removes = make([]int, 0, adds), make([]int, 0, removes)
-	for _, bt := range s.batches {
+	for _, bt := range s.chain {
 		base := p.collected.len()
 		for _, i := range bt.adds {
 			p.adds = append(p.adds, base+i)

@@ -17,7 +17,7 @@ import (
 	"github.com/shardgate/shardgate/planparse/planparsetest"
 )
 
-// A worker that faults reading a mapped plan cut short under it fails its batch
+// A worker that faults reading a mapped plan cut short under it fails its piece
 // and goes on to the next; the process does not crash, and the walk is never
 // left waiting for a worker that died.
 func TestParallelWorkerFaultFailsTheBatch(t *testing.T) {
@@ -33,31 +33,34 @@ func TestParallelWorkerFaultFailsTheBatch(t *testing.T) {
 	require.NoError(t, err)
 	defer unix.Munmap(b)
 
-	// The walk's batches, made before the file shrinks.
-	s := &rcSplit{progress: progress{report: func(int, int) {}}, work: make(chan *rcBatch, 1024), batchBytes: 1}
-	p := parser{cs: newChangeSet(), split: s, passed: s.passed}
-	require.NoError(t, p.planBytes(raw, skipSpace(raw, 0)))
-	close(s.work)
-	require.Greater(t, len(s.batches), 100)
-	require.NoError(t, os.Truncate(path, int64(len(raw)/2/page*page)))
+	// The walk's pieces, cut before the file shrinks.
+	s := newSplit(func(int, int) {}, 1)
+	pieces := s.cut(raw, bytes.Index(raw, []byte(`"resource_changes":[`))+len(`"resource_changes":`))
+	require.Greater(t, len(pieces), 100)
+	s.setFor(&pieceSet{pieces: pieces})
+	cut := len(raw) / 2 / page * page
+	require.NoError(t, os.Truncate(path, int64(cut)))
 
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); s.read(b, true) }()
+	go func() { defer wg.Done(); s.work(b, false) }()
 	wg.Wait()
 	var faulted, read int
-	for _, bt := range s.batches {
+	for k, pc := range pieces {
 		switch {
-		case bt.err == errFault:
+		case pc.err == errFault:
 			faulted++
-			require.Greater(t, bt.hi, len(raw)/2/page*page, "a batch before the cut faulted")
-		case bt.err == nil:
+			// A piece reads until the next one's start at least.
+			if k+1 < len(pieces) {
+				require.GreaterOrEqual(t, pieces[k+1].at, cut, "a piece before the cut faulted")
+			}
+		case pc.err == nil:
 			read++
 		default:
-			t.Fatalf("batch at %d: %v", bt.lo, bt.err)
+			t.Fatalf("piece at %d: %v", pc.at, pc.err)
 		}
 	}
-	require.Positive(t, faulted, "no batch lay past the cut")
+	require.Positive(t, faulted, "no piece lay past the cut")
 	require.Positive(t, read)
 }
 

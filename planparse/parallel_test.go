@@ -87,9 +87,11 @@ func TestParseBytesParallelAgreesWithParseBytes(t *testing.T) {
 	}
 }
 
-// Entry boundaries come from the walk, never from a search: text that looks
-// like an entry's start or the resource_changes member inside values, names and
-// other members leaves the result as ParseBytes reads it.
+// Entry boundaries are guessed where an entry's start is most likely
+// (`},{"address":`), but only a guess that the entries before it lead to is
+// used: text that looks like an entry's start or the resource_changes member
+// inside values, names and other members leaves the result as ParseBytes reads
+// it.
 func TestParseBytesParallelIgnoresLookalikes(t *testing.T) {
 	const m = "module.s.terraform_data.stream_group"
 	decoy := `{"resource_changes":[{"address":"module.x.terraform_data.stream_group","change":{"actions":["delete"]}}]}`
@@ -211,4 +213,36 @@ func TestParseBytesParallelFallsBackToSequence(t *testing.T) {
 	_, want2 := planparse.ParseBytes([]byte(`[1]`))
 	require.EqualError(t, err, want2.Error())
 	require.True(t, strings.Contains(err.Error(), "not"), err.Error())
+}
+
+// Objects inside an entry that are written exactly like entries (so that the
+// guesses of entry starts land on them), one followed by a ']' that looks like
+// the array's end, and entry lookalikes after the array: the parallel parse
+// reads the plan's entries only, as ParseBytes does, without giving up.
+func TestParseBytesParallelIgnoresNestedEntries(t *testing.T) {
+	fake := func(addr string) string {
+		return entry(addr, groupType, change(`["delete"]`, orders4, `null`))
+	}
+	// Attribute lists of objects, unescaped: `},{"address":` inside a value.
+	nested := `{"rules":[{"a":1},` + fake("redisstreamcoordinator_group.nested1") + `,` + fake("redisstreamcoordinator_group.nested2") +
+		`],"tail":[{"b":2},` + fake("redisstreamcoordinator_group.nested3") + `]}`
+	var entries []string
+	for i := range 30 {
+		entries = append(entries,
+			entry(fmt.Sprintf("aws_s3_bucket.b%d", i), "aws_s3_bucket", change(`["update"]`, nested, nested)),
+			entry(fmt.Sprintf("redisstreamcoordinator_group.g%d", i), groupType, change(`["update"]`, orders4, orders8)))
+	}
+	after := `[{"x":0},` + fake("redisstreamcoordinator_group.after1") + `,` + fake("redisstreamcoordinator_group.after2") + `]`
+	raw := []byte(`{"format_version":"1.2","resource_changes":[` + strings.Join(entries, ",") +
+		`],"prior_state":{"values":` + after + `},"configuration":` + after + `}`)
+	want, err := planparse.ParseBytes(raw)
+	require.NoError(t, err)
+	require.Len(t, want.Changes, 30)
+	for _, batch := range []int{1, 100, 700, 1 << 20} {
+		for _, workers := range []int{2, 3} {
+			got, err := planparse.SplitParse(raw, workers, batch)
+			require.NoError(t, err, "batches of %d bytes", batch)
+			require.Equal(t, want, got, "batches of %d bytes, %d workers", batch, workers)
+		}
+	}
 }

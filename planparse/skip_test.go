@@ -70,3 +70,36 @@ func FuzzSkipValue(f *testing.F) {
 		}
 	})
 }
+
+// TestSkipString checks skipString, which finds quotes and counts the
+// backslashes before each, against a byte-by-byte reading of the escapes, on
+// runs of backslashes of every length before quotes and at the end of input.
+func TestSkipString(t *testing.T) {
+	reference := func(b []byte, i int) (int, bool) {
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++ // escapes the next byte
+			case '"':
+				return j + 1, true
+			}
+		}
+		return 0, false
+	}
+	var inputs []string
+	for n := range 7 {
+		run := strings.Repeat(`\`, n)
+		for _, tail := range []string{``, `"`, `x"`, `"",`, `""`, `\`, `é"`, strings.Repeat("a", 40) + `"`} {
+			inputs = append(inputs, `"`+run+tail, `"ab`+run+tail, `"`+strings.Repeat("b", 33)+run+tail, `"\"`+run+tail)
+		}
+	}
+	for _, in := range inputs {
+		for _, lead := range []string{"", `x\\`} { // bytes before the string are not counted
+			b := []byte(lead + in)
+			e, ok := skipString(b, len(lead))
+			we, wok := reference(b, len(lead))
+			require.Equal(t, wok, ok, "%q", b)
+			require.Equal(t, we, e, "%q", b)
+		}
+	}
+}
