@@ -10,8 +10,8 @@ import (
 // (GOGC=100) the collector runs about eight times on a 50,000-instance plan,
 // each time marking all that is live, a quarter of the run's CPU. A check
 // therefore turns the proportional collector off and keeps only a memory limit
-// (Go's "memory limit only" mode, GOGC=off with GOMEMLIMIT): three fifths of the
-// plan's size, at least checkMinMemoryLimit. The heap grows freely up to the
+// (Go's "memory limit only" mode, GOGC=off with GOMEMLIMIT): three quarters of
+// the plan's size, at least checkMinMemoryLimit. The heap grows freely up to the
 // limit and the collector runs only when it gets near:
 //
 //   - never or once on a 10,000-instance plan of ten groups per stream (about
@@ -22,17 +22,24 @@ import (
 //     and peaked at ~70 MiB against the plan's 26 MiB plus the executable's idle
 //     37 MiB; under 32 MiB it peaks at ~61 MiB, its CPU no higher (the live
 //     heap after a cycle is 9-13 MB; docs/performance.md, issue 37);
-//   - two to four times on a 50,000-instance plan (147 MB; limit 84 MiB), whose
+//   - two to four times on a 50,000-instance plan (147 MB; limit 105 MiB), whose
 //     live heap peaks at ~56 MB while judging and reporting, where half the
 //     plan's size (70 MiB) made it run seven or eight times, and the collector
-//     competed with the parse's workers for the two cores (docs/performance.md).
+//     competed with the parse's workers for the two cores (docs/performance.md);
+//   - at three fifths (79 MiB on a 50,000-instance plan of one stream per
+//     instance), the first cycle came in the parse's last steps, as it copies
+//     the changes into fresh memory, and took 200-270 ms instead of 20: 0.3-0.45 s
+//     of system time (page faults with TLB shootdowns, and the collector's
+//     preemption signals, by perf) and a third of the check's wall time. From
+//     three quarters it comes after the parse: 0.6 s -> 0.39 s, peak 141 MiB
+//     against the plan's 131 MiB plus the idle peak (issue 37, fourth pass).
 //
 // The budget (docs/performance.md) is a peak RSS of the plan's size, and the
 // heap is not all of it: the binary's mapped pages (~25-42 MiB), the runtime,
 // the parts of the plan being read. At 50,000 instances the peak is ~118 MiB of
 // the plan's 140 MiB. That start is sized from the file, before anything is
 // live; after each collection the limit follows the live heap (check_gc_live.go),
-// so a plan whose live heap outgrows three fifths of it (one stream per
+// so a plan whose live heap outgrows three quarters of it (one stream per
 // instance) no longer makes the collector run without pause.
 const checkMinMemoryLimit = 32 << 20
 
@@ -46,7 +53,7 @@ func tuneCheckGC(path string) (restore func()) {
 	limit, budget := int64(checkMinMemoryLimit), int64(0)
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil {
-			limit = max(limit, st.Size()*3/5)
+			limit = max(limit, st.Size()*3/4)
 			budget = st.Size()
 		}
 	}
