@@ -98,15 +98,21 @@ func (e *Engine) evalRules(ctx context.Context, opts []rego.EvalOption) ([]ast.O
 	return values, nil
 }
 
+// evalRule evaluates one package's query: nil when the package is undefined.
+// Any other value than an object, or one not in OPA's terms, is an error: read
+// as a package without findings, it would pass every plan.
 func evalRule(ctx context.Context, q rego.PreparedEvalQuery, opts []rego.EvalOption) (ast.Object, error) {
 	rs, err := q.Eval(ctx, opts...)
 	if err != nil || len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return nil, err
 	}
-	t, _ := rs[0].Expressions[0].Value.(*ast.Term)
-	if t == nil {
-		return nil, nil
+	t, ok := rs[0].Expressions[0].Value.(*ast.Term)
+	if !ok {
+		return nil, fmt.Errorf("rule package value %T is not an OPA value", rs[0].Expressions[0].Value)
 	}
-	obj, _ := t.Value.(ast.Object)
+	obj, ok := t.Value.(ast.Object)
+	if !ok {
+		return nil, fmt.Errorf("rule package value is not an object: %s", ast.ValueName(t.Value))
+	}
 	return obj, nil
 }

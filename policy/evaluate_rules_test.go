@@ -102,3 +102,20 @@ func TestFirstPackageErrorIsReported(t *testing.T) {
 		})
 	}
 }
+
+// A result that is not an object, as a rule package's value always is, fails
+// the evaluation rather than reading as a package without findings: a change
+// in what OPA hands back must deny, not pass every plan.
+func TestRuleResultOfAnotherShapeFails(t *testing.T) {
+	opts := []rego.EvalOption{rego.EvalGenerateJSON(rawTerm)}
+	for query, want := range map[string]string{"7": "not an object", "[1]": "not an object"} {
+		pq, err := rego.New(rego.Query(query)).PrepareForEval(context.Background())
+		require.NoError(t, err)
+		_, err = evalRule(context.Background(), pq, opts)
+		require.ErrorContains(t, err, want, query)
+	}
+	pq, err := rego.New(rego.Query("7")).PrepareForEval(context.Background())
+	require.NoError(t, err)
+	_, err = evalRule(context.Background(), pq, nil) // values converted to Go: not OPA's
+	require.ErrorContains(t, err, "not an OPA value")
+}
