@@ -178,24 +178,14 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 		return err
 	}
-	var checkout string
-	var skipped []ghapp.SkippedLink
-	var coErr error
-	cleanup, fetched := func() {}, false
-	defer func() { cleanup() }()
-	tree := func() string {
-		if !fetched {
-			fetched = true
-			stop := phases.Start(ctx, phases.Checkout)
-			checkout, skipped, cleanup, coErr = s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
-			stop()
-		}
-		if coErr != nil {
-			return ""
-		}
-		return checkout
-	}
-	projects, err := projectsOf(ctx, gh, req.Ref, *pr, pol.Repo, tree)
+	// The head, checked out when first asked (for the module graph, or for the
+	// plans) and then kept for both.
+	tree := &headTree{fetch: func() (string, []ghapp.SkippedLink, func(), error) {
+		defer phases.Start(ctx, phases.Checkout)()
+		return s.Checkouts.Tree(phases.Within(ctx, phases.Checkout), req.Ref, st.HeadSHA)
+	}}
+	defer tree.remove()
+	projects, err := projectsOf(ctx, gh, req.Ref, *pr, pol.Repo, tree.root)
 	if err != nil {
 		return err
 	}
@@ -218,7 +208,7 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		}
 		return s.finishGate(ctx, gh, st, gateID, nil, "")
 	}
-	tree()
+	checkout, skipped, coErr := tree.get()
 	plans, err := s.planAll(ctx, gh, st, pol, checkout, skipped, coErr, projects)
 	if err != nil {
 		return err
