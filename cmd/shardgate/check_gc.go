@@ -46,16 +46,21 @@ const checkMinMemoryLimit = 32 << 20
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
 // stdin, of unknown size) and returns how to put back the previous ones. GOGC or
 // GOMEMLIMIT in the environment win: the settings are then left alone.
+//
+// The heap up to that limit, which the check will write before it first
+// collects, is asked to be backed by huge pages first (adviseHugeHeap), GOGC or
+// GOMEMLIMIT set or not.
 func tuneCheckGC(path string) (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
 	limit, budget := int64(checkMinMemoryLimit), int64(0)
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil {
 			limit = max(limit, st.Size()*3/4)
 			budget = st.Size()
 		}
+	}
+	adviseHugeHeap(limit)
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
 	}
 	previous := debug.SetMemoryLimit(limit)
 	percent := debug.SetGCPercent(-1)
