@@ -45,7 +45,27 @@ import (
 // a dropped piece may have told of bytes the walk has still to read).
 // workers < 2 parses on the calling goroutine alone.
 func ParseBytesParallel(b []byte, workers int, done func(lo, hi int)) (*ChangeSet, error) {
-	return parseParallel(b, workers, splitBatchBytes, done)
+	return ParseBytesParallelHints(b, workers, Hints{Done: done})
+}
+
+// Hints are what a parse tells its caller of the bytes it reads, so that the
+// caller can drop the pages of a mapped file it does not need held; nil fields
+// are not called.
+type Hints struct {
+	// Done is ParseBytesParallel's done.
+	Done func(lo, hi int)
+	// ReadAhead(lo, hi) says that b[lo:hi] was read ahead of the walk, which
+	// will read it again, later: a worker looking for where resource_changes
+	// starts reads every byte before it (planned_values, a third of a plan) at
+	// once. Those bytes must stay readable; their pages need not stay in
+	// memory meanwhile. Called at most once, from any goroutine, possibly while
+	// the walk reads the same bytes.
+	ReadAhead func(lo, hi int)
+}
+
+// ParseBytesParallelHints is ParseBytesParallel with every hint.
+func ParseBytesParallelHints(b []byte, workers int, h Hints) (*ChangeSet, error) {
+	return parseParallel(b, workers, splitBatchBytes, h)
 }
 
 // splitBatchBytes is about how many bytes of entries a worker takes at a time:
@@ -57,12 +77,14 @@ const splitBatchBytes = 1 << 20
 // the walk would not hand over: the sequential parse decides.
 var errSplit = errors.New("planparse: entry boundaries disagree")
 
-func parseParallel(b []byte, workers, batchBytes int, done func(lo, hi int)) (*ChangeSet, error) {
-	said := &onceRanges{done: done}
+func parseParallel(b []byte, workers, batchBytes int, h Hints) (*ChangeSet, error) {
+	said := &onceRanges{done: h.Done}
 	report := said.report
 	start := skipSpace(b, 0)
 	if workers >= 2 && start < len(b) && b[start] == '{' {
-		if cs, err := splitParse(b, start, workers, newSplit(report, batchBytes)); err == nil {
+		s := newSplit(report, batchBytes)
+		s.readAhead = h.ReadAhead
+		if cs, err := splitParse(b, start, workers, s); err == nil {
 			return cs, nil
 		}
 	}

@@ -89,7 +89,7 @@ func TestParallelWalkFaultLeavesNoWorker(t *testing.T) {
 		defer func() {
 			_, fault = recover().(interface{ Addr() uintptr })
 		}()
-		_, _ = parseParallel(b, 4, 1, nil)
+		_, _ = parseParallel(b, 4, 1, Hints{})
 		return false
 	}()
 	require.True(t, faulted, "the walk read a truncated mapping without faulting")

@@ -15,6 +15,7 @@ import (
 type rcSplit struct {
 	progress
 	batchBytes int
+	readAhead  func(lo, hi int) // Hints.ReadAhead, or nil
 	// set is the pieces being read: a worker's, cut at a guess of where the
 	// array starts, until the walk finds it elsewhere and cuts its own.
 	set atomic.Pointer[pieceSet]
@@ -120,7 +121,15 @@ func (s *rcSplit) guess(b []byte) {
 			}
 		}
 	}()
-	if i := guessArray(b); i >= 0 && !s.walkArrived() {
+	i := guessArray(b)
+	if s.readAhead != nil {
+		scanned := i
+		if i < 0 {
+			scanned = len(b) // all of it, for nothing
+		}
+		s.readAhead(0, scanned)
+	}
+	if i >= 0 && !s.walkArrived() {
 		s.offer(s.cut(b, i))
 	}
 }

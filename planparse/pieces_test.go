@@ -55,3 +55,19 @@ func TestSplitEndedLeavesTheGuessedPieces(t *testing.T) {
 		}
 	}
 }
+
+// The worker looking for resource_changes reads everything before it at once,
+// and says so (Hints.ReadAhead), once, so that a mapped file's pages of
+// planned_values need not wait for the walk; the parse is ParseBytes's.
+func TestParseSaysWhatTheGuessReadAhead(t *testing.T) {
+	raw := planparsetest.GeneratePlan(3000, 10, 5)
+	want, err := ParseBytes(raw)
+	require.NoError(t, err)
+	var ahead [][2]int
+	got, err := ParseBytesParallelHints(raw, 2, Hints{ReadAhead: func(lo, hi int) { ahead = append(ahead, [2]int{lo, hi}) }})
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	array := bytes.Index(raw, []byte(`"resource_changes":[`)) + len(`"resource_changes":`)
+	require.Equal(t, [][2]int{{0, array}}, ahead)
+	require.Greater(t, array, len(raw)/5, "planned_values comes first")
+}

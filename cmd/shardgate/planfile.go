@@ -34,14 +34,14 @@ func readPlan(path string, stdin io.Reader) (*planparse.ChangeSet, error) {
 			return nil, fmt.Errorf("read plan: %w", err)
 		} else if b != nil {
 			defer unmap()
-			return parseMapped(path, b, done)
+			return parseMapped(path, b, planparse.Hints{Done: done, ReadAhead: dropAhead(b)})
 		}
 	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	return parsePlan(path, b, nil)
+	return parsePlan(path, b, planparse.Hints{})
 }
 
 // errPlanChanged is a mapped plan file cut short while it was read.
@@ -52,7 +52,7 @@ var errPlanChanged = errors.New("read plan: the file was truncated while it was 
 // panic recovered here, so the command exits 2 with a reason, never crashes.
 // The parse's workers read on goroutines of their own, where planparse turns
 // such a fault into a failed batch and parses again here, meeting it.
-func parseMapped(path string, b []byte, done func(lo, hi int)) (cs *planparse.ChangeSet, err error) {
+func parseMapped(path string, b []byte, hints planparse.Hints) (cs *planparse.ChangeSet, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -62,17 +62,16 @@ func parseMapped(path string, b []byte, done func(lo, hi int)) (cs *planparse.Ch
 			cs, err = nil, errPlanChanged
 		}
 	}()
-	return parsePlan(path, b, done)
+	return parsePlan(path, b, hints)
 }
 
 // parsePlan parses the plan JSON b read from path, its resource_changes entries
-// on every core the process may use; done is ParseBytesParallel's hint, nil for
-// none.
-func parsePlan(path string, b []byte, done func(lo, hi int)) (*planparse.ChangeSet, error) {
+// on every core the process may use, telling hints of what it reads.
+func parsePlan(path string, b []byte, hints planparse.Hints) (*planparse.ChangeSet, error) {
 	if bytes.HasPrefix(b, zipMagic) {
 		return nil, fmt.Errorf("%s is a saved binary plan: run 'terraform show -json %s > plan.json' first, or use 'shardgate plan'", path, path)
 	}
-	cs, err := planparse.ParseBytesParallel(b, runtime.GOMAXPROCS(0), done)
+	cs, err := planparse.ParseBytesParallelHints(b, runtime.GOMAXPROCS(0), hints)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardgate/shardgate/planparse"
 )
 
 // A plan file cut short while it is mapped faults where the parse reads past its
@@ -29,7 +31,7 @@ func TestReadPlanMappedFileTruncated(t *testing.T) {
 	defer unmap()
 	require.NoError(t, os.Truncate(path, 0))
 
-	cs, err := parseMapped(path, b, passed)
+	cs, err := parseMapped(path, b, planparse.Hints{Done: passed, ReadAhead: dropAhead(b)})
 	require.ErrorIs(t, err, errPlanChanged)
 	require.Nil(t, cs)
 }
@@ -71,6 +73,31 @@ func TestMapFileDropsAChunkOnceAllOfItIsDone(t *testing.T) {
 	require.Equal(t, full, mappedKiB(t, b), "a chunk was dropped with bytes of it not done")
 	done(1000, dropChunk/2)
 	require.InDelta(t, full-dropChunk/1024, mappedKiB(t, b), 8, "the first chunk, all done, is still resident")
+}
+
+// The worker looking for resource_changes reads every byte before it at once:
+// those pages leave the process at once too (the walk reads them again from the
+// file), all but the pages the range only partly covers.
+func TestDropAheadDropsTheWholePagesOfTheRange(t *testing.T) {
+	page := os.Getpagesize()
+	path := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte(" "), 64*page), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	b, _, unmap, err := mapFile(f)
+	require.NoError(t, err)
+	defer unmap()
+	sum := 0
+	for i := 0; i < len(b); i += page {
+		sum += int(b[i]) // every page resident
+	}
+	require.Positive(t, sum)
+	require.Equal(t, 64*page/1024, mappedKiB(t, b))
+
+	dropAhead(b)(10, 60*page+10) // pages 1 to 59 whole; 0 and 60 in part
+	require.Equal(t, 5*page/1024, mappedKiB(t, b))
+	require.Equal(t, byte(' '), b[30*page], "a dropped page reads again from the file")
 }
 
 // mappedKiB is the resident size of the mapping that starts at b, from smaps.
