@@ -15,13 +15,16 @@ import (
 // limit and the collector runs only when it gets near:
 //
 //   - never or once on a 10,000-instance plan of ten groups per stream (about
-//     27 MB allocated in all, near the 32 MiB floor), which saves the cycles
+//     27 MB allocated in all, near the 30 MiB floor), which saves the cycles
 //     GOGC=400 ran there, 15-20% of the wall time of `check` on that plan;
 //   - twice on a 10,000-instance plan of one stream per instance, whose heap
 //     would reach ~35 MB: the floor was 64 MiB, under which it never collected
 //     and peaked at ~70 MiB against the plan's 26 MiB plus the executable's idle
-//     37 MiB; under 32 MiB it peaks at ~61 MiB, its CPU no higher (the live
-//     heap after a cycle is 9-13 MB; docs/performance.md, issue 37);
+//     37 MiB; under 32 MiB it peaked at ~61 MiB, its CPU no higher (the live
+//     heap after a cycle is 9-13 MB; docs/performance.md, issue 37). The floor
+//     went to 30 MiB when the heap moved onto huge pages (check_thp_linux.go),
+//     which leave less of the heap untouched: at 32 MiB that plan peaked 26
+//     MiB over the idle executable, its budget 26.7 MiB; at 30 MiB, 23-24;
 //   - two to four times on a 50,000-instance plan (147 MB; limit 105 MiB), whose
 //     live heap peaks at ~56 MB while judging and reporting, where half the
 //     plan's size (70 MiB) made it run seven or eight times, and the collector
@@ -41,7 +44,7 @@ import (
 // live; after each collection the limit follows the live heap (check_gc_live.go),
 // so a plan whose live heap outgrows three quarters of it (one stream per
 // instance) no longer makes the collector run without pause.
-const checkMinMemoryLimit = 32 << 20
+const checkMinMemoryLimit = 30 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
 // stdin, of unknown size) and returns how to put back the previous ones. GOGC or
@@ -58,12 +61,15 @@ func tuneCheckGC(path string) (restore func()) {
 			budget = st.Size()
 		}
 	}
-	adviseHugeHeap(limit)
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		adviseHugeHeap(limit)
 		return func() {}
 	}
-	previous := debug.SetMemoryLimit(limit)
+	// The collector off before the advice's allocation, which would start a
+	// cycle of its own, and the limit after it, which it would exceed.
 	percent := debug.SetGCPercent(-1)
+	adviseHugeHeap(limit)
+	previous := debug.SetMemoryLimit(limit)
 	live := newLiveLimit(limit, budget)
 	live.arm()
 	return func() {
