@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardgate/shardgate/bot/webhook"
@@ -68,7 +69,7 @@ func openCheckKey(ref pullreq.Ref, sha, name string) string {
 	return ref.Key() + "@" + sha + "/" + name
 }
 
-var plainProject = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,64}$`)
+var plainProject = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._/-]{1,64}$`) })
 
 // checkExternalID names a check run on GitHub by what it is about:
 // "shardgate/<kind>/<project>/<sha>", the project hashed when it is long or
@@ -83,7 +84,7 @@ func checkExternalID(name, sha string) string {
 	case name == CheckGateName:
 		kind, project = "gate", "-"
 	}
-	if !plainProject.MatchString(project) {
+	if !plainProject().MatchString(project) {
 		sum := sha256.Sum256([]byte(project))
 		project = "sha256-" + hex.EncodeToString(sum[:16])
 	}

@@ -11,13 +11,18 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+// pages are parsed when first used (New uses them): a process that never serves
+// the status page (shardgate check) does not parse them as it starts.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(templateFS, "templates/*.html"))
+})
 
 // pageWriteTimeout bounds writing one HTML page (the listener sets no write
 // timeout, for the sake of the log streams).
@@ -70,7 +75,7 @@ func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) render(w http.ResponseWriter, name string, data any, nonce string) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(pageWriteTimeout))
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, data); err != nil {
 		h.o.Log.WithError(err).Error("status page: render " + name)
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -52,7 +53,7 @@ const (
 )
 
 // oauthCode is what GitHub's code looks like; anything else is refused.
-var oauthCode = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+var oauthCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`) })
 
 func (h *Handler) routeSignIn() {
 	if h.o.SignIn == nil {
@@ -147,7 +148,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := q.Get("code")
-	if !oauthCode.MatchString(code) {
+	if !oauthCode().MatchString(code) {
 		h.refuse(w, http.StatusBadRequest, "No code", "GitHub's redirect carried no usable code.")
 		return
 	}
@@ -259,18 +260,20 @@ func (h *Handler) callGitHub(req *http.Request, v any) error {
 	return nil
 }
 
-var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
+var signInPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("signin").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>{{.Title}} · shardgate status</title></head>
 <body><h1>{{.Title}}</h1><p>{{.Text}}</p>
 {{if .SignIn}}<p><a id="signin" href="/auth/login">Sign in with GitHub</a></p>{{end}}
 </body></html>
 `))
+})
 
 // refuse answers with a page saying why, and the way to sign in.
 func (h *Handler) refuse(w http.ResponseWriter, status int, title, text string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = signInPage.Execute(w, map[string]any{"Title": title, "Text": text, "SignIn": h.o.SignIn != nil})
+	_ = signInPage().Execute(w, map[string]any{"Title": title, "Text": text, "SignIn": h.o.SignIn != nil})
 }
 
 // serveSignedIn serves the page with sign-in on: the sign-in's own pages to

@@ -142,6 +142,8 @@ func New(o Options) *Handler {
 		o.Log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	o.GitHubURL = strings.TrimRight(o.GitHubURL, "/")
+	pages() // parsed with the server, not at its first page
+	signInPage()
 	h := &Handler{o: o, want: sha256.Sum256([]byte(o.Token)), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.serveOverview)
 	h.mux.HandleFunc("GET /jobs/{id}", h.serveJob)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardgate/shardgate/bot/server/livelog"
@@ -136,7 +137,7 @@ func applyName(seq string) string {
 // ApplyLogID is the live log id of an apply job's attempt.
 func ApplyLogID(seq string, attempt int) string { return fmt.Sprintf("apply-%s-%d", seq, attempt) }
 
-var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+var shaPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{7,64}$`) })
 
 // prLink links a pull request from its reference alone; the names are
 // path-escaped, never taken from a payload's URL.
@@ -151,7 +152,7 @@ func (h *Handler) prLink(ref pullreq.Ref) link {
 // commitLink links a commit of ref's repository when sha is a commit id.
 func (h *Handler) commitLink(ref pullreq.Ref, sha string) link {
 	l := link{Text: sha}
-	if shaPattern.MatchString(sha) {
+	if shaPattern().MatchString(sha) {
 		l.Text = sha[:min(len(sha), 12)]
 		if h.o.GitHubURL != "" && ref.Owner != "" && ref.Repo != "" {
 			l.URL = fmt.Sprintf("%s/%s/%s/commit/%s", h.o.GitHubURL, url.PathEscape(ref.Owner), url.PathEscape(ref.Repo), sha)

@@ -70,9 +70,10 @@ type manifestResult struct {
 
 // manifestCode is what a conversion code looks like; anything else is not
 // put into the API path.
-var manifestCode = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+var manifestCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`) })
 
-var manifestPage = template.Must(template.New("page").Parse(`<!doctype html>
+var manifestPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>Create the {{.Name}} GitHub App</title></head>
 <body>
 <h1>Create the {{.Name}} GitHub App</h1>
@@ -83,11 +84,14 @@ var manifestPage = template.Must(template.New("page").Parse(`<!doctype html>
 </form>
 </body></html>
 `))
+})
 
-var manifestDonePage = template.Must(template.New("done").Parse(`<!doctype html>
+var manifestDonePage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("done").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>{{.Title}}</title></head>
 <body><h1>{{.Title}}</h1><p>{{.Text}}</p></body></html>
 `))
+})
 
 func (f *manifestFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !f.hosts[strings.ToLower(r.Host)] {
@@ -134,7 +138,7 @@ func (f *manifestFlow) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = manifestPage.Execute(w, map[string]string{
+	_ = manifestPage().Execute(w, map[string]string{
 		"Name": f.opts.name, "Hook": m.HookAttributes.URL, "Action": f.formAction(), "Manifest": string(raw),
 	})
 }
@@ -153,7 +157,7 @@ func (f *manifestFlow) serveCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := q.Get("code")
-	if !manifestCode.MatchString(code) {
+	if !manifestCode().MatchString(code) {
 		done(w, http.StatusBadRequest, "No code", "GitHub's redirect carried no usable code.")
 		return
 	}
@@ -177,7 +181,7 @@ func redactCode(err error, code string) error {
 func done(w http.ResponseWriter, status int, title, text string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = manifestDonePage.Execute(w, map[string]string{"Title": title, "Text": text})
+	_ = manifestDonePage().Execute(w, map[string]string{"Title": title, "Text": text})
 }
 
 // convert exchanges the code for the App (POST /app-manifests/{code}/conversions,
@@ -200,7 +204,7 @@ func (f *manifestFlow) convert(ctx context.Context, code string) manifestResult 
 	if cfg.GetID() == 0 || cfg.GetPEM() == "" || cfg.GetWebhookSecret() == "" || cfg.GetClientID() == "" || cfg.GetClientSecret() == "" {
 		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer lacks the App id, private key, webhook secret or OAuth client")}
 	}
-	if !manifestCode.MatchString(strings.ReplaceAll(cfg.GetClientID(), ".", "")) {
+	if !manifestCode().MatchString(strings.ReplaceAll(cfg.GetClientID(), ".", "")) {
 		return manifestResult{err: errors.New("convert the manifest code: GitHub's answer holds a client id that is not letters, digits, '.', '-' and '_'")}
 	}
 	files := []appFile{

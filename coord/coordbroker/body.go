@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The broker never forwards the bytes a job's process wrote for a mutation:
@@ -33,7 +34,7 @@ type mutationBody struct {
 }
 
 // integer is a JSON number written as a whole number, nothing else.
-var integer = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,8})$`)
+var integer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]{0,8})$`) })
 
 // readBody reads a mutation body of kind strictly: one JSON object (or no
 // body at all), only the kind's keys, each once and none equal to another
@@ -94,7 +95,7 @@ func (m *mutationBody) take(kind, key string, raw json.RawMessage) error {
 	switch key {
 	case countField[kind]:
 		n, err := strconv.Atoi(string(raw))
-		if !integer.Match(raw) || err != nil {
+		if !integer().Match(raw) || err != nil {
 			return fmt.Errorf("its %s %s is not a whole number", key, clip(string(raw), 40))
 		}
 		m.count = n

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // API token scopes: a read token reads, a write token also retries and
@@ -37,7 +38,7 @@ type rawAPI struct {
 	TokensFile string `yaml:"tokens_file"`
 }
 
-var apiTokenName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var apiTokenName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 func (v *validator) api(r rawAPI, c *Config) APIConfig {
 	a := APIConfig{TokensFile: r.TokensFile}
@@ -76,7 +77,7 @@ func (v *validator) apiTokens(path string, sc *bufio.Scanner) []APIToken {
 		case !ok1 || !ok2:
 			v.addf("api.tokens_file: %s line %d is not name:token:scope", path, n)
 			continue
-		case !apiTokenName.MatchString(name):
+		case !apiTokenName().MatchString(name):
 			v.addf("api.tokens_file: %s line %d: the name %q is not letters, digits, '.', '_' or '-' (at most 64)", path, n, name)
 		case names[name]:
 			v.addf("api.tokens_file: %s line %d: the name %q is given twice", path, n, name)

@@ -1,6 +1,9 @@
 package serverconfig
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // GitHubOAuth is the GitHub App's OAuth client (status.github_oauth): with
 // it the status page asks a browser to sign in with GitHub and shows itself
@@ -20,7 +23,7 @@ type rawGitHubOAuth struct {
 
 // oauthClientID is what a GitHub App's (Iv1.…, Iv23…) or OAuth App's client
 // id looks like; it goes into a URL.
-var oauthClientID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+var oauthClientID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`) })
 
 func (v *validator) statusOAuth(r *rawGitHubOAuth, listen string) *GitHubOAuth {
 	if r == nil {
@@ -31,7 +34,7 @@ func (v *validator) statusOAuth(r *rawGitHubOAuth, listen string) *GitHubOAuth {
 		return nil
 	}
 	o := &GitHubOAuth{ClientID: r.ClientID}
-	if !oauthClientID.MatchString(r.ClientID) {
+	if !oauthClientID().MatchString(r.ClientID) {
 		v.addf("status.github_oauth.client_id %q is not a GitHub App's client id (its settings page shows it, e.g. Iv1.0123456789abcdef)", r.ClientID)
 	}
 	if r.ClientSecretFile == "" {
