@@ -28,7 +28,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Nothing reads a check's heap profile: its sampled stacks were 1.4 MiB of
 	// a 10,000-instance check's peak (docs/performance.md).
 	runtime.MemProfileRate = 0
-	defer tuneCheckGC(*planPath)()
+	restore, parsed := tuneCheckGC(*planPath)
+	defer restore()
 	// Compiling the policies and parsing the plan need each other's result only
 	// to judge: on two cores they take the time of the longer one.
 	judged := make(chan error, 1)
@@ -39,6 +40,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		judged <- err
 	}()
 	cs, planErr := readPlan(*planPath, os.Stdin)
+	parsed()
 	if err := <-judged; err != nil {
 		return usageError(stderr, "check", "%v", err)
 	}

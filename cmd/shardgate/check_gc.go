@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -21,10 +22,12 @@ import (
 //     would reach ~35 MB: the floor was 64 MiB, under which it never collected
 //     and peaked at ~70 MiB against the plan's 26 MiB plus the executable's idle
 //     37 MiB; under 32 MiB it peaked at ~61 MiB, its CPU no higher (the live
-//     heap after a cycle is 9-13 MB; docs/performance.md, issue 37). The floor
-//     went to 30 MiB when the heap moved onto huge pages (check_thp_linux.go),
-//     which leave less of the heap untouched: at 32 MiB that plan peaked 26
-//     MiB over the idle executable, its budget 26.7 MiB; at 30 MiB, 23-24;
+//     heap after a cycle is 9-13 MB; docs/performance.md, issue 37). On huge
+//     pages (check_thp_linux.go), which leave less of the heap untouched, that
+//     plan peaked 26 MiB over the idle executable, its budget 26.7 MiB; a
+//     floor of 30 MiB brought it to 23-24 but cost the grouped 10k plans a
+//     cycle, 8-12% of their time. The collection after the parse (below)
+//     brings the peak down by 3-5 MiB instead;
 //   - two to four times on a 50,000-instance plan (147 MB; limit 105 MiB), whose
 //     live heap peaks at ~56 MB while judging and reporting, where half the
 //     plan's size (70 MiB) made it run seven or eight times, and the collector
@@ -44,16 +47,25 @@ import (
 // live; after each collection the limit follows the live heap (check_gc_live.go),
 // so a plan whose live heap outgrows three quarters of it (one stream per
 // instance) no longer makes the collector run without pause.
-const checkMinMemoryLimit = 30 << 20
+const checkMinMemoryLimit = 32 << 20
 
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
-// stdin, of unknown size) and returns how to put back the previous ones. GOGC or
-// GOMEMLIMIT in the environment win: the settings are then left alone.
+// stdin, of unknown size) and returns how to put back the previous ones, and
+// what to call once the plan is parsed. GOGC or GOMEMLIMIT in the environment
+// win: the settings are then left alone.
 //
 // The heap up to that limit, which the check will write before it first
 // collects, is asked to be backed by huge pages first (adviseHugeHeap), GOGC or
 // GOMEMLIMIT set or not.
-func tuneCheckGC(path string) (restore func()) {
+//
+// parsed collects once: the parse leaves more than half of what it allocated
+// as garbage (the walk's scratch, the pieces' lists copied into the change
+// set; 15-19 MB allocated, 7 MB live at 10,000 instances, 57-69 and 28-29 at
+// 50,000), and nothing else runs then, so the cycle marks only the change set,
+// in ~2 ms (5 at 50,000), and the input and evaluation reuse what it frees
+// instead of new memory: 3-5 MiB less at the peak of a 10,000-instance check,
+// 7 at 50,000 (docs/performance.md).
+func tuneCheckGC(path string) (restore, parsed func()) {
 	limit, budget := int64(checkMinMemoryLimit), int64(0)
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil {
@@ -63,7 +75,7 @@ func tuneCheckGC(path string) (restore func()) {
 	}
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		adviseHugeHeap(limit)
-		return func() {}
+		return func() {}, func() {}
 	}
 	// The collector off before the advice's allocation, which would start a
 	// cycle of its own, and the limit after it, which it would exceed.
@@ -76,5 +88,5 @@ func tuneCheckGC(path string) (restore func()) {
 		live.stop()
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(previous)
-	}
+	}, runtime.GC
 }
