@@ -49,6 +49,16 @@ import (
 // instance) no longer makes the collector run without pause.
 const checkMinMemoryLimit = 32 << 20
 
+// checkParsedMemoryLimit is the floor once the plan is parsed and collected:
+// what is live then is the change set (7 MB at 10,000 instances), and what the
+// input, the evaluation and the report allocate on top of it is what is left
+// to grow into. The grouped 10k plans end under 28 MiB and never collect
+// again; the one-stream-per-instance ones, which allocate ten times the
+// per-stream terms, collect once more a little earlier: their peak went from
+// 26-28 MiB over the idle executable (over their budget of 26.7 in some runs)
+// to 22-24, for ~4-8% of their time (docs/performance.md).
+const checkParsedMemoryLimit = 28 << 20
+
 // tuneCheckGC applies those settings for a run on the plan at path ("-" is
 // stdin, of unknown size) and returns how to put back the previous ones, and
 // what to call once the plan is parsed. GOGC or GOMEMLIMIT in the environment
@@ -64,7 +74,8 @@ const checkMinMemoryLimit = 32 << 20
 // 50,000), and nothing else runs then, so the cycle marks only the change set,
 // in ~2 ms (5 at 50,000), and the input and evaluation reuse what it frees
 // instead of new memory: 3-5 MiB less at the peak of a 10,000-instance check,
-// 7 at 50,000 (docs/performance.md).
+// 7 at 50,000 (docs/performance.md). The limit's floor is then
+// checkParsedMemoryLimit.
 func tuneCheckGC(path string) (restore, parsed func()) {
 	limit, budget := int64(checkMinMemoryLimit), int64(0)
 	if path != "-" {
@@ -88,5 +99,8 @@ func tuneCheckGC(path string) (restore, parsed func()) {
 		live.stop()
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(previous)
-	}, runtime.GC
+	}, func() {
+		runtime.GC()
+		live.restart(max(checkParsedMemoryLimit, budget*3/4))
+	}
 }

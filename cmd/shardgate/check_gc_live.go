@@ -76,6 +76,21 @@ func (l *liveLimit) collected() {
 	l.arm()
 }
 
+// restart makes start the limit's floor from now on, and applies it to the
+// live heap as a collection would.
+func (l *liveLimit) restart(start int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	l.start = start
+	metrics.Read(l.sample)
+	if l.sample[0].Value.Kind() == metrics.KindUint64 {
+		debug.SetMemoryLimit(l.next(int64(l.sample[0].Value.Uint64())))
+	}
+}
+
 // stop ends the re-sizing; the caller then puts back its own limit.
 func (l *liveLimit) stop() {
 	l.mu.Lock()

@@ -53,8 +53,9 @@ func TestCheckMemoryLimitIsThreeQuartersOfThePlan(t *testing.T) {
 }
 
 // Once the plan is parsed the check collects, so that the input and the
-// evaluation reuse the parse's garbage instead of growing the heap; with GOGC
-// or GOMEMLIMIT set the collector is the user's, and nothing is forced.
+// evaluation reuse the parse's garbage instead of growing the heap, and lowers
+// the limit's floor; with GOGC or GOMEMLIMIT set the collector is the user's,
+// and nothing is forced or changed.
 func TestCheckCollectsOnceParsed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
@@ -65,14 +66,21 @@ func TestCheckCollectsOnceParsed(t *testing.T) {
 		if gogc == "" {
 			os.Unsetenv("GOGC")
 		}
+		before := debug.SetMemoryLimit(-1)
 		restore, parsed := tuneCheckGC(path)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
+		var stats, statsAfter runtime.MemStats
+		runtime.ReadMemStats(&stats)
 		parsed()
-		runtime.ReadMemStats(&after)
+		runtime.ReadMemStats(&statsAfter)
+		limit := debug.SetMemoryLimit(-1)
 		restore()
-		if want := uint32(map[string]int{"": 1, "100": 0}[gogc]); after.NumForcedGC-before.NumForcedGC != want {
-			t.Errorf("GOGC=%q: %d collections forced once parsed, want %d", gogc, after.NumForcedGC-before.NumForcedGC, want)
+		if want := uint32(map[string]int{"": 1, "100": 0}[gogc]); statsAfter.NumForcedGC-stats.NumForcedGC != want {
+			t.Errorf("GOGC=%q: %d collections forced once parsed, want %d", gogc, statsAfter.NumForcedGC-stats.NumForcedGC, want)
+		}
+		// What is left to grow into once parsed: the lower floor, as the
+		// live heap of a test process is far under it.
+		if want := map[string]int64{"": checkParsedMemoryLimit, "100": before}[gogc]; limit != want {
+			t.Errorf("GOGC=%q: memory limit %d once parsed, want %d", gogc, limit, want)
 		}
 	}
 }
