@@ -96,11 +96,11 @@ func tuneCheckGC(path string) (restore, parsed func()) {
 	live := newLiveLimit(limit, budget)
 	live.arm()
 	return func() {
-		live.stop()
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(previous)
-	}, func() {
-		runtime.GC()
-		live.restart(max(checkParsedMemoryLimit, budget*3/4))
-	}
+			live.stop()
+			debug.SetGCPercent(percent)
+			debug.SetMemoryLimit(previous)
+		}, func() {
+			runtime.GC()
+			live.restart(max(checkParsedMemoryLimit, budget*3/4))
+		}
 }
