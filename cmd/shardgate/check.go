@@ -25,8 +25,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *planPath == "" {
 		return usageError(stderr, "check", "--plan is required (run 'shardgate check --help')")
 	}
-	// Nothing reads a check's heap profile: its sampled stacks were 1.4 MiB of
-	// a 10,000-instance check's peak (docs/performance.md).
+	// Nothing reads a check's heap profile: its sampled stacks held 1.4 MiB at
+	// the end of a 10,000-instance check (docs/performance.md).
 	runtime.MemProfileRate = 0
 	restore, parsed := tuneCheckGC(*planPath)
 	defer restore()

@@ -16,7 +16,7 @@ import (
 // limit and the collector runs only when it gets near:
 //
 //   - never or once on a 10,000-instance plan of ten groups per stream (about
-//     27 MB allocated in all, near the 30 MiB floor), which saves the cycles
+//     27 MB allocated in all, near the 32 MiB floor), which saves the cycles
 //     GOGC=400 ran there, 15-20% of the wall time of `check` on that plan;
 //   - twice on a 10,000-instance plan of one stream per instance, whose heap
 //     would reach ~35 MB: the floor was 64 MiB, under which it never collected
@@ -95,12 +95,14 @@ func tuneCheckGC(path string) (restore, parsed func()) {
 	previous := debug.SetMemoryLimit(limit)
 	live := newLiveLimit(limit, budget)
 	live.arm()
-	return func() {
-			live.stop()
-			debug.SetGCPercent(percent)
-			debug.SetMemoryLimit(previous)
-		}, func() {
-			runtime.GC()
-			live.restart(max(checkParsedMemoryLimit, budget*3/4))
-		}
+	restore = func() {
+		live.stop()
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(previous)
+	}
+	parsed = func() {
+		runtime.GC()
+		live.restart(max(checkParsedMemoryLimit, budget*3/4))
+	}
+	return restore, parsed
 }

@@ -23,8 +23,8 @@ const hugePage = 2 << 20
 // on 4 KiB pages every page of it is a fault: 7,800 faults on a 10,000-instance
 // plan of one stream per instance, 70 of its 270 ms of CPU in the kernel, on
 // the 2-core virtual machine of docs/performance.md. On 2 MiB pages, 1,500
-// faults: 0.16 s -> 0.12-0.13 s wall, and 0.65 s -> 0.43-0.47 s at 50,000
-// instances (issue 37).
+// faults: 0.16 s -> 0.12 s wall, and 0.65 s -> 0.49 s at 50,000 instances
+// (issue 37).
 //
 // Go maps heap address space only as the heap grows, and advice on an address
 // range holds only for what is mapped there when it is given. So the heap is
