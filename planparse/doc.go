@@ -146,6 +146,7 @@
 // never hold the whole plan. ParseBytesParallel (shardgate check) is ParseBytes
 // that reads the resource_changes entries on several goroutines, in pieces cut
 // at guessed entry starts of which only those the first piece's entries lead to
-// are kept, and says which ranges it is done with; it returns what ParseBytes
-// returns (FuzzParse), parsing again in sequence on any error.
+// are kept, and says which ranges it is done with and which it read ahead of
+// its walk (Hints); it returns what ParseBytes returns (FuzzParse), parsing
+// again in sequence on any error.
 package planparse
