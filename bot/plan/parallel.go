@@ -181,7 +181,15 @@ func (s *Planner) planOne(ctx context.Context, job *prPlan, rec *records.Plan, p
 		s.judge(ctx, rec, job.pol, job.labels, job.atts)
 	}
 	rec.PlannedAt = s.Now().UTC()
-	if err := s.FinishPlan(ctx, job.gh, st, rec); err != nil {
+	if awaitsPeers(rec) {
+		// Judged again with the commit's other projects once all are planned
+		// (judgeTogether): its check run is completed then, once, with that
+		// verdict. Completed now, it could pass a required check it fails.
+		err = s.Records.PutPlan(ctx, st.Ref, rec)
+	} else {
+		err = s.FinishPlan(ctx, job.gh, st, rec)
+	}
+	if err != nil {
 		return err
 	}
 	job.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -218,9 +219,14 @@ func (s *Planner) planPRLocked(ctx context.Context, req Request) error {
 		if err != nil {
 			return err
 		}
-		for _, rec := range together {
-			if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
-				return err
+		for _, rec := range plans {
+			if !awaitsPeers(rec) {
+				continue // its check run is completed (planOne)
+			}
+			if slices.Contains(together, rec) {
+				if err := s.evaluate(ctx, gh, st, rec, pol); err != nil {
+					return err
+				}
 			}
 			if err := s.FinishPlan(ctx, gh, st, rec); err != nil {
 				return err

@@ -60,6 +60,13 @@ func changedStreams(cs *planparse.ChangeSet) map[string]bool {
 	return out
 }
 
+// awaitsPeers reports whether judgeTogether may judge rec again: it changes
+// streams another project may ask counts of. Its check run waits for that
+// verdict.
+func awaitsPeers(rec *records.Plan) bool {
+	return rec.ChangeSet != nil && len(changedStreams(rec.ChangeSet)) > 0
+}
+
 // judgeTogether sets each plan's Peers: the shard counts the commit's other
 // projects ask of the streams the plan changes, so that conflicting_shard_count
 // sees one stream's counts across projects. The other projects are the
