@@ -31,8 +31,18 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) (*ast
 		first, last int // groups, in order of first appearance
 		counts      int
 	}
-	index := make(map[string]int)
-	var streams []stream
+	// As many streams as the runs of one stream's instances: the number of
+	// streams, or more where instances of one stream are apart. Sized at once,
+	// the index and the list allocate nothing as they grow: on a plan of one
+	// stream per instance their growth was ~2.5 MB of garbage at 10,000.
+	runs := 0
+	for k := range desired {
+		if k == 0 || desiredStream(&desired[k]) != desiredStream(&desired[k-1]) {
+			runs++
+		}
+	}
+	index := make(map[string]int, runs)
+	streams := make([]stream, 0, runs)
 	groups := make([]group, 0, len(desired))
 	groupOf := make([]int32, len(desired))
 	i := -1
