@@ -9,9 +9,9 @@ import (
 )
 
 // The findings of a denied plan become the decision's violations in lists
-// sized once, and no exception label leaves them where they are: grown a
-// finding at a time, then copied, they were ~1.4 MB of garbage on the
-// 10,000-instance plan of one stream per instance (issue 37).
+// sized once, and the violations no exception label waives stay where they
+// are: grown a finding at a time, then copied, they were ~1.4 MB of garbage
+// on the 10,000-instance plan of one stream per instance (issue 37).
 func TestViolationsAreListedInPlace(t *testing.T) {
 	e, err := New()
 	require.NoError(t, err)
