@@ -35,10 +35,10 @@ func (st stringTerms) desiredTerm(desired []planparse.Desired, whole bool) (*ast
 	// streams, or more where instances of one stream are apart. Sized at once,
 	// the index and the list allocate nothing as they grow: on a plan of one
 	// stream per instance their growth was ~1.9 MB of garbage at 10,000.
-	runs := 0
+	runs, last := 0, ""
 	for k := range desired {
-		if k == 0 || desiredStream(&desired[k]) != desiredStream(&desired[k-1]) {
-			runs++
+		if key := desiredStream(&desired[k]); k == 0 || key != last {
+			runs, last = runs+1, key
 		}
 	}
 	index := make(map[string]int, runs)

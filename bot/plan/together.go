@@ -64,7 +64,7 @@ func changedStreams(cs *planparse.ChangeSet) map[string]bool {
 // streams another project may ask counts of. Its check run waits for that
 // verdict.
 func awaitsPeers(rec *records.Plan) bool {
-	return rec.ChangeSet != nil && len(changedStreams(rec.ChangeSet)) > 0
+	return rec.ChangeSet != nil && slices.ContainsFunc(rec.ChangeSet.Changes, func(c planparse.Change) bool { return c.Action != planparse.ActionNoop })
 }
 
 // judgeTogether sets each plan's Peers: the shard counts the commit's other
